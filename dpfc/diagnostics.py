@@ -1,0 +1,172 @@
+"""Source spans, diagnostics and their rendering.
+
+Every user-facing error of dpfc is a :class:`Diagnostic`: a stable code (``DPFxxxx``), a
+message, a primary :class:`Span` and optional notes (each with its own span) and a hint.
+The renderer prints ``file:line:col: error[DPF0123]: message`` followed by the source line and
+carets under the span, or JSON. Phases raise :class:`DiagnosticError` (one or more
+diagnostics); the CLI catches it, renders it and exits 1. Anything else that escapes is an
+internal compiler error (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A named text with a line index, so offsets can be turned into line/column."""
+
+    name: str
+    text: str
+    line_starts: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        starts = [0]
+        for index, char in enumerate(self.text):
+            if char == "\n":
+                starts.append(index + 1)
+        object.__setattr__(self, "line_starts", tuple(starts))
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """1-based line and column of a character offset."""
+        offset = max(0, min(offset, len(self.text)))
+        lo, hi = 0, len(self.line_starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.line_starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo + 1, offset - self.line_starts[lo] + 1
+
+    def line_text(self, line: int) -> str:
+        start = self.line_starts[line - 1]
+        end = self.text.find("\n", start)
+        return self.text[start:] if end < 0 else self.text[start:end]
+
+    def span(self, start: int, end: int | None = None) -> Span:
+        return Span(self, start, start + 1 if end is None else end)
+
+    def span_at(self, line: int, column: int, length: int = 1) -> Span:
+        """Span from a 1-based line/column (clamped to the text)."""
+        line = max(1, min(line, len(self.line_starts)))
+        start = self.line_starts[line - 1] + max(column - 1, 0)
+        return Span(self, start, start + max(length, 1))
+
+
+@dataclass(frozen=True)
+class Span:
+    """A half-open character range ``[start, end)`` of a :class:`SourceFile`."""
+
+    source: SourceFile
+    start: int
+    end: int
+
+    def __repr__(self) -> str:
+        return f"Span({self.location()}+{self.end - self.start})"
+
+    @property
+    def line(self) -> int:
+        return self.source.line_col(self.start)[0]
+
+    @property
+    def column(self) -> int:
+        return self.source.line_col(self.start)[1]
+
+    def location(self) -> str:
+        line, column = self.source.line_col(self.start)
+        return f"{self.source.name}:{line}:{column}"
+
+    def text(self) -> str:
+        return self.source.text[self.start : self.end]
+
+
+class Severity(Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+
+@dataclass(frozen=True)
+class Note:
+    message: str
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    message: str
+    span: Span | None = None
+    severity: Severity = Severity.ERROR
+    notes: tuple[Note, ...] = ()
+    hint: str | None = None
+
+    def render(self) -> str:
+        """Human-readable form: location, message, source excerpt with carets, notes."""
+        lines: list[str] = []
+        head = f"{self.severity.value}[{self.code}]: {self.message}"
+        if self.span is None:
+            lines.append(f"dpfc: {head}")
+        else:
+            lines.append(f"{self.span.location()}: {head}")
+            lines.extend(_excerpt(self.span))
+        for note in self.notes:
+            if note.span is None:
+                lines.append(f"  note: {note.message}")
+            else:
+                lines.append(f"{note.span.location()}: note: {note.message}")
+                lines.extend(_excerpt(note.span))
+        if self.hint:
+            lines.append(f"  hint: {self.hint}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, object]:
+        def span_json(span: Span | None) -> dict[str, object] | None:
+            if span is None:
+                return None
+            line, column = span.source.line_col(span.start)
+            end_line, end_column = span.source.line_col(span.end)
+            return {
+                "file": span.source.name,
+                "line": line,
+                "column": column,
+                "end_line": end_line,
+                "end_column": end_column,
+            }
+
+        return {
+            "code": self.code,
+            "severity": self.severity.value,
+            "message": self.message,
+            "span": span_json(self.span),
+            "notes": [{"message": n.message, "span": span_json(n.span)} for n in self.notes],
+            "hint": self.hint,
+        }
+
+
+def _excerpt(span: Span) -> list[str]:
+    line, column = span.source.line_col(span.start)
+    text = span.source.line_text(line)
+    end_line, end_column = span.source.line_col(span.end)
+    width = (end_column - column) if end_line == line else len(text) - column + 1
+    width = max(1, width)
+    gutter = f"{line:>4} | "
+    return [gutter + text, " " * len(gutter) + " " * (column - 1) + "^" * width]
+
+
+class DiagnosticError(Exception):
+    """Raised by a phase that found user errors; carries every diagnostic it found."""
+
+    def __init__(self, diagnostics: Diagnostic | list[Diagnostic]) -> None:
+        self.diagnostics = [diagnostics] if isinstance(diagnostics, Diagnostic) else diagnostics
+        super().__init__("\n".join(d.render() for d in self.diagnostics))
+
+
+def render_all(diagnostics: list[Diagnostic], fmt: str = "text") -> str:
+    if fmt == "json":
+        return json.dumps([d.to_json() for d in diagnostics], indent=2)
+    return "\n".join(d.render() for d in diagnostics)

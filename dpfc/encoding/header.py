@@ -1,0 +1,230 @@
+"""The SwitchVM Geneve options: header option, code options and stack options.
+
+A SwitchVM packet carries, in its Geneve header (RFC 8926), a sequence of options of class
+:data:`OPTION_CLASS` (experimental range)::
+
+    header option (type 0x01, 12 bytes): version:4 flags:4 | gas:8 | stack_depth:8 |
+        n_code_opts:4 n_stack_opts:4 | app_id:32 | dpf_ptr:16 | egress_ptr:16
+    code options  (type 0x02): see :mod:`dpfc.encoding.code`
+    stack options (type 0x03): 32-bit entries, top of stack first, 31 per option
+
+The header option comes first, then the code options, then the stack options; the counts
+in the header are the parser's hints. A DPF pointer of 0xFFFF means "none" (run the
+tenant's default DPF). All options together must fit the 252 bytes Geneve allows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dpfc.encoding.code import decode_pc, encode_pc, pack_code, unpack_code
+from dpfc.encoding.errors import ByteReader, DecodeError, EncodingError
+from dpfc.isa.bundle import PC, CodeImage
+from dpfc.isa.check import check_image
+from dpfc.isa.bundle import stage_name
+from dpfc.target.profile import TargetProfile
+
+OPTION_CLASS = 0xFFF0  # RFC 8926 §8: 0xFFF0..0xFFFF are for experimental use
+TYPE_HEADER = 0x01
+TYPE_CODE = 0x02
+TYPE_STACK = 0x03
+OPTION_TYPE_NAMES = {TYPE_HEADER: "SwitchVM header", TYPE_CODE: "SwitchVM code", TYPE_STACK: "SwitchVM stack"}
+HEADER_DATA_LEN = 12
+OPTIONS_MAX = 252  # Geneve Opt Len: 6 bits of 4-byte words
+OPTION_DATA_MAX = 124  # option Length: 5 bits of 4-byte words
+STACK_ENTRIES_PER_OPTION = OPTION_DATA_MAX // 4
+FORMAT_VERSION = 1
+PTR_NONE = 0xFFFF
+
+
+@dataclass(frozen=True)
+class SwitchVMHeader:
+    """Everything SwitchVM reads from a packet's Geneve options."""
+
+    app_id: int = 0
+    dpf_ptr: PC | None = None
+    egress_ptr: PC | None = None
+    gas: int = 8
+    stack: tuple[int, ...] = ()  # top of stack first
+    code: CodeImage = field(default_factory=CodeImage)
+    flags: int = 0
+
+
+@dataclass(frozen=True)
+class EncodedOptions:
+    data: bytes  # the whole options area (option headers included)
+    header_bytes: int
+    code_bytes: int
+    stack_bytes: int
+    code_options: int
+    stack_options: int
+    bundle_sizes: tuple[tuple[int, int, int], ...]
+
+
+def _option(opt_type: int, data: bytes) -> bytes:
+    assert len(data) % 4 == 0 and len(data) <= OPTION_DATA_MAX
+    return OPTION_CLASS.to_bytes(2, "big") + bytes([opt_type, len(data) // 4]) + data
+
+
+def _ptr(pc: PC | None) -> int:
+    return PTR_NONE if pc is None else encode_pc(pc)
+
+
+def encode_options(header: SwitchVMHeader, profile: TargetProfile) -> EncodedOptions:
+    """Encode the SwitchVM options; raises :class:`EncodingError` on any limit violation."""
+    problems = check_image(header.code, profile)
+    if problems:
+        stage, index, v = problems[0]
+        raise EncodingError(f"{stage_name(stage)} bundle {index}: {v.message}", v.code)
+    if len(header.stack) > profile.stack_max_depth:
+        raise EncodingError(
+            f"stack of {len(header.stack)} entries exceeds {profile.name}'s depth of {profile.stack_max_depth}",
+            "DPF2002",
+        )
+    for value in header.stack:
+        if not 0 <= value <= 0xFFFF_FFFF:
+            raise EncodingError(f"stack value {value} does not fit in 32 bits", "DPF2003")
+    if not 0 <= header.app_id <= 0xFFFF_FFFF:
+        raise EncodingError(f"app id {header.app_id} does not fit in 32 bits", "DPF2003")
+    if not 0 <= header.gas <= profile.max_gas:
+        raise EncodingError(f"gas {header.gas} out of range 0..{profile.max_gas}", "DPF2003")
+    if not 0 <= header.flags <= 0xF:
+        raise EncodingError("flags must fit in 4 bits", "DPF2003")
+    packed = pack_code(header.code, profile)
+    stack_chunks = [
+        header.stack[i : i + STACK_ENTRIES_PER_OPTION]
+        for i in range(0, len(header.stack), STACK_ENTRIES_PER_OPTION)
+    ]
+    if len(packed.options) > 15 or len(stack_chunks) > 15:
+        raise EncodingError("more than 15 code or stack options", "DPF2004")
+    head = bytes(
+        [
+            (FORMAT_VERSION << 4) | header.flags,
+            header.gas,
+            len(header.stack),
+            (len(packed.options) << 4) | len(stack_chunks),
+        ]
+    )
+    head += header.app_id.to_bytes(4, "big")
+    head += _ptr(header.dpf_ptr).to_bytes(2, "big") + _ptr(header.egress_ptr).to_bytes(2, "big")
+    parts = [_option(TYPE_HEADER, head)]
+    parts += [_option(TYPE_CODE, payload) for payload in packed.options]
+    parts += [
+        _option(TYPE_STACK, b"".join(v.to_bytes(4, "big") for v in chunk)) for chunk in stack_chunks
+    ]
+    data = b"".join(parts)
+    if len(data) > OPTIONS_MAX:
+        raise EncodingError(
+            f"SwitchVM options take {len(data)} bytes, over the Geneve limit of {OPTIONS_MAX} "
+            f"(header 16, code {sum(len(p) + 4 for p in packed.options)}, "
+            f"stack {sum(len(c) * 4 + 4 for c in stack_chunks)})",
+            "DPF2005",
+        )
+    return EncodedOptions(
+        data=data,
+        header_bytes=4 + HEADER_DATA_LEN,
+        code_bytes=sum(len(p) + 4 for p in packed.options),
+        stack_bytes=sum(len(c) * 4 + 4 for c in stack_chunks),
+        code_options=len(packed.options),
+        stack_options=len(stack_chunks),
+        bundle_sizes=packed.bundle_sizes,
+    )
+
+
+def split_options(data: bytes, base_offset: int = 0) -> list[tuple[int, int, int, bytes]]:
+    """Split a Geneve options area into (offset, class, type, data) without interpreting it."""
+    reader = ByteReader(data, base_offset)
+    out = []
+    while reader.remaining():
+        offset = reader.offset
+        opt_class = reader.u16("option class")
+        opt_type = reader.u8("option type")
+        length_byte = reader.u8("option length")
+        if length_byte & 0xE0:
+            raise DecodeError("reserved bits of a Geneve option header are set", offset + 3, "DPF3030")
+        payload = reader.take((length_byte & 0x1F) * 4, "option data")
+        out.append((offset, opt_class, opt_type, payload))
+    return out
+
+
+def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) -> SwitchVMHeader:
+    """Decode a Geneve options area holding SwitchVM options (others are ignored).
+
+    Raises :class:`DecodeError` with the byte offset of the first problem. Only the
+    canonical encoding is accepted: the result re-encodes to exactly the SwitchVM options.
+    """
+    if len(data) > OPTIONS_MAX:
+        raise DecodeError(f"options area of {len(data)} bytes exceeds {OPTIONS_MAX}", base_offset, "DPF3031")
+    options = [o for o in split_options(data, base_offset) if o[1] == OPTION_CLASS]
+    if not options:
+        raise DecodeError("no SwitchVM option (class 0xFFF0) in the Geneve header", base_offset, "DPF3032")
+    offset, _, opt_type, head = options[0]
+    if opt_type != TYPE_HEADER:
+        raise DecodeError(
+            f"first SwitchVM option has type {opt_type:#04x}, expected the header option (0x01)", offset, "DPF3033"
+        )
+    if len(head) != HEADER_DATA_LEN:
+        raise DecodeError(
+            f"header option has {len(head)} data bytes, expected {HEADER_DATA_LEN}", offset, "DPF3034"
+        )
+    version, flags = head[0] >> 4, head[0] & 0xF
+    if version != FORMAT_VERSION:
+        raise DecodeError(f"unsupported SwitchVM format version {version}", offset + 4, "DPF3035")
+    gas, depth = head[1], head[2]
+    n_code, n_stack = head[3] >> 4, head[3] & 0xF
+    app_id = int.from_bytes(head[4:8], "big")
+    dpf_raw, egress_raw = int.from_bytes(head[8:10], "big"), int.from_bytes(head[10:12], "big")
+    if depth > profile.stack_max_depth:
+        raise DecodeError(
+            f"stack depth {depth} exceeds {profile.name}'s limit of {profile.stack_max_depth}", offset + 6, "DPF3036"
+        )
+    rest = options[1:]
+    expected = [TYPE_CODE] * n_code + [TYPE_STACK] * n_stack
+    actual = [o[2] for o in rest]
+    if actual != expected:
+        raise DecodeError(
+            f"header announces {n_code} code and {n_stack} stack options, found "
+            f"{actual.count(TYPE_CODE)} code and {actual.count(TYPE_STACK)} stack options"
+            + ("" if sorted(actual) == actual else " (out of order)"),
+            offset + 7,
+            "DPF3037",
+        )
+    code = unpack_code([(o[0] + 4, o[3]) for o in rest[:n_code]], profile)
+    stack_data = b"".join(o[3] for o in rest[n_code:])
+    if len(stack_data) != 4 * depth:
+        raise DecodeError(
+            f"header announces {depth} stack entries, stack options hold {len(stack_data) // 4}",
+            offset + 6,
+            "DPF3038",
+        )
+    stack = tuple(int.from_bytes(stack_data[i : i + 4], "big") for i in range(0, len(stack_data), 4))
+    header = SwitchVMHeader(
+        app_id=app_id,
+        dpf_ptr=None if dpf_raw == PTR_NONE else decode_pc(dpf_raw),
+        egress_ptr=None if egress_raw == PTR_NONE else decode_pc(egress_raw),
+        gas=gas,
+        stack=stack,
+        code=code,
+        flags=flags,
+    )
+    problems = check_image(code, profile)
+    if problems:
+        stage, index, v = problems[0]
+        raise DecodeError(f"{stage_name(stage)} bundle {index}: {v.message}", options[0][0], v.code)
+    if header.gas > profile.max_gas:
+        raise DecodeError(f"gas {gas} exceeds {profile.max_gas}", offset + 5, "DPF3039")
+    ours = b"".join(data[o[0] - base_offset : o[0] - base_offset + 4 + len(o[3])] for o in options)
+    try:
+        again = encode_options(header, profile).data
+    except EncodingError as exc:
+        raise DecodeError(exc.message, base_offset, exc.code) from None
+    if again != ours:
+        raise DecodeError("non-canonical encoding of the SwitchVM options", _first_diff(ours, again, base_offset), "DPF3040")
+    return header
+
+
+def _first_diff(a: bytes, b: bytes, base: int) -> int:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return base + i
+    return base + min(len(a), len(b))

@@ -1,0 +1,35 @@
+"""SwitchVM target profiles: the one place that states a configuration's limits.
+
+Every other part of dpfc reads EU/lane counts, memory and table capacities, stack depth,
+metadata indices, steering actions, hash functions and the intra-EU timing rules from a
+:class:`TargetProfile`. Built-in profiles are ``tofino1``, ``tofino2`` and ``bmv2``; user
+profiles come from TOML files (see ``docs/targets.md``).
+"""
+
+from dpfc.target.profile import (
+    BUILTIN_PROFILES,
+    BranchOperands,
+    DirectMappingLanes,
+    HashFunction,
+    MemoryAddress,
+    MetadataField,
+    SteeringAction,
+    TargetError,
+    TargetProfile,
+    load_profile,
+    profile_from_toml,
+)
+
+__all__ = [
+    "BUILTIN_PROFILES",
+    "BranchOperands",
+    "DirectMappingLanes",
+    "HashFunction",
+    "MemoryAddress",
+    "MetadataField",
+    "SteeringAction",
+    "TargetError",
+    "TargetProfile",
+    "load_profile",
+    "profile_from_toml",
+]

@@ -1,0 +1,353 @@
+"""The :class:`TargetProfile` dataclass, the built-in profiles and the TOML loader.
+
+Numbers come from the SwitchVM paper (NSDI'24) §3.6, §5 and Table 4; each default names its
+source in ``docs/targets.md``. Encoding limits (how many lanes or EUs a field can address)
+are checked here so that a profile that loads is one every phase can handle.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, fields, replace
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+
+class TargetError(Exception):
+    """A profile name or profile file is invalid (a user error)."""
+
+
+class BranchOperands(Enum):
+    """Which register values an EU's branch unit compares (paper §5 vs §4.2 contradict).
+
+    ``entry``: the values the EU started with (comparison runs in the EU's first hardware
+    stage, in parallel with selection; the default). ``selected``: the values after this
+    EU's selectors. ``loaded``: after selection and this EU's memory results (the LB3
+    description, "EU1 LOAD-s ... and performs a conditional branch using BGT").
+    """
+
+    ENTRY = "entry"
+    SELECTED = "selected"
+    LOADED = "loaded"
+
+
+class MemoryAddress(Enum):
+    """Which value of A[i] a lane's memory unit translates (translation is in stage 1).
+
+    ``entry`` (default): the EU-entry value. ``selected``: the value after selection.
+    """
+
+    ENTRY = "entry"
+    SELECTED = "selected"
+
+
+class DirectMappingLanes(Enum):
+    """Which lanes hold a direct-mapping table (§3.6.1 "per lane" vs §5 "first lane")."""
+
+    ALL = "all"
+    FIRST = "first"
+
+
+@dataclass(frozen=True)
+class MetadataField:
+    """A switch-metadata value readable by ``LOAD_MD`` (index = the instruction operand)."""
+
+    name: str
+    index: int
+    description: str
+
+
+@dataclass(frozen=True)
+class SteeringAction:
+    """An epilog steering action (paper §3.5)."""
+
+    name: str
+    code: int
+    takes_value: bool
+    privileged: bool
+    description: str
+
+
+@dataclass(frozen=True)
+class HashFunction:
+    """A CRC-32 variant (Rocksoft model), the HASH function of one lane."""
+
+    name: str
+    polynomial: int
+    init: int
+    reflect_in: bool
+    reflect_out: bool
+    xor_out: int
+    check: int  # CRC of b"123456789", the catalogue's known answer
+
+
+# The CRC-32 family from the CRC catalogue: every entry is expressible as a P4
+# CRCPolynomial (Tofino) and as bmv2's crc32_custom, so all back ends compute the same hash.
+CRC32_FAMILY: tuple[HashFunction, ...] = (
+    HashFunction("crc32", 0x04C11DB7, 0xFFFFFFFF, True, True, 0xFFFFFFFF, 0xCBF43926),
+    HashFunction("crc32c", 0x1EDC6F41, 0xFFFFFFFF, True, True, 0xFFFFFFFF, 0xE3069283),
+    HashFunction("crc32d", 0xA833982B, 0xFFFFFFFF, True, True, 0xFFFFFFFF, 0x87315576),
+    HashFunction("crc32q", 0x814141AB, 0x00000000, False, False, 0x00000000, 0x3010BF7F),
+    HashFunction("crc32_bzip2", 0x04C11DB7, 0xFFFFFFFF, False, False, 0xFFFFFFFF, 0xFC891918),
+    HashFunction("crc32_mpeg2", 0x04C11DB7, 0xFFFFFFFF, False, False, 0x00000000, 0x0376E6E7),
+    HashFunction("crc32_posix", 0x04C11DB7, 0x00000000, False, False, 0xFFFFFFFF, 0x765E7680),
+    HashFunction("crc32_xfer", 0x000000AF, 0x00000000, False, False, 0x00000000, 0xBD0BE338),
+)
+HASH_FUNCTIONS: dict[str, HashFunction] = {h.name: h for h in CRC32_FAMILY}
+
+# §3.4: "ingress/egress ports, timestamps, or a switch identifier"; §3.7: "port queue length".
+DEFAULT_METADATA: tuple[MetadataField, ...] = (
+    MetadataField("ingress_port", 0, "physical ingress port of the packet"),
+    MetadataField("timestamp", 1, "ingress timestamp, nanoseconds, low 32 bits"),
+    MetadataField("switch_id", 2, "operator-assigned identifier of the switch"),
+    MetadataField("queue_depth", 3, "depth of the egress queue at enqueue (cells)"),
+    MetadataField("packet_length", 4, "length of the whole packet in bytes"),
+    MetadataField("pipe_id", 5, "index of the pipe processing the packet"),
+)
+
+# §3.5: "pass, drop, return-to-sender, forward, multicast, set_port, recirculate".
+DEFAULT_STEERING: tuple[SteeringAction, ...] = (
+    SteeringAction("pass", 0, False, False, "continue along the packet's route (default)"),
+    SteeringAction("drop", 1, False, False, "drop the packet"),
+    SteeringAction("return_to_sender", 2, False, False, "swap addresses, send back"),
+    SteeringAction("forward", 3, True, False, "send to the tenant's virtual destination #value"),
+    SteeringAction("multicast", 4, True, False, "replicate to the tenant's multicast group #value"),
+    SteeringAction("set_port", 5, True, True, "send out of physical port #value (privileged)"),
+    SteeringAction("recirculate", 6, False, True, "run the pipeline again (privileged)"),
+)
+
+# Encoding limits (docs/encoding.md): register bytes hold a 4-bit lane, the bundle header a
+# 5-bit selector count (<= 2L), block headers a 5-bit stage id (0 prolog, 31 epilog).
+MAX_LANES = 15
+MAX_EUS = 30
+MAX_IMMEDIATES = 3
+MAX_PACKET_BUNDLES_PER_STAGE = 8
+PC_INDEX_LIMIT = 0x7FFF
+
+
+@dataclass(frozen=True)
+class TargetProfile:
+    """One SwitchVM configuration. Field docs give the unit; sources are in docs/targets.md."""
+
+    name: str
+    num_eus: int
+    lanes: int
+    register_bits: int = 32
+    memory_words_per_lane: int = 45_000
+    direct_entries_per_lane: int = 45_000
+    direct_mapping_lanes: DirectMappingLanes = DirectMappingLanes.ALL
+    segments_per_lane: int = 1_500
+    code_slots_per_stage: int = 4_096
+    packet_bundles_per_stage: int = 4
+    immediates_per_bundle: int = 2
+    const_table_entries: int = 256
+    stack_max_depth: int = 16
+    permission_entries: int = 32_768
+    forwarding_entries: int = 32_768
+    max_gas: int = 255
+    default_gas: int = 8
+    metadata: tuple[MetadataField, ...] = DEFAULT_METADATA
+    steering: tuple[SteeringAction, ...] = DEFAULT_STEERING
+    hash_functions: tuple[str, ...] = ("crc32", "crc32c", "crc32d", "crc32q")
+    branch_operands: BranchOperands = BranchOperands.ENTRY
+    memory_address: MemoryAddress = MemoryAddress.ENTRY
+    hardware_stages: int = 12
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        problems = self.problems()
+        if problems:
+            raise TargetError(f"invalid target profile `{self.name}`: " + "; ".join(problems))
+
+    # -- derived quantities -------------------------------------------------------------
+    @property
+    def registers(self) -> int:
+        """Number of 32-bit registers (A[0..L-1] and B[0..L-1])."""
+        return 2 * self.lanes
+
+    @property
+    def max_push(self) -> int:
+        """§3.5: the epilog pushes "up to 2L entries"."""
+        return 2 * self.lanes
+
+    @property
+    def word_mask(self) -> int:
+        return (1 << self.register_bits) - 1
+
+    def metadata_by_name(self, name: str) -> MetadataField | None:
+        return next((m for m in self.metadata if m.name == name), None)
+
+    def metadata_by_index(self, index: int) -> MetadataField | None:
+        return next((m for m in self.metadata if m.index == index), None)
+
+    def steering_by_name(self, name: str) -> SteeringAction | None:
+        return next((s for s in self.steering if s.name == name), None)
+
+    def steering_by_code(self, code: int) -> SteeringAction | None:
+        return next((s for s in self.steering if s.code == code), None)
+
+    def hash_for_lane(self, lane: int) -> HashFunction:
+        return HASH_FUNCTIONS[self.hash_functions[lane]]
+
+    def lane_has_direct_mapping(self, lane: int) -> bool:
+        return self.direct_mapping_lanes is DirectMappingLanes.ALL or lane == 0
+
+    def problems(self) -> list[str]:
+        """Every reason this profile cannot be used (empty when valid)."""
+        out: list[str] = []
+        if not 1 <= self.lanes <= MAX_LANES:
+            out.append(f"lanes must be 1..{MAX_LANES}, got {self.lanes}")
+        if not 1 <= self.num_eus <= MAX_EUS:
+            out.append(f"num_eus must be 1..{MAX_EUS}, got {self.num_eus}")
+        if self.register_bits != 32:
+            out.append("register_bits must be 32 (SwitchVM ALUs are 32-bit)")
+        if not 0 <= self.immediates_per_bundle <= MAX_IMMEDIATES:
+            out.append(f"immediates_per_bundle must be 0..{MAX_IMMEDIATES}")
+        if not 1 <= self.packet_bundles_per_stage <= MAX_PACKET_BUNDLES_PER_STAGE:
+            out.append(f"packet_bundles_per_stage must be 1..{MAX_PACKET_BUNDLES_PER_STAGE}")
+        if not 1 <= self.code_slots_per_stage <= PC_INDEX_LIMIT:
+            out.append(f"code_slots_per_stage must be 1..{PC_INDEX_LIMIT}")
+        if not 0 <= self.const_table_entries <= 256:
+            out.append("const_table_entries must be 0..256 (8-bit operand)")
+        if not 0 <= self.stack_max_depth <= 60:
+            out.append("stack_max_depth must be 0..60 (Geneve option space)")
+        if not 1 <= self.default_gas <= self.max_gas <= 255:
+            out.append("need 1 <= default_gas <= max_gas <= 255")
+        for name in (
+            "memory_words_per_lane",
+            "direct_entries_per_lane",
+            "segments_per_lane",
+            "permission_entries",
+            "forwarding_entries",
+        ):
+            if getattr(self, name) < 0:
+                out.append(f"{name} must be >= 0")
+        if len(self.hash_functions) < self.lanes:
+            out.append(f"hash_functions needs one entry per lane ({self.lanes})")
+        for hname in self.hash_functions:
+            if hname not in HASH_FUNCTIONS:
+                out.append(f"unknown hash function `{hname}` (known: {', '.join(HASH_FUNCTIONS)})")
+        indices = [m.index for m in self.metadata]
+        if len(set(indices)) != len(indices) or any(not 0 <= i <= 255 for i in indices):
+            out.append("metadata indices must be unique and 0..255")
+        codes = [s.code for s in self.steering]
+        if len(set(codes)) != len(codes) or any(not 0 <= c <= 7 for c in codes):
+            out.append("steering codes must be unique and 0..7")
+        return out
+
+    def summary(self) -> str:
+        return (
+            f"{self.name}: {self.num_eus} EUs x {self.lanes} lanes, "
+            f"{self.memory_words_per_lane} words/lane, {self.segments_per_lane} segments/lane, "
+            f"{self.direct_entries_per_lane} direct/lane ({self.direct_mapping_lanes.value}), "
+            f"{self.code_slots_per_stage} code slots/stage, stack {self.stack_max_depth}"
+        )
+
+
+TOFINO1 = TargetProfile(
+    name="tofino1",
+    num_eus=4,
+    lanes=4,
+    hardware_stages=12,
+    description="Intel Tofino-1 prototype of the SwitchVM paper: 4 EUs x 4 lanes, 12 stages",
+)
+TOFINO2 = replace(
+    TOFINO1,
+    name="tofino2",
+    num_eus=8,
+    hardware_stages=20,
+    description="Intel Tofino-2: 8 EUs x 4 lanes (paper §5: 'we can place ... 8 EUs')",
+)
+BMV2 = replace(
+    TOFINO1,
+    name="bmv2",
+    description="bmv2 software switch, configured like tofino1",
+)
+
+BUILTIN_PROFILES: dict[str, TargetProfile] = {p.name: p for p in (TOFINO1, TOFINO2, BMV2)}
+
+_ENUM_FIELDS: dict[str, type[Enum]] = {
+    "branch_operands": BranchOperands,
+    "memory_address": MemoryAddress,
+    "direct_mapping_lanes": DirectMappingLanes,
+}
+
+
+def profile_from_toml(text: str, origin: str = "<toml>") -> TargetProfile:
+    """Build a profile from TOML text: ``base = "tofino1"`` plus overriding keys.
+
+    ``[[metadata]]`` tables (name, index, description) replace the metadata list.
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TargetError(f"{origin}: invalid TOML: {exc}") from None
+    if "profile" in data and isinstance(data["profile"], dict):
+        data = {**data["profile"], **{k: v for k, v in data.items() if k != "profile"}}
+    base_name = data.pop("base", "tofino1")
+    if base_name not in BUILTIN_PROFILES:
+        raise TargetError(f"{origin}: unknown base profile `{base_name}`")
+    base = BUILTIN_PROFILES[base_name]
+    known = {f.name for f in fields(TargetProfile)}
+    overrides: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in known or key == "steering":
+            raise TargetError(f"{origin}: unknown profile key `{key}`")
+        if key in _ENUM_FIELDS:
+            try:
+                value = _ENUM_FIELDS[key](value)
+            except ValueError:
+                allowed = ", ".join(str(e.value) for e in _ENUM_FIELDS[key])
+                raise TargetError(f"{origin}: `{key}` must be one of {allowed}") from None
+        elif key == "metadata":
+            value = _metadata_from_toml(value, origin)
+        elif key == "hash_functions":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise TargetError(f"{origin}: `hash_functions` must be a list of names")
+            value = tuple(value)
+        else:
+            expected = type(getattr(base, key))
+            if not isinstance(value, expected) or isinstance(value, bool) != (expected is bool):
+                raise TargetError(
+                    f"{origin}: `{key}` must be {expected.__name__}, got {type(value).__name__}"
+                )
+        overrides[key] = value
+    if "name" not in overrides:
+        overrides["name"] = Path(origin).stem if origin != "<toml>" else "custom"
+    if "lanes" in overrides and "hash_functions" not in overrides:
+        overrides["hash_functions"] = tuple(h.name for h in CRC32_FAMILY)[
+            : max(overrides["lanes"], 1)
+        ]
+    try:
+        return replace(base, **overrides)
+    except TargetError as exc:
+        raise TargetError(f"{origin}: {exc}") from None
+
+
+def _metadata_from_toml(value: object, origin: str) -> tuple[MetadataField, ...]:
+    if not isinstance(value, list):
+        raise TargetError(f"{origin}: `metadata` must be an array of tables")
+    out = []
+    for item in value:
+        if not isinstance(item, dict) or not {"name", "index"} <= item.keys():
+            raise TargetError(f"{origin}: each metadata entry needs `name` and `index`")
+        out.append(MetadataField(str(item["name"]), int(item["index"]), str(item.get("description", ""))))
+    return tuple(out)
+
+
+def load_profile(name_or_path: str) -> TargetProfile:
+    """A built-in profile by name, or a profile from a ``.toml`` file path."""
+    if name_or_path in BUILTIN_PROFILES:
+        return BUILTIN_PROFILES[name_or_path]
+    path = Path(name_or_path)
+    if path.suffix == ".toml":
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise TargetError(f"cannot read target profile {path}: {exc.strerror}") from None
+        return profile_from_toml(text, str(path))
+    known = ", ".join(BUILTIN_PROFILES)
+    raise TargetError(f"unknown target `{name_or_path}` (built-in: {known}; or a .toml file)")
+
+
