@@ -50,7 +50,9 @@ class SyntaxFailure(Exception):
 
 @cache
 def _parser(grammar: str, start: str) -> lark.Lark:
-    return lark.Lark(grammar, parser="lalr", start=start, propagate_positions=True, maybe_placeholders=False)
+    return lark.Lark(
+        grammar, parser="lalr", start=start, propagate_positions=True, maybe_placeholders=False
+    )
 
 
 def parse(grammar: str, text: str, start: str = "start") -> Node:
@@ -58,16 +60,25 @@ def parse(grammar: str, text: str, start: str = "start") -> Node:
     try:
         tree = _parser(grammar, start).parse(text)
     except UnexpectedCharacters as exc:
-        raise SyntaxFailure(exc.pos_in_stream or 0, text[exc.pos_in_stream or 0 : (exc.pos_in_stream or 0) + 1], "CHAR", frozenset(exc.allowed or ())) from None
+        raise SyntaxFailure(
+            exc.pos_in_stream or 0,
+            text[exc.pos_in_stream or 0 : (exc.pos_in_stream or 0) + 1],
+            "CHAR",
+            frozenset(exc.allowed or ()),
+        ) from None
     except UnexpectedEOF as exc:
         raise SyntaxFailure(len(text), "", "EOF", frozenset(exc.expected or ())) from None
     except UnexpectedToken as exc:
         token = exc.token
         pos = token.start_pos if token.start_pos is not None else len(text)
         kind = "EOF" if token.type == "$END" else token.type
-        raise SyntaxFailure(pos, "" if kind == "EOF" else str(token), kind, frozenset(exc.expected or ())) from None
+        raise SyntaxFailure(
+            pos, "" if kind == "EOF" else str(token), kind, frozenset(exc.expected or ())
+        ) from None
     except UnexpectedInput as exc:  # pragma: no cover - other lark error kinds
-        raise SyntaxFailure(getattr(exc, "pos_in_stream", 0) or 0, "", "CHAR", frozenset()) from None
+        raise SyntaxFailure(
+            getattr(exc, "pos_in_stream", 0) or 0, "", "CHAR", frozenset()
+        ) from None
     return _convert_root(tree)
 
 
@@ -78,12 +89,14 @@ def _convert(item: lark.Tree[lark.Token] | lark.Token, fallback: int) -> Node | 
         return Leaf(item.type, str(item), start, end)
     children = tuple(_convert(c, fallback) for c in item.children)
     meta = item.meta
-    start = getattr(meta, "start_pos", None)
-    end = getattr(meta, "end_pos", None)
-    if start is None:
-        start = children[0].start if children else fallback
-        end = children[-1].end if children else fallback
-    return Node(str(item.data), children, start, end if end is not None else start)
+    meta_start: int | None = getattr(meta, "start_pos", None)
+    meta_end: int | None = getattr(meta, "end_pos", None)
+    if meta_start is None:
+        meta_start = children[0].start if children else fallback
+        meta_end = children[-1].end if children else fallback
+    return Node(
+        str(item.data), children, meta_start, meta_end if meta_end is not None else meta_start
+    )
 
 
 def _convert_root(tree: lark.Tree[lark.Token]) -> Node:

@@ -13,7 +13,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from dpfc.asm.program import AssembledProgram, Placement, PlacedBundle
+from dpfc.asm.program import AssembledProgram, PlacedBundle, Placement
 from dpfc.asm.syntax import Directive, Head, Instruction, Operand, parse_lines
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, SourceFile, Span
 from dpfc.encoding.errors import EncodingError
@@ -92,7 +92,9 @@ class Assembler:
         self.labels: dict[str, _Group] = {}
 
     # -- reporting ---------------------------------------------------------------------
-    def error(self, code: str, message: str, span: Span | None, *notes: Note, hint: str | None = None) -> None:
+    def error(
+        self, code: str, message: str, span: Span | None, *notes: Note, hint: str | None = None
+    ) -> None:
         self.diagnostics.append(Diagnostic(code, message, span, notes=tuple(notes), hint=hint))
 
     # -- pass 1 -------------------------------------------------------------------------
@@ -104,13 +106,21 @@ class Assembler:
         for line in lines:
             if isinstance(line, Directive):
                 if self.groups:
-                    self.error("DPF0106", f"directive `.{line.name}` after the first bundle; directives come first", line.span)
+                    self.error(
+                        "DPF0106",
+                        f"directive `.{line.name}` after the first bundle; directives come first",
+                        line.span,
+                    )
                     continue
                 directives.append(line)
             elif isinstance(line, Head):
                 current = self._head(line)
             elif current is None:
-                self.error("DPF0107", "instruction outside a bundle: start one with `prolog NAME:`, `eu0 NAME:` or `epilog NAME:`", line.span)
+                self.error(
+                    "DPF0107",
+                    "instruction outside a bundle: start one with `prolog NAME:`, `eu0 NAME:` or `epilog NAME:`",
+                    line.span,
+                )
             else:
                 current.instructions.append(line)
         for directive in directives:
@@ -119,14 +129,18 @@ class Assembler:
         placed = [self._build(group) for group in self.groups if group.pc is not None]
         program = self._finish([p for p in placed if p is not None])
         if self.diagnostics:
-            self.diagnostics.sort(key=lambda d: (d.span.start if d.span else -1))
+            self.diagnostics.sort(key=lambda d: d.span.start if d.span else -1)
             raise DiagnosticError(self.diagnostics)
         assert program is not None
         return program
 
     def _directive(self, d: Directive) -> None:
         if d.name not in DIRECTIVES:
-            self.error("DPF0105", f"unknown directive `.{d.name}`" + _suggest(d.name, DIRECTIVES, "."), d.span)
+            self.error(
+                "DPF0105",
+                f"unknown directive `.{d.name}`" + _suggest(d.name, DIRECTIVES, "."),
+                d.span,
+            )
             return
         if len(d.args) != 1:
             self.error("DPF0105", f"`.{d.name}` takes exactly one argument", d.span)
@@ -134,7 +148,9 @@ class Assembler:
         arg = d.args[0]
         if d.name == "app":
             if arg.number is None or not 0 <= arg.number <= WORD_MAX:
-                self.error("DPF0105", "`.app` takes a 32-bit unsigned number (the app-id token)", arg.span)
+                self.error(
+                    "DPF0105", "`.app` takes a 32-bit unsigned number (the app-id token)", arg.span
+                )
             else:
                 self.app_id = arg.number
             return
@@ -165,12 +181,16 @@ class Assembler:
                 head.stage_span,
             )
             return None
-        label = head.label or f"{stage_name(stage)}_{sum(1 for g in self.groups if g.stage == stage)}"
+        label = (
+            head.label or f"{stage_name(stage)}_{sum(1 for g in self.groups if g.stage == stage)}"
+        )
         group = _Group(head, stage, label)
         if head.label is not None and head.label in self.labels:
             first = self.labels[head.label].head
             self.error(
-                "DPF0122", f"label `{head.label}` defined twice", head.label_span,
+                "DPF0122",
+                f"label `{head.label}` defined twice",
+                head.label_span,
                 Note("first defined here", first.label_span),
             )
             return None
@@ -181,7 +201,10 @@ class Assembler:
     def _assign_addresses(self) -> None:
         used: dict[int, dict[int, Span]] = {}
         for group in self.groups:
-            if group.stage not in (PROLOG_STAGE, EPILOG_STAGE) and group.stage > self.profile.num_eus:
+            if (
+                group.stage not in (PROLOG_STAGE, EPILOG_STAGE)
+                and group.stage > self.profile.num_eus
+            ):
                 self.error(
                     "DPF0109",
                     f"`{group.head.stage}` does not exist: {self.profile.name} has {self.profile.num_eus} EUs "
@@ -204,7 +227,9 @@ class Assembler:
             stage_used = used.setdefault(group.stage, {})
             if slot in stage_used:
                 self.error(
-                    "DPF0123", f"slot {slot} of {stage_name(group.stage)} used twice", span,
+                    "DPF0123",
+                    f"slot {slot} of {stage_name(group.stage)} used twice",
+                    span,
                     Note("first used here", stage_used[slot]),
                 )
                 continue
@@ -216,7 +241,10 @@ class Assembler:
         for group in self.groups:
             if group.pc is not None or group.head.slot is not None:
                 continue
-            if group.stage not in (PROLOG_STAGE, EPILOG_STAGE) and group.stage > self.profile.num_eus:
+            if (
+                group.stage not in (PROLOG_STAGE, EPILOG_STAGE)
+                and group.stage > self.profile.num_eus
+            ):
                 continue
             if self.placement is Placement.PACKET:
                 index = packet_index.get(group.stage, 0)
@@ -258,15 +286,26 @@ class Assembler:
                 return None
             bundle = Bundle(
                 tuple(sel for _, (sel, _) in sorted(builder.selectors.items())),
-                tuple(builder.alu.get(lane, (AluOp.NOP, None))[0] for lane in range(self.profile.lanes)),
-                tuple(builder.mem.get(lane, (MemOp.NOP, None))[0] for lane in range(self.profile.lanes)),
+                tuple(
+                    builder.alu.get(lane, (AluOp.NOP, None))[0]
+                    for lane in range(self.profile.lanes)
+                ),
+                tuple(
+                    builder.mem.get(lane, (MemOp.NOP, None))[0]
+                    for lane in range(self.profile.lanes)
+                ),
                 builder.control[0],
             )
             violations = check_bundle(
-                bundle, self.profile, prolog=group.stage == PROLOG_STAGE, next_stage=self._next_stage_name(group.stage)
+                bundle,
+                self.profile,
+                prolog=group.stage == PROLOG_STAGE,
+                next_stage=self._next_stage_name(group.stage),
             )
         for violation in violations:
-            self.error(violation.code, violation.message, self._where_span(group, builder, violation))
+            self.error(
+                violation.code, violation.message, self._where_span(group, builder, violation)
+            )
         if violations:
             return None
         return PlacedBundle(group.stage, group.pc, bundle, group.label, group.head.span)
@@ -305,10 +344,18 @@ class Assembler:
         spec = BY_MNEMONIC.get(mnemonic)
         if spec is None:
             self.error(
-                "DPF0101", f"unknown instruction `{instr.mnemonic}`" + _suggest(mnemonic, list(BY_MNEMONIC)), instr.mnemonic_span
+                "DPF0101",
+                f"unknown instruction `{instr.mnemonic}`" + _suggest(mnemonic, list(BY_MNEMONIC)),
+                instr.mnemonic_span,
             )
             return
-        section = "prolog" if group.stage == PROLOG_STAGE else "epilog" if group.stage == EPILOG_STAGE else "eu"
+        section = (
+            "prolog"
+            if group.stage == PROLOG_STAGE
+            else "epilog"
+            if group.stage == EPILOG_STAGE
+            else "eu"
+        )
         prolog_jump = section == "prolog" and spec.mnemonic == "JMP"
         if spec.section.value != section and not prolog_jump:
             kind = {"prolog": "a prolog", "eu": "an EU", "epilog": "an epilog"}[spec.section.value]
@@ -345,7 +392,9 @@ class Assembler:
     def _register(self, op: Operand, what: str) -> Register | None:
         match = _REGISTER.match(op.text) if op.kind in ("name", "mem") else None
         if match is None:
-            self.error("DPF0110", f"{what} must be a register (A0, B1, ...), got `{op.text}`", op.span)
+            self.error(
+                "DPF0110", f"{what} must be a register (A0, B1, ...), got `{op.text}`", op.span
+            )
             return None
         reg = Register(RegClass[match.group(1).upper()], int(match.group(2)))
         if reg.lane > 15:
@@ -356,7 +405,9 @@ class Assembler:
             return None
         return reg
 
-    def _immediate(self, op: Operand, what: str, lo: int = WORD_MIN, hi: int = WORD_MAX) -> int | None:
+    def _immediate(
+        self, op: Operand, what: str, lo: int = WORD_MIN, hi: int = WORD_MAX
+    ) -> int | None:
         if op.kind != "number" or op.number is None:
             self.error("DPF0111", f"{what} must be a number, got `{op.text}`", op.span)
             return None
@@ -374,18 +425,30 @@ class Assembler:
             return Imm(value)
         return self._register(op, what)
 
-    def _target(self, group: _Group, op: Operand, *, halt: bool = False, prolog: bool = False) -> PC | None:
+    def _target(
+        self, group: _Group, op: Operand, *, halt: bool = False, prolog: bool = False
+    ) -> PC | None:
         if op.kind == "pcref":
             if op.text not in ("switch", "packet") or op.number is None:
-                self.error("DPF0111", f"an address is `@switch:N` or `@packet:N`, got `@{op.text}`", op.span)
+                self.error(
+                    "DPF0111",
+                    f"an address is `@switch:N` or `@packet:N`, got `@{op.text}`",
+                    op.span,
+                )
                 return None
             return PC(op.text == "packet", op.number)
         if op.kind != "name" or _REGISTER.match(op.text):
-            self.error("DPF0111", f"expected a label or `@switch:N`/`@packet:N`, got `{op.text}`", op.span)
+            self.error(
+                "DPF0111", f"expected a label or `@switch:N`/`@packet:N`, got `{op.text}`", op.span
+            )
             return None
         target = self.labels.get(op.text)
         if target is None:
-            self.error("DPF0120", f"unknown label `{op.text}`" + _suggest(op.text, list(self.labels)), op.span)
+            self.error(
+                "DPF0120",
+                f"unknown label `{op.text}`" + _suggest(op.text, list(self.labels)),
+                op.span,
+            )
             return None
         if prolog:
             wanted = PROLOG_STAGE
@@ -400,15 +463,24 @@ class Assembler:
                 f"{'NEXT_PC' if prolog else 'HALT' if halt else 'target'} must name a {stage_name(wanted)} bundle",
                 op.span,
                 Note(f"`{op.text}` defined here", target.head.label_span or target.head.span),
-                hint=None if halt or prolog else "a PC in stage k names code of stage k+1; use HALT to jump to the epilog",
+                hint=None
+                if halt or prolog
+                else "a PC in stage k names code of stage k+1; use HALT to jump to the epilog",
             )
             return None
         return target.pc
 
     # -- units --------------------------------------------------------------------------
-    def _selector(self, group: _Group, b: _Builder, spec: InstructionSpec, instr: Instruction) -> None:
+    def _selector(
+        self, group: _Group, b: _Builder, spec: InstructionSpec, instr: Instruction
+    ) -> None:
         kind = SelectorKind(spec.code)
-        two = kind in (SelectorKind.MOV, SelectorKind.LOAD_IMM, SelectorKind.LOAD_CONST, SelectorKind.LOAD_MD)
+        two = kind in (
+            SelectorKind.MOV,
+            SelectorKind.LOAD_IMM,
+            SelectorKind.LOAD_CONST,
+            SelectorKind.LOAD_MD,
+        )
         if not self._arity(spec, instr, 2 if two else 1):
             return
         dest = self._register(instr.operands[0], f"destination of {spec.mnemonic}")
@@ -427,7 +499,9 @@ class Assembler:
             value = imm
             b.immediate_spans.setdefault(value, instr.operands[1].span)
         elif kind is SelectorKind.LOAD_CONST:
-            index = self._immediate(instr.operands[1], "constant index", 0, self.profile.const_table_entries - 1)
+            index = self._immediate(
+                instr.operands[1], "constant index", 0, self.profile.const_table_entries - 1
+            )
             if index is None:
                 return
             value = index
@@ -437,8 +511,12 @@ class Assembler:
                 field_ = self.profile.metadata_by_name(md.text)
                 if field_ is None:
                     names = [m.name for m in self.profile.metadata]
-                    self.error("DPF1017", f"unknown metadata field `{md.text}`" + _suggest(md.text, names), md.span,
-                               hint="known: " + ", ".join(names))
+                    self.error(
+                        "DPF1017",
+                        f"unknown metadata field `{md.text}`" + _suggest(md.text, names),
+                        md.span,
+                        hint="known: " + ", ".join(names),
+                    )
                     return
                 value = field_.index
             else:
@@ -447,17 +525,25 @@ class Assembler:
                     return
                 value = index
         if kind is SelectorKind.HASH and dest.cls is not RegClass.A:
-            self.error("DPF1014", f"HASH writes only A registers (A = hash(A)), not {dest}", instr.operands[0].span)
+            self.error(
+                "DPF1014",
+                f"HASH writes only A registers (A = hash(A)), not {dest}",
+                instr.operands[0].span,
+            )
             return
         if kind in (SelectorKind.LOAD_IMM, SelectorKind.LOAD_CONST) and dest.cls is not RegClass.B:
             self.error(
-                "DPF1015", f"{spec.mnemonic} writes only B registers, not {dest}", instr.operands[0].span,
+                "DPF1015",
+                f"{spec.mnemonic} writes only B registers, not {dest}",
+                instr.operands[0].span,
                 hint=f"load into B{dest.lane} and MOV it if an A register needs the value",
             )
             return
         if dest in b.selectors:
             self.error(
-                "DPF1005", f"register {dest} is written by two selectors in one bundle", instr.span,
+                "DPF1005",
+                f"register {dest} is written by two selectors in one bundle",
+                instr.span,
                 Note("first written here", b.selectors[dest][1]),
                 hint="each register has one selector per stage",
             )
@@ -474,7 +560,8 @@ class Assembler:
             return
         if a.cls is not RegClass.A:
             self.error(
-                "DPF0112", f"ALU ops write A registers: {spec.mnemonic} {a} is illegal (ALU i computes A[i] op B[i])",
+                "DPF0112",
+                f"ALU ops write A registers: {spec.mnemonic} {a} is illegal (ALU i computes A[i] op B[i])",
                 instr.operands[0].span,
             )
             return
@@ -492,22 +579,32 @@ class Assembler:
                 return
         if a.lane in b.alu:
             self.error(
-                "DPF0113", f"two ALU ops in lane {a.lane} of {stage_name(group.stage)}", instr.span,
+                "DPF0113",
+                f"two ALU ops in lane {a.lane} of {stage_name(group.stage)}",
+                instr.span,
                 Note("first ALU op of that lane", b.alu[a.lane][1]),
                 hint="each lane has one ALU per EU; use another lane or the next EU",
             )
             return
         b.alu[a.lane] = (op, instr.span)
 
-    def _memory(self, group: _Group, b: _Builder, spec: InstructionSpec, instr: Instruction) -> None:
+    def _memory(
+        self, group: _Group, b: _Builder, spec: InstructionSpec, instr: Instruction
+    ) -> None:
         op = MemOp(spec.code)
         if not self._arity(spec, instr, 2):
             return
         store = op is MemOp.STORE
-        addr_op, data_op = (instr.operands[0], instr.operands[1]) if store else (instr.operands[1], instr.operands[0])
+        addr_op, data_op = (
+            (instr.operands[0], instr.operands[1])
+            if store
+            else (instr.operands[1], instr.operands[0])
+        )
         if addr_op.kind != "mem":
             form = f"{spec.mnemonic} [A<i>], B<i>" if store else f"{spec.mnemonic} B<i>, [A<i>]"
-            self.error("DPF0114", f"memory address must be written `[A<i>]`: `{form}`", addr_op.span)
+            self.error(
+                "DPF0114", f"memory address must be written `[A<i>]`: `{form}`", addr_op.span
+            )
             return
         addr = self._register(addr_op, "memory address")
         data = self._register(data_op, "memory data register")
@@ -523,18 +620,25 @@ class Assembler:
             return
         if addr.lane in b.mem:
             self.error(
-                "DPF0115", f"two memory ops in lane {addr.lane} of {stage_name(group.stage)}", instr.span,
+                "DPF0115",
+                f"two memory ops in lane {addr.lane} of {stage_name(group.stage)}",
+                instr.span,
                 Note("first memory op of that lane", b.mem[addr.lane][1]),
             )
             return
         b.mem[addr.lane] = (op, instr.span)
 
-    def _control(self, group: _Group, b: _Builder, spec: InstructionSpec, instr: Instruction) -> None:
+    def _control(
+        self, group: _Group, b: _Builder, spec: InstructionSpec, instr: Instruction
+    ) -> None:
         op = CtrlOp(spec.code)
         if b.control is not None:
             self.error(
-                "DPF0117", f"more than one branch in {stage_name(group.stage)} bundle `{group.label}`", instr.span,
-                Note("first branch here", b.control[1]), hint="an EU has a single branch unit",
+                "DPF0117",
+                f"more than one branch in {stage_name(group.stage)} bundle `{group.label}`",
+                instr.span,
+                Note("first branch here", b.control[1]),
+                hint="an EU has a single branch unit",
             )
             return
         if not self._arity(spec, instr, 4 if op.conditional else 1):
@@ -552,7 +656,9 @@ class Assembler:
             return
         b.control = (Control(op, taken, x, y, not_taken), instr.span)
 
-    def _epilog(self, group: _Group, b: _Builder, spec: InstructionSpec, instr: Instruction) -> None:
+    def _epilog(
+        self, group: _Group, b: _Builder, spec: InstructionSpec, instr: Instruction
+    ) -> None:
         if spec.mnemonic == "PUSH":
             if not instr.operands:
                 self.error("DPF0103", "`PUSH` takes one or more registers", instr.span)
@@ -566,18 +672,26 @@ class Assembler:
         if spec.mnemonic == "HDR_MOD":
             if self._arity(spec, instr, 0):
                 if b.hdr_mod is not None:
-                    self.error("DPF0118", "HDR_MOD given twice", instr.span, Note("first here", b.hdr_mod))
+                    self.error(
+                        "DPF0118", "HDR_MOD given twice", instr.span, Note("first here", b.hdr_mod)
+                    )
                 b.hdr_mod = instr.span
             return
         if spec.mnemonic == "NEXT_PC":
             if not self._arity(spec, instr, 1):
                 return
             if b.next_pc is not None:
-                self.error("DPF0118", "NEXT_PC given twice", instr.span, Note("first here", b.next_pc[1]))
+                self.error(
+                    "DPF0118", "NEXT_PC given twice", instr.span, Note("first here", b.next_pc[1])
+                )
                 return
             op = instr.operands[0]
             target: PC | Register | None
-            target = self._register(op, "NEXT_PC") if _REGISTER.match(op.text) else self._target(group, op, prolog=True)
+            target = (
+                self._register(op, "NEXT_PC")
+                if _REGISTER.match(op.text)
+                else self._target(group, op, prolog=True)
+            )
             if target is not None:
                 b.next_pc = (target, instr.span)
             return
@@ -591,8 +705,12 @@ class Assembler:
         action = self.profile.steering_by_name(action_op.text) if action_op.kind == "name" else None
         if action is None:
             names = [s.name for s in self.profile.steering]
-            self.error("DPF1021", f"unknown steering action `{action_op.text}`" + _suggest(action_op.text, names),
-                       action_op.span, hint="known: " + ", ".join(names))
+            self.error(
+                "DPF1021",
+                f"unknown steering action `{action_op.text}`" + _suggest(action_op.text, names),
+                action_op.span,
+                hint="known: " + ", ".join(names),
+            )
             return
         value: Register | Imm | None = None
         if len(instr.operands) == 2:
@@ -621,11 +739,17 @@ class Assembler:
         elif prologs:
             entry_group = prologs[0]
         else:
-            self.error("DPF0130", "no prolog: a DPF starts at a prolog bundle (`prolog NAME:`)", self.source.span(0, 0))
+            self.error(
+                "DPF0130",
+                "no prolog: a DPF starts at a prolog bundle (`prolog NAME:`)",
+                self.source.span(0, 0),
+            )
             return None
         if self.diagnostics or entry_group.pc is None:
             return None
-        program = AssembledProgram(self.name, self.profile, self.placement, self.app_id, entry_group.pc, tuple(placed))
+        program = AssembledProgram(
+            self.name, self.profile, self.placement, self.app_id, entry_group.pc, tuple(placed)
+        )
         by_key = {(p.stage, p.pc.index): p for p in placed if p.pc.in_packet}
         for stage, index, violation in check_image(program.image(), self.profile):
             found = by_key.get((stage, index))
@@ -637,8 +761,12 @@ class Assembler:
             try:
                 encode_options(program.header(), self.profile)
             except EncodingError as exc:
-                self.error(exc.code, f"in-packet code does not fit: {exc.message}", self.source.span(0, 0),
-                           hint="move bundles in-switch (`.placement switch` or `@slot` on a head), or shorten the code")
+                self.error(
+                    exc.code,
+                    f"in-packet code does not fit: {exc.message}",
+                    self.source.span(0, 0),
+                    hint="move bundles in-switch (`.placement switch` or `@slot` on a head), or shorten the code",
+                )
                 return None
         return program
 
@@ -673,5 +801,7 @@ def assemble(source: SourceFile, profile: TargetProfile | None = None) -> Assemb
     return Assembler(source, profile).run()
 
 
-def assemble_text(text: str, name: str = "<input>", profile: TargetProfile | None = None) -> AssembledProgram:
+def assemble_text(
+    text: str, name: str = "<input>", profile: TargetProfile | None = None
+) -> AssembledProgram:
     return assemble(SourceFile(name, text), profile)

@@ -9,7 +9,7 @@ lane, the branch; epilogs print PUSH, FWD, NEXT_PC, HDR_MOD.
 
 from __future__ import annotations
 
-from dpfc.asm.program import AssembledProgram, Placement, PlacedBundle
+from dpfc.asm.program import AssembledProgram, PlacedBundle, Placement
 from dpfc.encoding.header import SwitchVMHeader
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
@@ -99,12 +99,18 @@ def _bundle_lines(placed: PlacedBundle, labels: _Labels, profile: TargetProfile)
     return lines
 
 
-def format_program(program: AssembledProgram, *, comments: dict[tuple[int, PC], str] | None = None) -> str:
+def format_program(
+    program: AssembledProgram, *, comments: dict[tuple[int, PC], str] | None = None
+) -> str:
     """Canonical assembly text of a program."""
     profile = program.profile
     ordered = sorted(program.bundles, key=lambda b: (b.stage, not b.pc.in_packet, b.pc.index))
     labels = _Labels(ordered, profile.num_eus)
-    out = [f".dpf {program.name}", f".target {profile.name}", f".placement {program.placement.value}"]
+    out = [
+        f".dpf {program.name}",
+        f".target {profile.name}",
+        f".placement {program.placement.value}",
+    ]
     if program.app_id:
         out.append(f".app {program.app_id:#x}")
     out.append(f".entry {labels.pc(PROLOG_STAGE, program.entry)}")
@@ -113,9 +119,9 @@ def format_program(program: AssembledProgram, *, comments: dict[tuple[int, PC], 
         if comments and (placed.stage, placed.pc) in comments:
             out.append(f"; {comments[(placed.stage, placed.pc)]}")
         slot = ""
-        if program.placement is Placement.PACKET and not placed.pc.in_packet:
-            slot = f" @{placed.pc.index}"
-        elif program.placement is Placement.SWITCH:
+        if (
+            program.placement is Placement.PACKET and not placed.pc.in_packet
+        ) or program.placement is Placement.SWITCH:
             slot = f" @{placed.pc.index}"
         out.append(f"{stage_name(placed.stage)} {placed.label}{slot}:")
         out.extend(INDENT + line for line in _bundle_lines(placed, labels, profile))
@@ -134,9 +140,16 @@ def program_from_image(
     placed: list[PlacedBundle] = []
     for stage, bundles in image.stages():
         for index, bundle in enumerate(bundles):
-            placed.append(PlacedBundle(stage, PC(True, index), bundle, f"{stage_name(stage)}_{index}"))
+            placed.append(
+                PlacedBundle(stage, PC(True, index), bundle, f"{stage_name(stage)}_{index}")
+            )
     return AssembledProgram(
-        name, profile, Placement.PACKET, app_id, entry if entry is not None else PC(True, 0), tuple(placed)
+        name,
+        profile,
+        Placement.PACKET,
+        app_id,
+        entry if entry is not None else PC(True, 0),
+        tuple(placed),
     )
 
 
@@ -166,11 +179,16 @@ def disassemble_header(header: SwitchVMHeader, profile: TargetProfile, name: str
         "; stack (top first): " + (", ".join(f"{v:#x}" for v in header.stack) or "empty"),
     ]
     if header.code.is_empty():
-        lines.append("; no in-packet code" + (f": runs in-switch DPF at {header.dpf_ptr}" if header.dpf_ptr else ""))
+        lines.append(
+            "; no in-packet code"
+            + (f": runs in-switch DPF at {header.dpf_ptr}" if header.dpf_ptr else "")
+        )
         return "\n".join(lines) + "\n"
     entry = header.dpf_ptr if header.dpf_ptr is not None and header.dpf_ptr.in_packet else None
     if entry is None and header.code.prologs:
-        lines.append("; the DPF pointer does not name in-packet code; entry is the first in-packet prolog")
+        lines.append(
+            "; the DPF pointer does not name in-packet code; entry is the first in-packet prolog"
+        )
     program = program_from_image(header.code, profile, name=name, app_id=header.app_id, entry=entry)
     return "\n".join(lines) + "\n" + format_program(program)
 

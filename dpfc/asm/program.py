@@ -49,11 +49,15 @@ class AssembledProgram:
         packet = [b for b in self.bundles if b.pc.in_packet]
 
         def stage_list(stage: int) -> list[StageBundle]:
-            return [b.bundle for b in sorted((b for b in packet if b.stage == stage), key=lambda b: b.pc.index)]
+            return [
+                b.bundle
+                for b in sorted((b for b in packet if b.stage == stage), key=lambda b: b.pc.index)
+            ]
 
         prologs = [b for b in stage_list(PROLOG_STAGE) if isinstance(b, Bundle)]
         eus = [
-            tuple(b for b in stage_list(k + 1) if isinstance(b, Bundle)) for k in range(self.profile.num_eus)
+            tuple(b for b in stage_list(k + 1) if isinstance(b, Bundle))
+            for k in range(self.profile.num_eus)
         ]
         while eus and not eus[-1]:
             eus.pop()

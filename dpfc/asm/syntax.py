@@ -115,7 +115,9 @@ def parse_lines(source: SourceFile) -> tuple[list[AsmLine], list[Diagnostic]]:
     return lines, diagnostics
 
 
-def _syntax_diagnostic(source: SourceFile, line_start: int, text: str, failure: SyntaxFailure) -> Diagnostic:
+def _syntax_diagnostic(
+    source: SourceFile, line_start: int, text: str, failure: SyntaxFailure
+) -> Diagnostic:
     offset = line_start + failure.offset
     expected = _describe_expected(failure.expected)
     if failure.found_type == "CHAR":

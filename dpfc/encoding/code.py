@@ -151,23 +151,27 @@ def decode_bundle(reader: ByteReader, profile: TargetProfile) -> Bundle:
     raw_selectors: list[tuple[int, int, int, int]] = []
     if n_sel > profile.registers:
         raise DecodeError(
-            f"{n_sel} selectors but {profile.name} has {profile.registers} registers", start + 1, "DPF3013"
+            f"{n_sel} selectors but {profile.name} has {profile.registers} registers",
+            start + 1,
+            "DPF3013",
         )
     for _ in range(n_sel):
         offset = reader.offset
         packed = reader.u8("selector")
-        operand = reader.u8("selector operand")
-        raw_selectors.append((offset, packed >> 3, packed & 7, operand))
+        raw_operand = reader.u8("selector operand")
+        raw_selectors.append((offset, packed >> 3, packed & 7, raw_operand))
     group = (profile.lanes + 1) // 2
     alu = _decode_nibbles(reader, group, profile.lanes, "ALU ops", AluOp) if has_alu else None
     mem = _decode_nibbles(reader, group, profile.lanes, "memory ops", MemOp) if has_mem else None
     immediates = tuple(reader.u32("immediate") for _ in range(n_imm))
 
-    def operand(raw: int, what: str) -> Operand:
+    def branch_operand(raw: int, what: str) -> Operand:
         if raw & IMM_FLAG:
             slot = raw & 0x7F
             if slot >= len(immediates):
-                raise DecodeError(f"{what} names immediate slot {slot} of {len(immediates)}", start, "DPF3014")
+                raise DecodeError(
+                    f"{what} names immediate slot {slot} of {len(immediates)}", start, "DPF3014"
+                )
             return Imm(immediates[slot])
         return _read_register(reader, what, raw)
 
@@ -184,12 +188,14 @@ def decode_bundle(reader: ByteReader, profile: TargetProfile) -> Bundle:
         elif kind is SelectorKind.LOAD_IMM:
             if raw >= len(immediates):
                 raise DecodeError(
-                    f"LOAD_IMM names immediate slot {raw} of {len(immediates)}", offset + 1, "DPF3014"
+                    f"LOAD_IMM names immediate slot {raw} of {len(immediates)}",
+                    offset + 1,
+                    "DPF3014",
                 )
             value = immediates[raw]
         selectors.append(Selector(dest, kind, source, value))
-    x = operand(raw_x, "branch operand x") if raw_x is not None else None
-    y = operand(raw_y, "branch operand y") if raw_y is not None else None
+    x = branch_operand(raw_x, "branch operand x") if raw_x is not None else None
+    y = branch_operand(raw_y, "branch operand y") if raw_y is not None else None
     return Bundle(
         tuple(selectors),
         alu if alu is not None else (AluOp.NOP,) * profile.lanes,
@@ -211,7 +217,9 @@ def _decode_nibbles(
         try:
             out.append(enum(value))
         except ValueError:
-            raise DecodeError(f"unknown opcode {value} in {what}, lane {lane}", offset + lane // 2, "DPF3016") from None
+            raise DecodeError(
+                f"unknown opcode {value} in {what}, lane {lane}", offset + lane // 2, "DPF3016"
+            ) from None
     return tuple(out)
 
 
@@ -262,7 +270,11 @@ def decode_epilog(reader: ByteReader, profile: TargetProfile) -> EpilogBundle:
     push = tuple(_read_register(reader, "PUSH register") for _ in range(n_push))
     value: Operand | None = None
     if action.takes_value:
-        value = _read_register(reader, "steering register") if steer_src else Imm(reader.u16("steering value"))
+        value = (
+            _read_register(reader, "steering register")
+            if steer_src
+            else Imm(reader.u16("steering value"))
+        )
     elif steer_src:
         raise DecodeError(f"steering action `{action.name}` takes no value", start + 1, "DPF3019")
     next_pc: PC | Register | None = None
@@ -352,11 +364,14 @@ def unpack_code(options: list[tuple[int, bytes]], profile: TargetProfile) -> Cod
             if stage < last_stage:
                 raise DecodeError(
                     f"{stage_name(stage)} block after {stage_name(last_stage)}: blocks must be in stage order",
-                    offset, "DPF3021",
+                    offset,
+                    "DPF3021",
                 )
             if stage != EPILOG_STAGE and stage > profile.num_eus:
                 raise DecodeError(
-                    f"code for EU{stage - 1} but {profile.name} has {profile.num_eus} EUs", offset, "DPF3022"
+                    f"code for EU{stage - 1} but {profile.name} has {profile.num_eus} EUs",
+                    offset,
+                    "DPF3022",
                 )
             last_stage = stage
             for _ in range(count):
@@ -368,7 +383,11 @@ def unpack_code(options: list[tuple[int, bytes]], profile: TargetProfile) -> Cod
                     eus[stage - 1].append(decode_bundle(reader, profile))
         padding = reader.take(reader.remaining(), "padding")
         if len(padding) > 3 or any(padding):
-            raise DecodeError("code option has trailing bytes after its blocks", reader.offset - len(padding), "DPF3023")
+            raise DecodeError(
+                "code option has trailing bytes after its blocks",
+                reader.offset - len(padding),
+                "DPF3023",
+            )
     while eus and not eus[-1]:
         eus.pop()
     return CodeImage(tuple(prologs), tuple(tuple(s) for s in eus), tuple(epilogs))

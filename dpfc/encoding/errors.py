@@ -40,7 +40,9 @@ class ByteReader:
     def take(self, count: int, what: str) -> bytes:
         if count > self.remaining():
             raise DecodeError(
-                f"truncated {what}: need {count} bytes, {self.remaining()} left", self.offset, "DPF3002"
+                f"truncated {what}: need {count} bytes, {self.remaining()} left",
+                self.offset,
+                "DPF3002",
             )
         chunk = self.data[self.pos : self.pos + count]
         self.pos += count

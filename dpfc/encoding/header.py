@@ -19,16 +19,19 @@ from dataclasses import dataclass, field
 
 from dpfc.encoding.code import decode_pc, encode_pc, pack_code, unpack_code
 from dpfc.encoding.errors import ByteReader, DecodeError, EncodingError
-from dpfc.isa.bundle import PC, CodeImage
+from dpfc.isa.bundle import PC, CodeImage, stage_name
 from dpfc.isa.check import check_image
-from dpfc.isa.bundle import stage_name
 from dpfc.target.profile import TargetProfile
 
 OPTION_CLASS = 0xFFF0  # RFC 8926 §8: 0xFFF0..0xFFFF are for experimental use
 TYPE_HEADER = 0x01
 TYPE_CODE = 0x02
 TYPE_STACK = 0x03
-OPTION_TYPE_NAMES = {TYPE_HEADER: "SwitchVM header", TYPE_CODE: "SwitchVM code", TYPE_STACK: "SwitchVM stack"}
+OPTION_TYPE_NAMES = {
+    TYPE_HEADER: "SwitchVM header",
+    TYPE_CODE: "SwitchVM code",
+    TYPE_STACK: "SwitchVM stack",
+}
 HEADER_DATA_LEN = 12
 OPTIONS_MAX = 252  # Geneve Opt Len: 6 bits of 4-byte words
 OPTION_DATA_MAX = 124  # option Length: 5 bits of 4-byte words
@@ -141,7 +144,9 @@ def split_options(data: bytes, base_offset: int = 0) -> list[tuple[int, int, int
         opt_type = reader.u8("option type")
         length_byte = reader.u8("option length")
         if length_byte & 0xE0:
-            raise DecodeError("reserved bits of a Geneve option header are set", offset + 3, "DPF3030")
+            raise DecodeError(
+                "reserved bits of a Geneve option header are set", offset + 3, "DPF3030"
+            )
         payload = reader.take((length_byte & 0x1F) * 4, "option data")
         out.append((offset, opt_class, opt_type, payload))
     return out
@@ -154,18 +159,26 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
     canonical encoding is accepted: the result re-encodes to exactly the SwitchVM options.
     """
     if len(data) > OPTIONS_MAX:
-        raise DecodeError(f"options area of {len(data)} bytes exceeds {OPTIONS_MAX}", base_offset, "DPF3031")
+        raise DecodeError(
+            f"options area of {len(data)} bytes exceeds {OPTIONS_MAX}", base_offset, "DPF3031"
+        )
     options = [o for o in split_options(data, base_offset) if o[1] == OPTION_CLASS]
     if not options:
-        raise DecodeError("no SwitchVM option (class 0xFFF0) in the Geneve header", base_offset, "DPF3032")
+        raise DecodeError(
+            "no SwitchVM option (class 0xFFF0) in the Geneve header", base_offset, "DPF3032"
+        )
     offset, _, opt_type, head = options[0]
     if opt_type != TYPE_HEADER:
         raise DecodeError(
-            f"first SwitchVM option has type {opt_type:#04x}, expected the header option (0x01)", offset, "DPF3033"
+            f"first SwitchVM option has type {opt_type:#04x}, expected the header option (0x01)",
+            offset,
+            "DPF3033",
         )
     if len(head) != HEADER_DATA_LEN:
         raise DecodeError(
-            f"header option has {len(head)} data bytes, expected {HEADER_DATA_LEN}", offset, "DPF3034"
+            f"header option has {len(head)} data bytes, expected {HEADER_DATA_LEN}",
+            offset,
+            "DPF3034",
         )
     version, flags = head[0] >> 4, head[0] & 0xF
     if version != FORMAT_VERSION:
@@ -176,7 +189,9 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
     dpf_raw, egress_raw = int.from_bytes(head[8:10], "big"), int.from_bytes(head[10:12], "big")
     if depth > profile.stack_max_depth:
         raise DecodeError(
-            f"stack depth {depth} exceeds {profile.name}'s limit of {profile.stack_max_depth}", offset + 6, "DPF3036"
+            f"stack depth {depth} exceeds {profile.name}'s limit of {profile.stack_max_depth}",
+            offset + 6,
+            "DPF3036",
         )
     rest = options[1:]
     expected = [TYPE_CODE] * n_code + [TYPE_STACK] * n_stack
@@ -197,7 +212,9 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
             offset + 6,
             "DPF3038",
         )
-    stack = tuple(int.from_bytes(stack_data[i : i + 4], "big") for i in range(0, len(stack_data), 4))
+    stack = tuple(
+        int.from_bytes(stack_data[i : i + 4], "big") for i in range(0, len(stack_data), 4)
+    )
     header = SwitchVMHeader(
         app_id=app_id,
         dpf_ptr=None if dpf_raw == PTR_NONE else decode_pc(dpf_raw),
@@ -219,7 +236,11 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
     except EncodingError as exc:
         raise DecodeError(exc.message, base_offset, exc.code) from None
     if again != ours:
-        raise DecodeError("non-canonical encoding of the SwitchVM options", _first_diff(ours, again, base_offset), "DPF3040")
+        raise DecodeError(
+            "non-canonical encoding of the SwitchVM options",
+            _first_diff(ours, again, base_offset),
+            "DPF3040",
+        )
     return header
 
 

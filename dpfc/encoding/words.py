@@ -16,7 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from dpfc.encoding.code import IMM_FLAG, NEXT_PC_IMM, NEXT_PC_NONE, NEXT_PC_REG, decode_pc, encode_pc
+from dpfc.encoding.code import (
+    IMM_FLAG,
+    NEXT_PC_IMM,
+    NEXT_PC_NONE,
+    NEXT_PC_REG,
+    decode_pc,
+    encode_pc,
+)
 from dpfc.encoding.errors import DecodeError
 from dpfc.isa.bundle import (
     PC,
@@ -47,7 +54,9 @@ class FieldSpec:
 
 
 def _registers(profile: TargetProfile) -> list[Register]:
-    return [Register.a(i) for i in range(profile.lanes)] + [Register.b(i) for i in range(profile.lanes)]
+    return [Register.a(i) for i in range(profile.lanes)] + [
+        Register.b(i) for i in range(profile.lanes)
+    ]
 
 
 def slot_layout(kind: StageKind, profile: TargetProfile) -> tuple[FieldSpec, ...]:
@@ -135,7 +144,9 @@ def encode_slot(kind: StageKind, bundle: StageBundle, profile: TargetProfile) ->
         values["steer_action"] = action.code
         steer = bundle.steering.value
         values["steer_src"] = int(isinstance(steer, Register))
-        values["steer_value"] = steer.code if isinstance(steer, Register) else (steer.value if steer else 0)
+        values["steer_value"] = (
+            steer.code if isinstance(steer, Register) else (steer.value if steer else 0)
+        )
         if isinstance(bundle.next_pc, PC):
             values["next_pc_src"], values["next_pc"] = NEXT_PC_IMM, encode_pc(bundle.next_pc)
         elif isinstance(bundle.next_pc, Register):
@@ -174,7 +185,9 @@ def decode_slot(kind: StageKind, data: bytes, profile: TargetProfile) -> StageBu
     """Inverse of :func:`encode_slot`; raises :class:`DecodeError` on a malformed word."""
     expected = slot_bytes(kind, profile)
     if len(data) != expected:
-        raise DecodeError(f"{kind.value} slot must be {expected} bytes, got {len(data)}", 0, "DPF3050")
+        raise DecodeError(
+            f"{kind.value} slot must be {expected} bytes, got {len(data)}", 0, "DPF3050"
+        )
     layout = slot_layout(kind, profile)
     values = _unpack(layout, data)
     if _pack(layout, values) != data:
@@ -239,7 +252,9 @@ def decode_slot(kind: StageKind, data: bytes, profile: TargetProfile) -> StageBu
 def _decode_epilog_slot(values: dict[str, int], profile: TargetProfile) -> EpilogBundle:
     n_push = values["n_push"]
     if n_push > profile.max_push:
-        raise DecodeError(f"PUSH of {n_push} registers exceeds 2L = {profile.max_push}", 0, "DPF3018")
+        raise DecodeError(
+            f"PUSH of {n_push} registers exceeds 2L = {profile.max_push}", 0, "DPF3018"
+        )
     codes = [values[f"push_{k}"] for k in range(n_push)]
     if any(c > 0x1F for c in codes):
         raise DecodeError("invalid PUSH register", 0, "DPF3010")

@@ -86,7 +86,9 @@ def check_bundle(
     out: list[Violation] = []
     lanes = profile.lanes
     if len(bundle.alu) != lanes or len(bundle.mem) != lanes:
-        out.append(Violation("DPF1004", f"bundle must have {lanes} ALU and memory slots", ("bundle",)))
+        out.append(
+            Violation("DPF1004", f"bundle must have {lanes} ALU and memory slots", ("bundle",))
+        )
         return out
     seen: list[Register] = []
     for sel in bundle.selectors:
@@ -94,7 +96,9 @@ def check_bundle(
         out += check_register(sel.dest, profile, where)
         if seen and sel.dest <= seen[-1]:
             if sel.dest in seen:
-                out.append(Violation("DPF1005", f"register {sel.dest} written by two selectors", where))
+                out.append(
+                    Violation("DPF1005", f"register {sel.dest} written by two selectors", where)
+                )
             else:
                 out.append(Violation("DPF1006", "selectors must be sorted by destination", where))
         seen.append(sel.dest)
@@ -102,13 +106,27 @@ def check_bundle(
     if prolog:
         for lane, op in enumerate(bundle.alu):
             if op is not AluOp.NOP:
-                out.append(Violation("DPF1010", f"ALU op {op.name} is not allowed in the prolog", ("alu", lane)))
+                out.append(
+                    Violation(
+                        "DPF1010", f"ALU op {op.name} is not allowed in the prolog", ("alu", lane)
+                    )
+                )
         for lane, mop in enumerate(bundle.mem):
             if mop is not MemOp.NOP:
-                out.append(Violation("DPF1010", f"memory op {mop.name} is not allowed in the prolog", ("mem", lane)))
+                out.append(
+                    Violation(
+                        "DPF1010",
+                        f"memory op {mop.name} is not allowed in the prolog",
+                        ("mem", lane),
+                    )
+                )
         if bundle.control.op is not CtrlOp.JMP:
             out.append(
-                Violation("DPF1010", f"{bundle.control.op.name} is not allowed in the prolog", ("control",))
+                Violation(
+                    "DPF1010",
+                    f"{bundle.control.op.name} is not allowed in the prolog",
+                    ("control",),
+                )
             )
     immediates = bundle.immediates()
     if len(immediates) > profile.immediates_per_bundle:
@@ -164,7 +182,9 @@ def _check_selector(
         )
     elif kind is SelectorKind.LOAD_MD and profile.metadata_by_index(value) is None:
         out.append(Violation("DPF1017", f"unknown metadata index {value}", where))
-    elif kind not in (SelectorKind.LOAD_IMM, SelectorKind.LOAD_CONST, SelectorKind.LOAD_MD) and value:
+    elif (
+        kind not in (SelectorKind.LOAD_IMM, SelectorKind.LOAD_CONST, SelectorKind.LOAD_MD) and value
+    ):
         out.append(Violation("DPF1013", f"{kind.name} takes no operand value", where))
     return out
 
@@ -175,7 +195,9 @@ def _check_control(bundle: Bundle, profile: TargetProfile, next_stage: str) -> l
     if control.op.conditional:
         if control.x is None or control.y is None or control.not_taken is None:
             out.append(
-                Violation("DPF1018", f"{control.op.name} needs two operands and two targets", ("control",))
+                Violation(
+                    "DPF1018", f"{control.op.name} needs two operands and two targets", ("control",)
+                )
             )
             return out
         out += _check_operand(control.x, profile, ("control", "x"))
@@ -209,18 +231,28 @@ def check_epilog(epilog: EpilogBundle, profile: TargetProfile) -> list[Violation
     if action is None:
         names = ", ".join(s.name for s in profile.steering)
         out.append(
-            Violation("DPF1021", f"unknown steering action `{epilog.steering.action}` (known: {names})", ("steering",))
+            Violation(
+                "DPF1021",
+                f"unknown steering action `{epilog.steering.action}` (known: {names})",
+                ("steering",),
+            )
         )
     elif action.takes_value and epilog.steering.value is None:
-        out.append(Violation("DPF1022", f"steering action `{action.name}` needs a value", ("steering",)))
+        out.append(
+            Violation("DPF1022", f"steering action `{action.name}` needs a value", ("steering",))
+        )
     elif not action.takes_value and epilog.steering.value is not None:
-        out.append(Violation("DPF1022", f"steering action `{action.name}` takes no value", ("steering",)))
+        out.append(
+            Violation("DPF1022", f"steering action `{action.name}` takes no value", ("steering",))
+        )
     value = epilog.steering.value
     if isinstance(value, Register):
         out += check_register(value, profile, ("steering",))
     elif isinstance(value, Imm) and not 0 <= value.value <= STEERING_VALUE_MAX:
         out.append(
-            Violation("DPF1023", f"steering value {value.value} does not fit in 16 bits", ("steering",))
+            Violation(
+                "DPF1023", f"steering value {value.value} does not fit in 16 bits", ("steering",)
+            )
         )
     if isinstance(epilog.next_pc, Register):
         out += check_register(epilog.next_pc, profile, ("next_pc",))
@@ -239,11 +271,15 @@ def check_image(image: CodeImage, profile: TargetProfile) -> list[tuple[int, int
     out: list[tuple[int, int, Violation]] = []
     if len(image.eus) > profile.num_eus:
         out.append(
-            (1 + profile.num_eus, 0, Violation(
-                "DPF1030",
-                f"code for EU{len(image.eus) - 1} but {profile.name} has {profile.num_eus} EUs",
-                ("bundle",),
-            ))
+            (
+                1 + profile.num_eus,
+                0,
+                Violation(
+                    "DPF1030",
+                    f"code for EU{len(image.eus) - 1} but {profile.name} has {profile.num_eus} EUs",
+                    ("bundle",),
+                ),
+            )
         )
         return out
     counts = [len(image.prologs), *[len(s) for s in image.eus]]
@@ -254,12 +290,18 @@ def check_image(image: CodeImage, profile: TargetProfile) -> list[tuple[int, int
     for stage_pos, count in enumerate(all_counts):
         if count > profile.packet_bundles_per_stage:
             stage = 31 if stage_pos == len(all_counts) - 1 else stage_pos
-            out.append((stage, 0, Violation(
-                "DPF1031",
-                f"{count} in-packet bundles for {names[stage_pos]} but {profile.name} parses at "
-                f"most {profile.packet_bundles_per_stage} per stage",
-                ("bundle",),
-            )))
+            out.append(
+                (
+                    stage,
+                    0,
+                    Violation(
+                        "DPF1031",
+                        f"{count} in-packet bundles for {names[stage_pos]} but {profile.name} parses at "
+                        f"most {profile.packet_bundles_per_stage} per stage",
+                        ("bundle",),
+                    ),
+                )
+            )
 
     def exists(pc: PC, stage_pos: int) -> bool:
         return not pc.in_packet or pc.index < all_counts[stage_pos]
@@ -285,7 +327,9 @@ def check_image(image: CodeImage, profile: TargetProfile) -> list[tuple[int, int
             if not exists(ctrl.taken, taken_pos):
                 out.append((stage, index, missing(ctrl.taken, taken_pos, ("control", "taken"))))
             if ctrl.not_taken is not None and not exists(ctrl.not_taken, next_pos):
-                out.append((stage, index, missing(ctrl.not_taken, next_pos, ("control", "not_taken"))))
+                out.append(
+                    (stage, index, missing(ctrl.not_taken, next_pos, ("control", "not_taken")))
+                )
     for index, epilog in enumerate(image.epilogs):
         for v in check_epilog(epilog, profile):
             out.append((31, index, v))

@@ -53,7 +53,9 @@ class SelectorKind(IntEnum):
     RAND = 7
 
 
-PROLOG_KINDS = frozenset({SelectorKind.POP, SelectorKind.PEEK, SelectorKind.LOAD_MD, SelectorKind.RAND})
+PROLOG_KINDS = frozenset(
+    {SelectorKind.POP, SelectorKind.PEEK, SelectorKind.LOAD_MD, SelectorKind.RAND}
+)
 EU_SELECTOR_KINDS = frozenset(
     {SelectorKind.MOV, SelectorKind.HASH, SelectorKind.LOAD_IMM, SelectorKind.LOAD_CONST}
 )
@@ -151,20 +153,34 @@ INSTRUCTIONS: tuple[InstructionSpec, ...] = (
     InstructionSpec("POP", Unit.PROLOG, SelectorKind.POP, (_R,), "R = stack.pop()", "Table 1"),
     InstructionSpec("PEEK", Unit.PROLOG, SelectorKind.PEEK, (_R,), "R = stack.peek()", "Table 1"),
     InstructionSpec(
-        "LOAD_MD", Unit.PROLOG, SelectorKind.LOAD_MD, (_R, OperandClass.MD_NAME),
-        "R = MD[md_idx]", "Table 1, §3.4",
+        "LOAD_MD",
+        Unit.PROLOG,
+        SelectorKind.LOAD_MD,
+        (_R, OperandClass.MD_NAME),
+        "R = MD[md_idx]",
+        "Table 1, §3.4",
     ),
     InstructionSpec("RAND", Unit.PROLOG, SelectorKind.RAND, (_R,), "R = rng.get()", "Table 1"),
     # EU selectors (stage 1)
     InstructionSpec("MOV", Unit.SELECTOR, SelectorKind.MOV, (_R, _R), "R1 = R2", "Table 1, §3.6"),
-    InstructionSpec("HASH", Unit.SELECTOR, SelectorKind.HASH, (_A,), "A[i] = hash_i(A[i])", "Table 1"),
     InstructionSpec(
-        "LOAD_IMM", Unit.SELECTOR, SelectorKind.LOAD_IMM, (_B, OperandClass.IMM32), "B = imm",
+        "HASH", Unit.SELECTOR, SelectorKind.HASH, (_A,), "A[i] = hash_i(A[i])", "Table 1"
+    ),
+    InstructionSpec(
+        "LOAD_IMM",
+        Unit.SELECTOR,
+        SelectorKind.LOAD_IMM,
+        (_B, OperandClass.IMM32),
+        "B = imm",
         "Table 1",
     ),
     InstructionSpec(
-        "LOAD_CONST", Unit.SELECTOR, SelectorKind.LOAD_CONST, (_B, OperandClass.CONST_INDEX),
-        "B = const_tbl[imm]", "Table 1",
+        "LOAD_CONST",
+        Unit.SELECTOR,
+        SelectorKind.LOAD_CONST,
+        (_B, OperandClass.CONST_INDEX),
+        "B = const_tbl[imm]",
+        "Table 1",
     ),
     # ALU (stage 2): lane-local, A[i] = A[i] op B[i]
     InstructionSpec("ADD", Unit.ALU, AluOp.ADD, (_A, _B), "A = A + B (mod 2^32)", "Table 1"),
@@ -190,24 +206,44 @@ INSTRUCTIONS: tuple[InstructionSpec, ...] = (
         "FAOR", Unit.MEMORY, MemOp.FAOR, (_B, _A), "t = mem[A]; mem[A] = t | B; B = t", "Table 1"
     ),
     InstructionSpec(
-        "FAMAX", Unit.MEMORY, MemOp.FAMAX, (_B, _A),
-        "t = mem[A]; mem[A] = max(t, B) unsigned; B = t", "Table 1",
+        "FAMAX",
+        Unit.MEMORY,
+        MemOp.FAMAX,
+        (_B, _A),
+        "t = mem[A]; mem[A] = max(t, B) unsigned; B = t",
+        "Table 1",
     ),
     InstructionSpec(
-        "FAMIN", Unit.MEMORY, MemOp.FAMIN, (_B, _A),
-        "t = mem[A]; mem[A] = min(t, B) unsigned; B = t", "Table 1 ('FAMID', OCR)",
+        "FAMIN",
+        Unit.MEMORY,
+        MemOp.FAMIN,
+        (_B, _A),
+        "t = mem[A]; mem[A] = min(t, B) unsigned; B = t",
+        "Table 1 ('FAMID', OCR)",
     ),
     # Control (one per EU)
     InstructionSpec("JMP", Unit.CONTROL, CtrlOp.JMP, (OperandClass.LABEL,), "goto taken", "App. D"),
     InstructionSpec(
-        "HALT", Unit.CONTROL, CtrlOp.HALT, (OperandClass.LABEL,),
-        "skip the remaining EUs; run the epilog at taken", "App. D",
+        "HALT",
+        Unit.CONTROL,
+        CtrlOp.HALT,
+        (OperandClass.LABEL,),
+        "skip the remaining EUs; run the epilog at taken",
+        "App. D",
     ),
     *(
         InstructionSpec(
-            op.name, Unit.CONTROL, op,
-            (OperandClass.REG_OR_IMM, OperandClass.REG_OR_IMM, OperandClass.LABEL, OperandClass.LABEL),
-            f"goto ({pred}) ? taken : not_taken", "App. D",
+            op.name,
+            Unit.CONTROL,
+            op,
+            (
+                OperandClass.REG_OR_IMM,
+                OperandClass.REG_OR_IMM,
+                OperandClass.LABEL,
+                OperandClass.LABEL,
+            ),
+            f"goto ({pred}) ? taken : not_taken",
+            "App. D",
         )
         for op, pred in (
             (CtrlOp.BEQ, "x == y"),
@@ -220,25 +256,41 @@ INSTRUCTIONS: tuple[InstructionSpec, ...] = (
     ),
     # Epilog (§3.5)
     InstructionSpec(
-        "PUSH", Unit.EPILOG, EpilogOp.PUSH, (OperandClass.REG_LIST,),
-        "stack.push(R...) -- first listed ends on top", "Table 1, §3.5",
+        "PUSH",
+        Unit.EPILOG,
+        EpilogOp.PUSH,
+        (OperandClass.REG_LIST,),
+        "stack.push(R...) -- first listed ends on top",
+        "Table 1, §3.5",
     ),
     InstructionSpec(
-        "FWD", Unit.EPILOG, EpilogOp.FWD, (OperandClass.STEERING,),
-        "steer the packet (action [, value])", "Table 1, §3.5",
+        "FWD",
+        Unit.EPILOG,
+        EpilogOp.FWD,
+        (OperandClass.STEERING,),
+        "steer the packet (action [, value])",
+        "Table 1, §3.5",
     ),
     InstructionSpec(
-        "NEXT_PC", Unit.EPILOG, EpilogOp.NEXT_PC, (OperandClass.LABEL_OR_REG,),
-        "pkt.dpf_ptr = R | pc", "Table 1, §3.6.2",
+        "NEXT_PC",
+        Unit.EPILOG,
+        EpilogOp.NEXT_PC,
+        (OperandClass.LABEL_OR_REG,),
+        "pkt.dpf_ptr = R | pc",
+        "Table 1, §3.6.2",
     ),
-    InstructionSpec("HDR_MOD", Unit.EPILOG, EpilogOp.HDR_MOD, (), "drop the code header", "Table 1, §3.5"),
+    InstructionSpec(
+        "HDR_MOD", Unit.EPILOG, EpilogOp.HDR_MOD, (), "drop the code header", "Table 1, §3.5"
+    ),
 )
 
 BY_MNEMONIC: dict[str, InstructionSpec] = {spec.mnemonic: spec for spec in INSTRUCTIONS}
 SELECTOR_SPECS: dict[SelectorKind, InstructionSpec] = {
     SelectorKind(s.code): s for s in INSTRUCTIONS if s.unit in (Unit.PROLOG, Unit.SELECTOR)
 }
-ALU_SPECS: dict[AluOp, InstructionSpec] = {AluOp(s.code): s for s in INSTRUCTIONS if s.unit is Unit.ALU}
+ALU_SPECS: dict[AluOp, InstructionSpec] = {
+    AluOp(s.code): s for s in INSTRUCTIONS if s.unit is Unit.ALU
+}
 MEM_SPECS: dict[MemOp, InstructionSpec] = {
     MemOp(s.code): s for s in INSTRUCTIONS if s.unit is Unit.MEMORY
 }

@@ -332,7 +332,9 @@ def _metadata_from_toml(value: object, origin: str) -> tuple[MetadataField, ...]
     for item in value:
         if not isinstance(item, dict) or not {"name", "index"} <= item.keys():
             raise TargetError(f"{origin}: each metadata entry needs `name` and `index`")
-        out.append(MetadataField(str(item["name"]), int(item["index"]), str(item.get("description", ""))))
+        out.append(
+            MetadataField(str(item["name"]), int(item["index"]), str(item.get("description", "")))
+        )
     return tuple(out)
 
 
@@ -349,5 +351,3 @@ def load_profile(name_or_path: str) -> TargetProfile:
         return profile_from_toml(text, str(path))
     known = ", ".join(BUILTIN_PROFILES)
     raise TargetError(f"unknown target `{name_or_path}` (built-in: {known}; or a .toml file)")
-
-

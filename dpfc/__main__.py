@@ -1,0 +1,3 @@
+from dpfc.cli.main import main
+
+main()

@@ -1,0 +1,1 @@
+"""The ``dpfc`` command line (click)."""

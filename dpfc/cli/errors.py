@@ -1,0 +1,75 @@
+"""How the CLI reports failures: user errors exit 1, internal compiler errors exit 2."""
+
+from __future__ import annotations
+
+import functools
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from dpfc.diagnostics import Diagnostic, DiagnosticError, render_all
+from dpfc.encoding.errors import DecodeError, EncodingError
+from dpfc.target.profile import TargetError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class UserError(Exception):
+    """A plain user error (bad option value, unreadable file) without a source span."""
+
+
+def report_diagnostics(diagnostics: list[Diagnostic]) -> None:
+    ctx = click.get_current_context(silent=True)
+    fmt = "text"
+    if ctx is not None and ctx.find_root().obj:
+        fmt = ctx.find_root().obj.get("diagnostics_format", "text")
+    click.echo(render_all(diagnostics, fmt), err=True)
+
+
+def handle_errors(func: F) -> F:
+    """Turn every failure into a message on stderr and the conventional exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except DiagnosticError as exc:
+            report_diagnostics(exc.diagnostics)
+            sys.exit(1)
+        except DecodeError as exc:
+            report_diagnostics(
+                [Diagnostic(exc.code, f"malformed input at byte {exc.offset}: {exc.message}")]
+            )
+            sys.exit(1)
+        except EncodingError as exc:
+            report_diagnostics([Diagnostic(exc.code, exc.message)])
+            sys.exit(1)
+        except (UserError, TargetError) as exc:
+            report_diagnostics([Diagnostic("DPF0002", str(exc))])
+            sys.exit(1)
+        except (
+            click.exceptions.Exit,
+            click.ClickException,
+            click.Abort,
+            SystemExit,
+            KeyboardInterrupt,
+        ):
+            raise
+        except Exception as exc:
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            click.echo(
+                f"dpfc: internal compiler error: {type(exc).__name__}: {exc}\n"
+                f"  at {where.filename}:{where.lineno} in {where.name}\n"
+                "  please report this with the input that caused it (set DPFC_TRACEBACK=1 for details)",
+                err=True,
+            )
+            import os
+
+            if os.environ.get("DPFC_TRACEBACK"):
+                traceback.print_exc()
+            sys.exit(2)
+
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,402 @@
+"""``dpfc`` command-line entry point: asm, disasm, packet, target.
+
+Conventions: results go to stdout, diagnostics to stderr; exit 0 on success, 1 on a user
+error, 2 on an internal compiler error; ``-o FILE`` names the output, ``--target PROFILE``
+a built-in profile or a TOML profile file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from dpfc import __version__
+from dpfc.asm import AssembledProgram, assemble, disassemble_header
+from dpfc.asm.printer import format_program
+from dpfc.cli.errors import UserError, handle_errors
+from dpfc.cli.objects import object_to_json, program_from_object
+from dpfc.diagnostics import SourceFile
+from dpfc.encoding.errors import DecodeError
+from dpfc.encoding.header import OPTION_CLASS, SwitchVMHeader, decode_options, encode_options
+from dpfc.encoding.words import StageKind, slot_bits, slot_bytes
+from dpfc.isa.bundle import PC, stage_name
+from dpfc.packet.build import PacketSpec, build_packet, describe_packet
+from dpfc.packet.layers import read_pcap, show, write_pcap
+from dpfc.packet.wire import parse_packet
+from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile, load_profile
+
+TARGET_HELP = "target profile: tofino1 (default), tofino2, bmv2, or a .toml profile file"
+EMIT_CHOICES = ["auto", "options", "packet", "pcap", "json", "asm"]
+PCAP_MAGICS = (
+    b"\xa1\xb2\xc3\xd4",
+    b"\xd4\xc3\xb2\xa1",
+    b"\xa1\xb2\x3c\x4d",
+    b"\x4d\x3c\xb2\xa1",
+    b"\x0a\x0d\x0d\x0a",
+)
+
+
+def _profile(target: str | None) -> TargetProfile | None:
+    return load_profile(target) if target is not None else None
+
+
+def _read_text(path: str) -> SourceFile:
+    try:
+        return SourceFile(path, Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _read_bytes(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _write(path: str, data: bytes | str) -> None:
+    try:
+        if isinstance(data, str):
+            Path(path).write_text(data, encoding="utf-8")
+        else:
+            Path(path).write_bytes(data)
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def parse_pc_text(text: str) -> PC | None:
+    """``@switch:N``, ``@packet:N`` or ``none``."""
+    if text.lower() == "none":
+        return None
+    where, _, number = text.lstrip("@").partition(":")
+    if where not in ("switch", "packet") or not number.strip().isdigit():
+        raise UserError(f"a DPF pointer is @switch:N, @packet:N or none, got `{text}`")
+    return PC(where == "packet", int(number))
+
+
+def parse_stack_text(text: str | None) -> tuple[int, ...]:
+    if not text:
+        return ()
+    values = []
+    for item in text.split(","):
+        item = item.strip().replace("_", "")
+        try:
+            value = int(item, 0)
+        except ValueError:
+            raise UserError(
+                f"stack values are comma-separated 32-bit numbers, got `{item}`"
+            ) from None
+        if not 0 <= value <= 0xFFFF_FFFF:
+            raise UserError(f"stack value {item} does not fit in 32 bits")
+        values.append(value)
+    return tuple(values)
+
+
+def _number(text: str, what: str, limit: int) -> int:
+    try:
+        value = int(text.replace("_", ""), 0)
+    except ValueError:
+        raise UserError(f"{what} must be a number, got `{text}`") from None
+    if not 0 <= value <= limit:
+        raise UserError(f"{what} {text} out of range 0..{limit:#x}")
+    return value
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="dpfc")
+@click.option(
+    "--diagnostics-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="how errors are printed on stderr",
+)
+@click.pass_context
+def main(ctx: click.Context, diagnostics_format: str) -> None:
+    """dpfc: the compiler toolchain for SwitchVM Data-Plane Filters (DPFs)."""
+    ctx.obj = {"diagnostics_format": diagnostics_format}
+
+
+def _size_report(program: AssembledProgram, stack: tuple[int, ...]) -> list[str]:
+    profile = program.profile
+    counts: dict[str, int] = {}
+    for placed in program.bundles:
+        key = stage_name(placed.stage)
+        counts[key] = counts.get(key, 0) + 1
+    per_stage = ", ".join(f"{k} {v}" for k, v in counts.items())
+    lines = [
+        f"{program.name}: target {profile.name}, placement {program.placement.value}, "
+        f"{len(program.bundles)} bundles ({per_stage}), entry {program.entry}"
+    ]
+    encoded = encode_options(program.header(stack), profile)
+    lines.append(
+        f"SwitchVM Geneve options: {len(encoded.data)} bytes (header {encoded.header_bytes}, "
+        f"code {encoded.code_bytes} in {encoded.code_options} option(s), stack {encoded.stack_bytes}); "
+        f"Geneve limit 252"
+    )
+    slots = program.switch_slots()
+    if slots:
+        total = sum(len(v) for v in slots.values())
+        lines.append(f"in-switch code: {total} code-memory slot(s)")
+        for stage, by_slot in sorted(slots.items()):
+            kind = _stage_kind(stage)
+            for slot in sorted(by_slot):
+                lines.append(
+                    f"  {stage_name(stage)} @{slot}: {slot_bytes(kind, profile)}-byte word"
+                )
+    return lines
+
+
+def _stage_kind(stage: int) -> StageKind:
+    if stage == 0:
+        return StageKind.PROLOG
+    if stage == 31:
+        return StageKind.EPILOG
+    return StageKind.EU
+
+
+def _emit_kind(emit: str, output: str | None) -> str:
+    if emit != "auto":
+        return emit
+    if output is None:
+        return "none"
+    suffix = Path(output).suffix.lower()
+    return {".pcap": "pcap", ".json": "json", ".dpfasm": "asm", ".s": "asm"}.get(suffix, "options")
+
+
+@main.command("asm")
+@click.argument("source", type=click.Path(dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="output file (kind from --emit or suffix)",
+)
+@click.option(
+    "--emit",
+    type=click.Choice(EMIT_CHOICES),
+    default="auto",
+    show_default=True,
+    help="options: raw Geneve options; packet: one raw frame; pcap; json: object; asm: canonical text",
+)
+@click.option("--target", "target", default=None, help=TARGET_HELP)
+@click.option(
+    "--tenant", default="1", show_default=True, help="tenant id (Geneve VNI) of the emitted packet"
+)
+@click.option("--stack", default=None, help="input stack for the packet, top first: e.g. 7,0x10")
+@click.option("--payload", default="", help="inner UDP payload text of the packet")
+@click.option("--disasm", is_flag=True, help="also print the disassembly of the encoded result")
+@handle_errors
+def asm_command(
+    source: str,
+    output: str | None,
+    emit: str,
+    target: str | None,
+    tenant: str,
+    stack: str | None,
+    payload: str,
+    disasm: bool,
+) -> None:
+    """Assemble a .dpfasm file; print a size report, write bytes, a pcap or a JSON object."""
+    program = assemble(_read_text(source), _profile(target))
+    stack_values = parse_stack_text(stack)
+    tenant_id = _number(tenant, "tenant id", (1 << 24) - 1)
+    for line in _size_report(program, stack_values):
+        click.echo(line)
+    kind = _emit_kind(emit, output)
+    header = program.header(stack_values)
+    built = build_packet(PacketSpec(tenant_id, header, payload.encode()), program.profile)
+    if kind != "none" and output is None:
+        raise UserError(f"--emit {kind} needs -o FILE")
+    if output is not None:
+        if kind == "options":
+            _write(output, built.options.data)
+        elif kind == "packet":
+            _write(output, built.frame)
+        elif kind == "pcap":
+            write_pcap(output, [built.frame])
+        elif kind == "json":
+            _write(output, json.dumps(object_to_json(program), indent=2, sort_keys=True) + "\n")
+        elif kind == "asm":
+            _write(output, format_program(program))
+        size = Path(output).stat().st_size
+        click.echo(f"wrote {output} ({kind}, {size} bytes)")
+    if disasm:
+        click.echo("")
+        decoded = decode_options(built.options.data, program.profile)
+        if program.switch_slots():
+            click.echo(format_program(program), nl=False)
+        else:
+            click.echo(disassemble_header(decoded, program.profile, name=program.name), nl=False)
+
+
+def _detect_input(data: bytes, path: str) -> str:
+    if data[:4] in PCAP_MAGICS or Path(path).suffix.lower() in (".pcap", ".pcapng", ".cap"):
+        return "pcap"
+    if data[:1] == b"{" or Path(path).suffix.lower() == ".json":
+        return "json"
+    if data[:2] == OPTION_CLASS.to_bytes(2, "big"):
+        return "options"
+    return "packet"
+
+
+@main.command("disasm")
+@click.argument("input_file", metavar="FILE", type=click.Path(dir_okay=False))
+@click.option(
+    "--input",
+    "input_kind",
+    type=click.Choice(["auto", "pcap", "packet", "options", "json"]),
+    default="auto",
+    show_default=True,
+    help="what FILE holds (auto: pcap magic, JSON object, SwitchVM options, else a raw frame)",
+)
+@click.option("--target", "target", default=None, help=TARGET_HELP)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="write the text here instead of stdout"
+)
+@handle_errors
+def disasm_command(
+    input_file: str, input_kind: str, target: str | None, output: str | None
+) -> None:
+    """Explain SwitchVM bytes: a pcap, a raw frame, raw Geneve options or a JSON object."""
+    profile = _profile(target) or BUILTIN_PROFILES["tofino1"]
+    data = _read_bytes(input_file)
+    kind = _detect_input(data, input_file) if input_kind == "auto" else input_kind
+    failures = 0
+    chunks: list[str] = []
+    if kind == "pcap":
+        try:
+            frames = read_pcap(input_file)
+        except (OSError, ValueError) as exc:
+            raise UserError(f"{input_file}: {exc}") from None
+        for number, frame in enumerate(frames, start=1):
+            try:
+                text = describe_packet(parse_packet(frame, profile), profile)
+            except DecodeError as exc:
+                failures += 1
+                click.echo(
+                    f"{input_file}: packet {number}: error[{exc.code}]: malformed packet at byte "
+                    f"{exc.offset}: {exc.message}",
+                    err=True,
+                )
+                continue
+            chunks.append(f"; ---- packet {number} of {len(frames)} ----\n{text}")
+        if not frames:
+            chunks.append("; the pcap file holds no packets\n")
+    elif kind == "packet":
+        chunks.append(describe_packet(parse_packet(data, profile), profile))
+    elif kind == "options":
+        header: SwitchVMHeader = decode_options(data, profile)
+        chunks.append(disassemble_header(header, profile))
+    else:
+        program = program_from_object(data, input_file, _profile(target))
+        chunks.append(format_program(program))
+    text = "\n".join(chunks)
+    if output is not None:
+        _write(output, text)
+    else:
+        click.echo(text, nl=False)
+    if failures:
+        raise SystemExit(1)
+
+
+@main.command("packet")
+@click.option("--tenant", required=True, help="tenant id, carried in the Geneve VNI (24 bits)")
+@click.option(
+    "--app", "app_id", default=None, help="app-id token (32 bits); default: the code's .app or 0"
+)
+@click.option("--dpf", "dpf_ptr", default=None, help="DPF pointer: @switch:N, @packet:N or none")
+@click.option(
+    "--code",
+    "code_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="in-packet code (.dpfasm)",
+)
+@click.option("--stack", default=None, help="stack values, top first: e.g. 7,0x10")
+@click.option("--payload", default="", help="inner UDP payload (text)")
+@click.option("--gas", default=None, help="recirculation budget carried by the packet")
+@click.option("--target", "target", default=None, help=TARGET_HELP)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="write a .pcap (or raw frame bytes)"
+)
+@click.option("--show", "show_layers", is_flag=True, help="print scapy's dissection of the packet")
+@handle_errors
+def packet_command(
+    tenant: str,
+    app_id: str | None,
+    dpf_ptr: str | None,
+    code_file: str | None,
+    stack: str | None,
+    payload: str,
+    gas: str | None,
+    target: str | None,
+    output: str | None,
+    show_layers: bool,
+) -> None:
+    """Craft a SwitchVM packet and explain it."""
+    profile = _profile(target) or BUILTIN_PROFILES["tofino1"]
+    header = SwitchVMHeader(gas=profile.default_gas)
+    if code_file is not None:
+        program = assemble(_read_text(code_file), _profile(target))
+        profile = program.profile
+        header = program.header()
+    fields: dict[str, object] = {"stack": parse_stack_text(stack)}
+    if app_id is not None:
+        fields["app_id"] = _number(app_id, "app id", 0xFFFF_FFFF)
+    if dpf_ptr is not None:
+        fields["dpf_ptr"] = parse_pc_text(dpf_ptr)
+    if gas is not None:
+        fields["gas"] = _number(gas, "gas", profile.max_gas)
+    header = SwitchVMHeader(**{**header.__dict__, **fields})
+    built = build_packet(
+        PacketSpec(_number(tenant, "tenant id", (1 << 24) - 1), header, payload.encode()), profile
+    )
+    click.echo(describe_packet(parse_packet(built.frame, profile), profile), nl=False)
+    click.echo(
+        f"; frame {len(built.frame)} bytes, SwitchVM options {len(built.options.data)} bytes"
+    )
+    if show_layers:
+        click.echo(show(built.frame))
+    if output is not None:
+        if Path(output).suffix.lower() in (".pcap", ".cap"):
+            write_pcap(output, [built.frame])
+        else:
+            _write(output, built.frame)
+        click.echo(f"wrote {output}")
+
+
+@main.command("target")
+@click.argument("name", required=False)
+@click.option("--list", "list_all", is_flag=True, help="list the built-in profiles")
+@handle_errors
+def target_command(name: str | None, list_all: bool) -> None:
+    """Show a target profile (limits, slot widths, metadata, steering, hashes)."""
+    if list_all or name is None:
+        for profile in BUILTIN_PROFILES.values():
+            click.echo(f"{profile.name:8} {profile.description}")
+        return
+    profile = load_profile(name)
+    click.echo(profile.summary())
+    click.echo(
+        f"  timing: branch operands = {profile.branch_operands.value}, memory address = {profile.memory_address.value}"
+    )
+    click.echo(
+        f"  immediates per bundle {profile.immediates_per_bundle}, in-packet bundles per stage {profile.packet_bundles_per_stage}"
+    )
+    for kind in StageKind:
+        click.echo(
+            f"  {kind.value} code-memory word: {slot_bits(kind, profile)} bits ({slot_bytes(kind, profile)} bytes)"
+        )
+    click.echo("  metadata: " + ", ".join(f"{m.index}={m.name}" for m in profile.metadata))
+    click.echo(
+        "  steering: "
+        + ", ".join(s.name + (" (privileged)" if s.privileged else "") for s in profile.steering)
+    )
+    click.echo("  hash per lane: " + ", ".join(profile.hash_functions[: profile.lanes]))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,200 @@
+"""Scapy layers for the SwitchVM Geneve options, and packet building with scapy.
+
+Importing this module teaches scapy's Geneve dissector (``scapy.contrib.geneve``) to show
+the three SwitchVM option types (class 0xFFF0) with named fields; other options keep
+scapy's generic layer. This is the only module of dpfc that imports scapy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scapy.contrib.geneve import CLASS_IDS, GENEVE, GeneveOptions
+from scapy.fields import (
+    BitField,
+    FieldListField,
+    IntField,
+    StrLenField,
+    XByteField,
+    XIntField,
+    XShortEnumField,
+    XShortField,
+)
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+from scapy.packet import Packet, Raw
+from scapy.utils import PcapReader, PcapWriter
+
+from dpfc.encoding.header import OPTION_CLASS, TYPE_CODE, TYPE_HEADER, TYPE_STACK
+
+CLASS_IDS.setdefault(OPTION_CLASS, "SwitchVM (dpfc, experimental)")
+
+
+def _option_header(default_type: int) -> list[Any]:
+    return [
+        XShortEnumField("classid", OPTION_CLASS, CLASS_IDS),
+        XByteField("type", default_type),
+        BitField("reserved", 0, 3),
+        BitField("length", None, 5),
+    ]
+
+
+class _SwitchVMOption(Packet):
+    def extract_padding(self, s: bytes) -> tuple[bytes, bytes]:
+        return b"", s
+
+    def post_build(self, p: bytes, pay: bytes) -> bytes:
+        if self.length is None:
+            words = (len(p) - 4) // 4
+            p = p[:3] + bytes([(p[3] & 0xE0) | (words & 0x1F)]) + p[4:]
+        return p + pay
+
+    @classmethod
+    def dispatch_hook(cls, _pkt: bytes | None = None, *args: Any, **kargs: Any) -> type[Packet]:
+        return cls
+
+
+class SwitchVMHeaderOption(_SwitchVMOption):
+    name = "SwitchVM header option"
+    fields_desc = [
+        *_option_header(TYPE_HEADER),
+        BitField("version", 1, 4),
+        BitField("flags", 0, 4),
+        XByteField("gas", 8),
+        XByteField("stack_depth", 0),
+        BitField("n_code_opts", 0, 4),
+        BitField("n_stack_opts", 0, 4),
+        XIntField("app_id", 0),
+        XShortField("dpf_ptr", 0xFFFF),
+        XShortField("egress_ptr", 0xFFFF),
+    ]
+
+
+class SwitchVMCodeOption(_SwitchVMOption):
+    name = "SwitchVM code option"
+    fields_desc = [
+        *_option_header(TYPE_CODE),
+        StrLenField("code", b"", length_from=lambda pkt: (pkt.length or 0) * 4),
+    ]
+
+
+class SwitchVMStackOption(_SwitchVMOption):
+    name = "SwitchVM stack option"
+    fields_desc = [
+        *_option_header(TYPE_STACK),
+        FieldListField(
+            "entries", [], IntField("entry", 0), length_from=lambda pkt: (pkt.length or 0) * 4
+        ),
+    ]
+
+
+_BY_TYPE: dict[int, type[Packet]] = {
+    TYPE_HEADER: SwitchVMHeaderOption,
+    TYPE_CODE: SwitchVMCodeOption,
+    TYPE_STACK: SwitchVMStackOption,
+}
+
+
+def _dispatch(
+    cls: type[Packet], _pkt: bytes | None = None, *args: Any, **kargs: Any
+) -> type[Packet]:
+    ours = _pkt is not None and len(_pkt) >= 4 and int.from_bytes(_pkt[:2], "big") == OPTION_CLASS
+    if cls is not GeneveOptions or not ours or _pkt is None or _pkt[2] not in _BY_TYPE:
+        return cls
+    option = _BY_TYPE[_pkt[2]]
+    if option is SwitchVMHeaderOption and (_pkt[3] & 0x1F) * 4 != 12:
+        return cls  # wrong length: the generic layer shows it as raw data
+    return option
+
+
+GeneveOptions.dispatch_hook = classmethod(_dispatch)  # type: ignore[attr-defined]
+
+
+def options_to_scapy(options: bytes) -> list[Packet]:
+    """Scapy option layers for a Geneve options area (dissected through the dispatch hook)."""
+    geneve = GENEVE(bytes([len(options) // 4, 0, 0x65, 0x58, 0, 0, 0, 0]) + options)
+    return list(geneve.options)
+
+
+def build_frame(
+    *,
+    tenant_id: int,
+    options: bytes,
+    inner: bytes,
+    eth_src: str = "02:00:00:00:00:01",
+    eth_dst: str = "02:00:00:00:00:02",
+    ip_src: str = "10.0.0.1",
+    ip_dst: str = "10.0.0.2",
+    udp_sport: int = 50000,
+    ttl: int = 64,
+) -> bytes:
+    """Outer Ethernet/IPv4/UDP(6081)/Geneve around ``options`` and an inner Ethernet frame."""
+    geneve = GENEVE(vni=tenant_id, proto=0x6558, options=options_to_scapy(options))
+    packet = (
+        Ether(src=eth_src, dst=eth_dst)
+        / IP(src=ip_src, dst=ip_dst, ttl=ttl)
+        / UDP(sport=udp_sport, dport=6081)
+        / geneve
+        / Raw(inner)
+    )
+    return bytes(packet)
+
+
+def build_inner(
+    payload: bytes, *, src: str = "192.168.0.1", dst: str = "192.168.0.2", dport: int = 9000
+) -> bytes:
+    """A default inner frame: Ethernet/IPv4/UDP carrying ``payload``."""
+    frame = (
+        Ether(src="02:00:00:00:01:01", dst="02:00:00:00:01:02")
+        / IP(src=src, dst=dst)
+        / UDP(sport=9000, dport=dport)
+        / Raw(payload)
+    )
+    return bytes(frame)
+
+
+def dissect(frame: bytes) -> Packet:
+    """Scapy's view of a frame (with the SwitchVM option layers)."""
+    return Ether(frame)
+
+
+def show(frame: bytes) -> str:
+    text = dissect(frame).show(dump=True)
+    return str(text)
+
+
+def write_pcap(path: str, frames: list[bytes]) -> None:
+    # Fixed timestamps (packet i at i microseconds) keep written pcap files deterministic.
+    with PcapWriter(path, linktype=1, sync=True) as writer:
+        for index, frame in enumerate(frames):
+            packet = Ether(frame)
+            packet.time = index / 1_000_000
+            writer.write(packet)
+
+
+def read_pcap(path: str) -> list[bytes]:
+    """Frames of a pcap file (raises OSError or ValueError on a bad file)."""
+    frames: list[bytes] = []
+    try:
+        with PcapReader(path) as reader:
+            for packet in reader:
+                frames.append(bytes(packet))
+    except OSError:
+        raise
+    except Exception as exc:  # scapy raises Scapy_Exception and struct errors on bad files
+        raise ValueError(f"not a readable pcap file: {exc}") from None
+    return frames
+
+
+__all__ = [
+    "SwitchVMCodeOption",
+    "SwitchVMHeaderOption",
+    "SwitchVMStackOption",
+    "build_frame",
+    "build_inner",
+    "dissect",
+    "options_to_scapy",
+    "read_pcap",
+    "show",
+    "write_pcap",
+]

@@ -1,0 +1,134 @@
+"""Strict, bounds-checked parsing of SwitchVM packets (no scapy: this is the switch's view).
+
+A SwitchVM packet is Ethernet / IPv4 / UDP (destination port 6081) / Geneve (VNI = tenant
+id) / options / inner frame. :func:`parse_packet` checks every length field against the
+bytes actually present, so a malformed packet is rejected with a reason and an offset and
+can never make the parser read out of bounds or loop (each step consumes at least 4 bytes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dpfc.encoding.errors import ByteReader, DecodeError
+from dpfc.encoding.header import OPTION_CLASS, SwitchVMHeader, decode_options, split_options
+from dpfc.target.profile import TargetProfile
+
+GENEVE_PORT = 6081
+ETHERTYPE_IPV4 = 0x0800
+ETHERTYPE_VLAN = 0x8100
+ETHERTYPE_TEB = 0x6558  # Transparent Ethernet Bridging: the inner frame is Ethernet
+ETHER_HEADER = 14
+IPV4_MIN_HEADER = 20
+UDP_HEADER = 8
+GENEVE_HEADER = 8
+
+
+@dataclass(frozen=True)
+class ParsedPacket:
+    eth_dst: bytes
+    eth_src: bytes
+    vlan: int | None
+    ip_src: bytes
+    ip_dst: bytes
+    ip_ttl: int
+    udp_sport: int
+    tenant_id: int
+    geneve_protocol: int
+    options_offset: int
+    options: bytes
+    header: SwitchVMHeader | None  # None: no SwitchVM option in the Geneve header
+    inner: bytes
+    inner_offset: int
+
+
+def parse_packet(data: bytes, profile: TargetProfile) -> ParsedPacket:
+    """Parse a whole SwitchVM packet; raises :class:`DecodeError` (with offset) if malformed."""
+    r = ByteReader(data)
+    eth_dst = r.take(6, "Ethernet destination")
+    eth_src = r.take(6, "Ethernet source")
+    ethertype = r.u16("EtherType")
+    vlan = None
+    if ethertype == ETHERTYPE_VLAN:
+        vlan = r.u16("802.1Q tag") & 0x0FFF
+        ethertype = r.u16("EtherType")
+    if ethertype != ETHERTYPE_IPV4:
+        raise DecodeError(f"not IPv4 (EtherType {ethertype:#06x})", r.offset - 2, "DPF3060")
+    ip_start = r.offset
+    version_ihl = r.u8("IPv4 header")
+    if version_ihl >> 4 != 4:
+        raise DecodeError(f"IP version {version_ihl >> 4}, expected 4", ip_start, "DPF3061")
+    ihl = (version_ihl & 0xF) * 4
+    if ihl < IPV4_MIN_HEADER:
+        raise DecodeError(f"IPv4 header length {ihl} is below 20", ip_start, "DPF3062")
+    r.take(1, "IPv4 header")
+    total_length = r.u16("IPv4 total length")
+    r.take(4, "IPv4 header")
+    ttl = r.u8("IPv4 TTL")
+    protocol = r.u8("IPv4 protocol")
+    r.take(2, "IPv4 checksum")
+    ip_src = r.take(4, "IPv4 source")
+    ip_dst = r.take(4, "IPv4 destination")
+    r.take(ihl - IPV4_MIN_HEADER, "IPv4 options")
+    if total_length < ihl + UDP_HEADER:
+        raise DecodeError(
+            f"IPv4 total length {total_length} too small for UDP", ip_start + 2, "DPF3063"
+        )
+    if ip_start + total_length > len(data):
+        raise DecodeError(
+            f"IPv4 total length {total_length} exceeds the {len(data) - ip_start} bytes present",
+            ip_start + 2,
+            "DPF3063",
+        )
+    if protocol != 17:
+        raise DecodeError(f"not UDP (IP protocol {protocol})", ip_start + 9, "DPF3064")
+    udp_start = r.offset
+    sport = r.u16("UDP source port")
+    dport = r.u16("UDP destination port")
+    udp_length = r.u16("UDP length")
+    r.take(2, "UDP checksum")
+    if dport != GENEVE_PORT:
+        raise DecodeError(
+            f"UDP destination port {dport} is not Geneve (6081)", udp_start + 2, "DPF3065"
+        )
+    if udp_length < UDP_HEADER + GENEVE_HEADER or udp_start + udp_length > ip_start + total_length:
+        raise DecodeError(
+            f"UDP length {udp_length} inconsistent with the IPv4 packet", udp_start + 4, "DPF3066"
+        )
+    end = udp_start + udp_length
+    geneve_start = r.offset
+    first = r.u8("Geneve header")
+    version, opt_words = first >> 6, first & 0x3F
+    if version != 0:
+        raise DecodeError(f"Geneve version {version}, expected 0", geneve_start, "DPF3067")
+    r.u8("Geneve flags")
+    protocol_type = r.u16("Geneve protocol type")
+    vni = int.from_bytes(r.take(3, "Geneve VNI"), "big")
+    r.u8("Geneve reserved")
+    options_offset = r.offset
+    if options_offset + opt_words * 4 > end:
+        raise DecodeError(
+            f"Geneve options length {opt_words * 4} runs past the UDP payload",
+            geneve_start,
+            "DPF3068",
+        )
+    options = r.take(opt_words * 4, "Geneve options")
+    ours = [o for o in split_options(options, options_offset) if o[1] == OPTION_CLASS]
+    header = decode_options(options, profile, options_offset) if ours else None
+    inner = data[r.offset : end]
+    return ParsedPacket(
+        eth_dst=eth_dst,
+        eth_src=eth_src,
+        vlan=vlan,
+        ip_src=ip_src,
+        ip_dst=ip_dst,
+        ip_ttl=ttl,
+        udp_sport=sport,
+        tenant_id=vni,
+        geneve_protocol=protocol_type,
+        options_offset=options_offset,
+        options=options,
+        header=header,
+        inner=inner,
+        inner_offset=r.offset,
+    )

@@ -1,0 +1,44 @@
+"""Shared test fixtures: hypothesis profiles, golden-file comparison, the CLI runner."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, settings
+
+# "ci" (the default) runs every property with >= 1,000 examples; DPFC_HYPOTHESIS=fast for
+# quick local runs, =thorough for long runs.
+settings.register_profile(
+    "ci", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("fast", max_examples=100, deadline=None)
+settings.register_profile(
+    "thorough", max_examples=20_000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("DPFC_HYPOTHESIS", "ci"))
+
+ROOT = Path(__file__).resolve().parent.parent
+BLESS = os.environ.get("DPFC_BLESS") == "1"
+
+
+def assert_golden(path: Path, actual: str | bytes) -> None:
+    """Compare with a golden file; ``DPFC_BLESS=1`` rewrites it (read the diff before committing)."""
+    if BLESS:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(actual, bytes):
+            path.write_bytes(actual)
+        else:
+            path.write_text(actual, encoding="utf-8")
+        return
+    if not path.exists():
+        pytest.fail(f"missing golden file {path}; run with DPFC_BLESS=1 to create it")
+    expected: str | bytes = path.read_bytes() if isinstance(actual, bytes) else path.read_text(encoding="utf-8")
+    assert actual == expected, f"output differs from golden file {path} (DPFC_BLESS=1 to update)"
+
+
+@pytest.fixture
+def cli() -> CliRunner:
+    return CliRunner()
