@@ -1,0 +1,59 @@
+"""Static checks run by the test command: ruff (lint and format) and mypy --strict."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tomllib
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, check=False)
+
+
+def test_ruff_lint() -> None:
+    result = _run(sys.executable, "-m", "ruff", "check", "dpfc", "backends", "tests")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format() -> None:
+    result = _run(sys.executable, "-m", "ruff", "format", "--check", "dpfc", "backends", "tests")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_strict() -> None:
+    if shutil.which("mypy") is None and _run(sys.executable, "-m", "mypy", "--version").returncode:
+        pytest.fail("mypy is not installed: run `pip install -e '.[test]'`")
+    result = _run(sys.executable, "-m", "mypy")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_package_is_installed() -> None:
+    """pyproject lists packages explicitly (backends/ maps to dpfc.backends): keep it complete."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    found = {
+        ".".join(path.parent.relative_to(ROOT).parts) for path in (ROOT / "dpfc").rglob("__init__.py")
+    }
+    found |= {
+        "dpfc.backends" + "".join("." + p for p in path.parent.relative_to(ROOT / "backends").parts)
+        for path in (ROOT / "backends").rglob("__init__.py")
+    }
+    assert found == listed, f"packages missing from pyproject: {found - listed}; stale: {listed - found}"
+
+
+def test_adapters_confine_third_party_imports() -> None:
+    """lark only in dpfc/parsing.py, scapy only in dpfc/packet/layers.py."""
+    confined = {"lark": {"dpfc/parsing.py"}, "scapy": {"dpfc/packet/layers.py"}}
+    for library, allowed in confined.items():
+        users = {
+            str(path.relative_to(ROOT))
+            for path in (ROOT / "dpfc").rglob("*.py")
+            if f"import {library}" in path.read_text() or f"from {library}" in path.read_text()
+        }
+        assert users <= allowed, f"{library} imported outside its adapter: {users - allowed}"
