@@ -35,7 +35,9 @@ def assert_golden(path: Path, actual: str | bytes) -> None:
         return
     if not path.exists():
         pytest.fail(f"missing golden file {path}; run with DPFC_BLESS=1 to create it")
-    expected: str | bytes = path.read_bytes() if isinstance(actual, bytes) else path.read_text(encoding="utf-8")
+    expected: str | bytes = (
+        path.read_bytes() if isinstance(actual, bytes) else path.read_text(encoding="utf-8")
+    )
     assert actual == expected, f"output differs from golden file {path} (DPFC_BLESS=1 to update)"
 
 

@@ -38,7 +38,10 @@ def _vector(name: str) -> str:
         f"# SwitchVM options: {len(encoded.data)} bytes (header {encoded.header_bytes}, "
         f"code {encoded.code_bytes}, stack {encoded.stack_bytes})",
     ]
-    lines += [f"option class={c:#06x} type={t:#04x}: {(data).hex()}" for _, c, t, data in split_options(encoded.data)]
+    lines += [
+        f"option class={c:#06x} type={t:#04x}: {(data).hex()}"
+        for _, c, t, data in split_options(encoded.data)
+    ]
     for stage, slots in sorted(program.switch_slots().items()):
         for slot, bundle in sorted(slots.items()):
             word = encode_slot(stage_kind(stage), bundle, TOFINO1)
@@ -70,6 +73,7 @@ def test_example_fits_geneve_limits_and_round_trips(name: str) -> None:
 
 def test_paper_shapes() -> None:
     """The examples use the EUs and lanes the paper describes (checked on the machine code)."""
+
     def load(name: str):  # type: ignore[no-untyped-def]
         path = ROOT / "examples" / "asm" / f"{name}.dpfasm"
         return assemble_text(path.read_text(), path.name, TOFINO1)

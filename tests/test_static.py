@@ -38,13 +38,16 @@ def test_every_package_is_installed() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     listed = set(config["packages"])
     found = {
-        ".".join(path.parent.relative_to(ROOT).parts) for path in (ROOT / "dpfc").rglob("__init__.py")
+        ".".join(path.parent.relative_to(ROOT).parts)
+        for path in (ROOT / "dpfc").rglob("__init__.py")
     }
     found |= {
         "dpfc.backends" + "".join("." + p for p in path.parent.relative_to(ROOT / "backends").parts)
         for path in (ROOT / "backends").rglob("__init__.py")
     }
-    assert found == listed, f"packages missing from pyproject: {found - listed}; stale: {listed - found}"
+    assert found == listed, (
+        f"packages missing from pyproject: {found - listed}; stale: {listed - found}"
+    )
 
 
 def test_adapters_confine_third_party_imports() -> None:

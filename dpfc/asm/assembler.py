@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from dpfc.asm.program import AssembledProgram, PlacedBundle, Placement
 from dpfc.asm.syntax import Directive, Head, Instruction, Operand, parse_lines
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, SourceFile, Span
+from dpfc.encoding.code import encode_stage_bundle
 from dpfc.encoding.errors import EncodingError
 from dpfc.encoding.header import encode_options
 from dpfc.isa.bundle import (
@@ -59,6 +60,8 @@ class _Group:
     label: str
     pc: PC | None = None
     instructions: list[Instruction] = field(default_factory=list)
+    # A line of this bundle failed to parse (already reported): don't report what is missing.
+    has_syntax_error: bool = False
 
 
 @dataclass
@@ -70,6 +73,7 @@ class _Builder:
     alu: dict[int, tuple[AluOp, Span]] = field(default_factory=dict)
     mem: dict[int, tuple[MemOp, Span]] = field(default_factory=dict)
     control: tuple[Control, Span] | None = None
+    control_operands: dict[str, Span] = field(default_factory=dict)  # x, y, taken, not_taken
     push: list[tuple[Register, Span]] = field(default_factory=list)
     push_spans: list[Span] = field(default_factory=list)
     steering: tuple[Steering, Span] | None = None
@@ -90,6 +94,9 @@ class Assembler:
         self.entry_name: tuple[str, Span] | None = None
         self.groups: list[_Group] = []
         self.labels: dict[str, _Group] = {}
+        # (stage, in-packet index) -> where-key -> span of the PC operands of that bundle,
+        # so that whole-image violations can point at the operand they are about.
+        self.operand_spans: dict[tuple[int, int], dict[str, Span]] = {}
 
     # -- reporting ---------------------------------------------------------------------
     def error(
@@ -101,9 +108,16 @@ class Assembler:
     def run(self) -> AssembledProgram:
         lines, syntax_errors = parse_lines(self.source)
         self.diagnostics.extend(syntax_errors)
+        error_offsets = sorted(d.span.start for d in syntax_errors if d.span is not None)
         current: _Group | None = None
         directives: list[Directive] = []
         for line in lines:
+            if isinstance(line, Instruction) and _parse_stage(line.mnemonic) is not None:
+                line = self._head_without_colon(line)
+            if current is not None and error_offsets:
+                current.has_syntax_error |= any(
+                    current.head.span.start < o < line.span.start for o in error_offsets
+                )
             if isinstance(line, Directive):
                 if self.groups:
                     self.error(
@@ -123,8 +137,11 @@ class Assembler:
                 )
             else:
                 current.instructions.append(line)
+        if current is not None:
+            current.has_syntax_error |= any(o > current.head.span.start for o in error_offsets)
         for directive in directives:
             self._directive(directive)
+        self._name_unlabeled()
         self._assign_addresses()
         placed = [self._build(group) for group in self.groups if group.pc is not None]
         program = self._finish([p for p in placed if p is not None])
@@ -172,7 +189,30 @@ class Assembler:
             except TargetError as exc:
                 self.error("DPF0108", str(exc), arg.span)
 
-    def _head(self, head: Head) -> _Group | None:
+    def _head_without_colon(self, instr: Instruction) -> Instruction | Head:
+        """``eu0 count`` (no colon) is a bundle head with a typo, not an unknown instruction."""
+        ops = instr.operands
+        if len(ops) > 1 or (ops and ops[0].kind != "name"):
+            return instr
+        label = ops[0] if ops else None
+        self.error(
+            "DPF0001",
+            f"bundle head `{instr.span.text()}` needs a `:` at its end",
+            instr.span,
+            hint=f"write `{instr.span.text()}:`",
+        )
+        return Head(
+            instr.mnemonic,
+            instr.mnemonic_span,
+            label.text if label else None,
+            label.span if label else None,
+            None,
+            None,
+            instr.span,
+        )
+
+    def _head(self, head: Head) -> _Group:
+        """Open the bundle a head starts; a bad head's bundle is read but never built."""
         stage = _parse_stage(head.stage)
         if stage is None:
             self.error(
@@ -180,11 +220,14 @@ class Assembler:
                 f"`{head.stage}` is not a stage; a bundle head is `prolog`, `eu<k>` or `epilog`, then a label and `:`",
                 head.stage_span,
             )
-            return None
-        label = (
-            head.label or f"{stage_name(stage)}_{sum(1 for g in self.groups if g.stage == stage)}"
-        )
-        group = _Group(head, stage, label)
+            # Keep the label (without an address) so that branches to it are not reported too.
+            group = _Group(head, EPILOG_STAGE, head.label or "")
+            if head.label is not None:
+                self.labels.setdefault(head.label, group)
+            return group
+        # An unlabeled bundle gets a generated name once every user label is known
+        # (_name_unlabeled), so that a generated name never collides with a written one.
+        group = _Group(head, stage, head.label or "")
         if head.label is not None and head.label in self.labels:
             first = self.labels[head.label].head
             self.error(
@@ -193,10 +236,25 @@ class Assembler:
                 head.label_span,
                 Note("first defined here", first.label_span),
             )
-            return None
-        self.labels[label] = group
+            return group
+        if head.label is not None:
+            self.labels[head.label] = group
         self.groups.append(group)
         return group
+
+    def _name_unlabeled(self) -> None:
+        counts: dict[int, int] = {}
+        for group in self.groups:
+            if group.label:
+                continue
+            while True:
+                index = counts.get(group.stage, 0)
+                counts[group.stage] = index + 1
+                name = f"{stage_name(group.stage)}_{index}"
+                if name not in self.labels:
+                    break
+            group.label = name
+            self.labels[name] = group
 
     def _assign_addresses(self) -> None:
         used: dict[int, dict[int, Span]] = {}
@@ -277,10 +335,12 @@ class Assembler:
             violations = check_epilog(bundle, self.profile)
         else:
             if builder.control is None:
+                if group.has_syntax_error:
+                    return None
                 self.error(
                     "DPF0116",
                     f"{stage_name(group.stage)} bundle `{group.label}` names no successor: end it with "
-                    "JMP, HALT or a branch",
+                    + ("JMP" if group.stage == PROLOG_STAGE else "JMP, HALT or a branch"),
                     group.head.span,
                 )
                 return None
@@ -308,6 +368,11 @@ class Assembler:
             )
         if violations:
             return None
+        if group.pc.in_packet:
+            spans = dict(builder.control_operands)
+            if builder.next_pc is not None:
+                spans["next_pc"] = builder.next_pc[1]
+            self.operand_spans[(group.stage, group.pc.index)] = spans
         return PlacedBundle(group.stage, group.pc, bundle, group.label, group.head.span)
 
     def _next_stage_name(self, stage: int) -> str:
@@ -323,6 +388,8 @@ class Assembler:
             return b.alu[key[1]][1]
         if key[:1] == ("mem",) and isinstance(key[1], int) and key[1] in b.mem:
             return b.mem[key[1]][1]
+        if key[:1] == ("control",) and len(key) > 1 and key[1] in b.control_operands:
+            return b.control_operands[str(key[1])]
         if key[:1] == ("control",) and b.control is not None:
             return b.control[1]
         if key[:1] == ("immediates",) and b.immediate_spans:
@@ -332,6 +399,8 @@ class Assembler:
         if key[:1] == ("push",):
             if len(key) > 1 and isinstance(key[1], int):
                 return b.push[key[1]][1]
+            if len(b.push) > self.profile.max_push:
+                return b.push[self.profile.max_push][1]
             return b.push_spans[-1] if b.push_spans else group.head.span
         if key[:1] == ("steering",) and b.steering is not None:
             return b.steering[1]
@@ -363,7 +432,7 @@ class Assembler:
                 "DPF0102",
                 f"`{mnemonic}` is {kind} instruction and cannot appear in {stage_name(group.stage)}",
                 instr.mnemonic_span,
-                hint=_section_hint(spec),
+                hint=_section_hint(spec, section),
             )
             return
         handler = {
@@ -397,22 +466,35 @@ class Assembler:
             )
             return None
         reg = Register(RegClass[match.group(1).upper()], int(match.group(2)))
-        if reg.lane > 15:
-            self.error("DPF1001", f"register {reg} does not exist", op.span)
-            return None
         for violation in check_register(reg, self.profile, ()):
             self.error(violation.code, violation.message, op.span)
+            return None
+        if reg.lane > 15:  # beyond the 4-bit lane field, whatever the profile says
+            self.error("DPF1001", f"register {reg} does not exist", op.span)
             return None
         return reg
 
     def _immediate(
-        self, op: Operand, what: str, lo: int = WORD_MIN, hi: int = WORD_MAX
+        self,
+        op: Operand,
+        what: str,
+        lo: int = WORD_MIN,
+        hi: int = WORD_MAX,
+        *,
+        code: str = "DPF1003",
+        why: str = "",
     ) -> int | None:
         if op.kind != "number" or op.number is None:
             self.error("DPF0111", f"{what} must be a number, got `{op.text}`", op.span)
             return None
         if not lo <= op.number <= hi:
-            self.error("DPF1003", f"{what} {op.text} out of range ({lo}..{hi:#x})", op.span)
+            if not why and (lo, hi) == (WORD_MIN, WORD_MAX):
+                why = " (a 32-bit word, signed or unsigned)"
+            self.error(
+                code,
+                f"{what} {op.text} out of range {_hex(lo)}..{_hex(hi)}{why}",
+                op.span,
+            )
             return None
         return op.number & 0xFFFF_FFFF
 
@@ -450,6 +532,10 @@ class Assembler:
                 op.span,
             )
             return None
+        if target.pc is None:
+            # Its bundle head was rejected (bad stage, bad slot) and reported; a placeholder
+            # keeps this reference from adding a second, derived error.
+            return PC(False, 0)
         if prolog:
             wanted = PROLOG_STAGE
         elif halt or group.stage == self.profile.num_eus:
@@ -459,8 +545,9 @@ class Assembler:
         if target.stage != wanted:
             self.error(
                 "DPF0121",
-                f"label `{op.text}` is a {stage_name(target.stage)} bundle but this "
-                f"{'NEXT_PC' if prolog else 'HALT' if halt else 'target'} must name a {stage_name(wanted)} bundle",
+                f"label `{op.text}` is {_a(stage_name(target.stage))} bundle but this "
+                f"{'NEXT_PC' if prolog else 'HALT' if halt else 'target'} must name "
+                f"{_a(stage_name(wanted))} bundle",
                 op.span,
                 Note(f"`{op.text}` defined here", target.head.label_span or target.head.span),
                 hint=None
@@ -500,7 +587,13 @@ class Assembler:
             b.immediate_spans.setdefault(value, instr.operands[1].span)
         elif kind is SelectorKind.LOAD_CONST:
             index = self._immediate(
-                instr.operands[1], "constant index", 0, self.profile.const_table_entries - 1
+                instr.operands[1],
+                "constant index",
+                0,
+                self.profile.const_table_entries - 1,
+                code="DPF1016",
+                why=f": {self.profile.name} has {self.profile.const_table_entries} "
+                "constant-table entries",
             )
             if index is None:
                 return
@@ -520,8 +613,17 @@ class Assembler:
                     return
                 value = field_.index
             else:
-                index = self._immediate(md, "metadata index", 0, 255)
+                index = self._immediate(md, "metadata index", 0, 255, code="DPF1017")
                 if index is None:
+                    return
+                if self.profile.metadata_by_index(index) is None:
+                    self.error(
+                        "DPF1017",
+                        f"unknown metadata index {index}",
+                        md.span,
+                        hint=f"{self.profile.name} defines "
+                        + ", ".join(f"{m.index}={m.name}" for m in self.profile.metadata),
+                    )
                     return
                 value = index
         if kind is SelectorKind.HASH and dest.cls is not RegClass.A:
@@ -610,12 +712,29 @@ class Assembler:
         data = self._register(data_op, "memory data register")
         if addr is None or data is None:
             return
-        if addr.cls is not RegClass.A or data.cls is not RegClass.B or addr.lane != data.lane:
+        if addr.cls is not RegClass.A:
             self.error(
                 "DPF0114",
-                f"memory lane i takes its address in A[i] and data in B[i]; "
-                f"`{spec.mnemonic}` with address {addr} and data {data} is illegal",
-                instr.span,
+                f"memory address must be an A register, not {addr} "
+                "(memory lane i takes its address in A[i] and data in B[i])",
+                addr_op.span,
+            )
+            return
+        if data.cls is not RegClass.B:
+            self.error(
+                "DPF0114",
+                f"memory data must be a B register, not {data} "
+                "(memory lane i takes its address in A[i] and data in B[i])",
+                data_op.span,
+            )
+            return
+        if addr.lane != data.lane:
+            self.error(
+                "DPF0114",
+                f"memory lane {addr.lane} takes its address in A{addr.lane} and data in "
+                f"B{addr.lane}; data {data} is in lane {data.lane}",
+                data_op.span,
+                hint=f"MOV the value into B{addr.lane} in a selector first",
             )
             return
         if addr.lane in b.mem:
@@ -643,6 +762,8 @@ class Assembler:
             return
         if not self._arity(spec, instr, 4 if op.conditional else 1):
             return
+        names = ("taken",) if not op.conditional else ("x", "y", "taken", "not_taken")
+        b.control_operands = {n: o.span for n, o in zip(names, instr.operands, strict=True)}
         if not op.conditional:
             taken = self._target(group, instr.operands[0], halt=op is CtrlOp.HALT)
             if taken is not None:
@@ -716,7 +837,9 @@ class Assembler:
         if len(instr.operands) == 2:
             value_op = instr.operands[1]
             if value_op.kind == "number":
-                number = self._immediate(value_op, "steering value", 0, 0xFFFF)
+                number = self._immediate(
+                    value_op, "steering value", 0, 0xFFFF, code="DPF1023", why=" (16 bits)"
+                )
                 if number is None:
                     return
                 value = Imm(number)
@@ -732,8 +855,23 @@ class Assembler:
         if self.entry_name is not None:
             name, span = self.entry_name
             group = self.labels.get(name)
-            if group is None or group.stage != PROLOG_STAGE:
-                self.error("DPF0130", f"`.entry {name}` must name a prolog bundle", span)
+            if group is None:
+                prolog_names = [g.label for g in prologs]
+                self.error(
+                    "DPF0130",
+                    f"`.entry {name}` names no bundle; it must name a prolog bundle"
+                    + _suggest(name, prolog_names),
+                    span,
+                )
+                return None
+            if group.stage != PROLOG_STAGE:
+                self.error(
+                    "DPF0130",
+                    f"`.entry {name}` names {_a(stage_name(group.stage))} bundle; "
+                    "it must name a prolog bundle",
+                    span,
+                    Note(f"`{name}` defined here", group.head.label_span or group.head.span),
+                )
                 return None
             entry_group = group
         elif prologs:
@@ -742,7 +880,7 @@ class Assembler:
             self.error(
                 "DPF0130",
                 "no prolog: a DPF starts at a prolog bundle (`prolog NAME:`)",
-                self.source.span(0, 0),
+                self.groups[0].head.span if self.groups else self.source.span(0, 0),
             )
             return None
         if self.diagnostics or entry_group.pc is None:
@@ -752,8 +890,19 @@ class Assembler:
         )
         by_key = {(p.stage, p.pc.index): p for p in placed if p.pc.in_packet}
         for stage, index, violation in check_image(program.image(), self.profile):
+            hint = None
+            if violation.code == "DPF1031":
+                index = self.profile.packet_bundles_per_stage
+                hint = (
+                    "place bundles of that stage in switch code memory "
+                    f"(`{stage_name(stage)} NAME @slot:`)"
+                )
             found = by_key.get((stage, index))
-            self.error(violation.code, violation.message, found.span if found else None)
+            where = found.span if found else None
+            if violation.where[:1] in (("control",), ("next_pc",)):
+                operands = self.operand_spans.get((stage, index), {})
+                where = operands.get(str(violation.where[-1]), where)
+            self.error(violation.code, violation.message, where, hint=hint)
         if self.diagnostics:
             return None
         image = program.image()
@@ -761,10 +910,20 @@ class Assembler:
             try:
                 encode_options(program.header(), self.profile)
             except EncodingError as exc:
+                in_packet = [p for p in placed if p.pc.in_packet]
+                sizes = [
+                    len(encode_stage_bundle(p.stage, p.bundle, self.profile)) for p in in_packet
+                ]
+                largest = in_packet[sizes.index(max(sizes))]
                 self.error(
                     exc.code,
                     f"in-packet code does not fit: {exc.message}",
-                    self.source.span(0, 0),
+                    entry_group.head.span,
+                    Note(
+                        f"the {len(in_packet)} in-packet bundles take {sum(sizes)} bytes; the largest, "
+                        f"`{largest.label}` ({stage_name(largest.stage)}), takes {max(sizes)}",
+                        largest.span,
+                    ),
                     hint="move bundles in-switch (`.placement switch` or `@slot` on a head), or shorten the code",
                 )
                 return None
@@ -783,12 +942,23 @@ def _parse_stage(text: str) -> int | None:
     return None
 
 
+def _hex(value: int) -> str:
+    return f"{value:#x}" if abs(value) > 9 else str(value)
+
+
+def _a(word: str) -> str:
+    """``word`` with its indefinite article (an eu0, an epilog, a prolog)."""
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
 def _suggest(word: str, choices: list[str] | tuple[str, ...], prefix: str = "") -> str:
     close = difflib.get_close_matches(word, choices, n=1)
     return f"; did you mean `{prefix}{close[0]}`?" if close else ""
 
 
-def _section_hint(spec: InstructionSpec) -> str:
+def _section_hint(spec: InstructionSpec, section: str) -> str:
+    if section == "prolog" and spec.unit is Unit.CONTROL:
+        return "a prolog ends with `JMP` to an eu0 bundle; it has no other branch"
     if spec.unit is Unit.PROLOG:
         return "registers are initialised (POP, PEEK, LOAD_MD, RAND) only in the prolog"
     if spec.unit is Unit.EPILOG:

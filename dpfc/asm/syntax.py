@@ -24,7 +24,7 @@ instruction: NAME (operand ("," operand)*)?
         | "[" NAME "]" -> mem
         | "@" NAME ":" NUMBER -> pcref
 NAME: /[A-Za-z_][A-Za-z0-9_]*/
-NUMBER: /-?(0[xX][0-9a-fA-F_]+|0[bB][01_]+|[0-9][0-9_]*)/
+NUMBER: /-?(0[xX]_*[0-9a-fA-F][0-9a-fA-F_]*|0[bB]_*[01][01_]*|[0-9][0-9_]*)/
 COMMENT: /[;#][^\n]*/
 %ignore COMMENT
 %ignore /[ \t\r]+/
@@ -120,6 +120,18 @@ def _syntax_diagnostic(
 ) -> Diagnostic:
     offset = line_start + failure.offset
     expected = _describe_expected(failure.expected)
+    number = _glued_number(text, failure.offset)
+    if number is not None:
+        start, end = number
+        return Diagnostic(
+            "DPF0001",
+            f"malformed number `{text[start:end]}`",
+            Span(source, line_start + start, line_start + end),
+            hint="numbers are decimal, 0x hexadecimal or 0b binary, with optional `_` separators",
+        )
+    hint = None
+    if "COMMA" in failure.expected and failure.found_type in ("NAME", "NUMBER", "LSQB", "AT"):
+        hint = "separate operands with `,`"
     if failure.found_type == "CHAR":
         message = f"unexpected character `{failure.found}`"
     elif failure.found_type == "EOF":
@@ -131,7 +143,30 @@ def _syntax_diagnostic(
     if expected:
         message += f"; expected {expected}"
     length = max(len(failure.found), 1)
-    return Diagnostic("DPF0001", message, Span(source, offset, offset + length))
+    return Diagnostic("DPF0001", message, Span(source, offset, offset + length), hint=hint)
+
+
+def _glued_number(text: str, offset: int) -> tuple[int, int] | None:
+    """The ``[start, end)`` of a number with junk glued to it (``0x1g``), if ``offset`` is in one."""
+    if not 0 < offset < len(text):
+        return None
+    if not (_is_word_char(text[offset - 1]) and _is_word_char(text[offset])):
+        return None
+    start = offset
+    while start > 0 and _is_word_char(text[start - 1]):
+        start -= 1
+    if not text[start].isdigit():
+        return None
+    if start > 0 and text[start - 1] == "-":
+        start -= 1
+    end = offset
+    while end < len(text) and _is_word_char(text[end]):
+        end += 1
+    return start, end
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def _span(source: SourceFile, base: int, item: Node | Leaf) -> Span:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -58,6 +59,10 @@ def handle_errors(func: F) -> F:
             KeyboardInterrupt,
         ):
             raise
+        except BrokenPipeError:
+            # The reader of stdout went away (`dpfc ... | head`): stop quietly, as Unix tools do.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
         except Exception as exc:
             where = traceback.extract_tb(exc.__traceback__)[-1]
             click.echo(
@@ -66,8 +71,6 @@ def handle_errors(func: F) -> F:
                 "  please report this with the input that caused it (set DPFC_TRACEBACK=1 for details)",
                 err=True,
             )
-            import os
-
             if os.environ.get("DPFC_TRACEBACK"):
                 traceback.print_exc()
             sys.exit(2)

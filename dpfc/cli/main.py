@@ -200,16 +200,16 @@ def asm_command(
     disasm: bool,
 ) -> None:
     """Assemble a .dpfasm file; print a size report, write bytes, a pcap or a JSON object."""
+    kind = _emit_kind(emit, output)
+    if kind != "none" and output is None:
+        raise UserError(f"--emit {kind} needs -o FILE")
     program = assemble(_read_text(source), _profile(target))
     stack_values = parse_stack_text(stack)
     tenant_id = _number(tenant, "tenant id", (1 << 24) - 1)
-    for line in _size_report(program, stack_values):
-        click.echo(line)
-    kind = _emit_kind(emit, output)
     header = program.header(stack_values)
     built = build_packet(PacketSpec(tenant_id, header, payload.encode()), program.profile)
-    if kind != "none" and output is None:
-        raise UserError(f"--emit {kind} needs -o FILE")
+    for line in _size_report(program, stack_values):
+        click.echo(line)
     if output is not None:
         if kind == "options":
             _write(output, built.options.data)

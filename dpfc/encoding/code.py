@@ -121,15 +121,24 @@ def encode_bundle(bundle: Bundle, profile: TargetProfile) -> bytes:
     return bytes(out)
 
 
-def _read_register(reader: ByteReader, what: str, value: int | None = None) -> Register:
-    offset = reader.offset
-    code = reader.u8(what) if value is None else value
+def _register(code: int, what: str, offset: int) -> Register:
+    """The register of a 5-bit register number read at ``offset``."""
     if code > 0x1F:
-        raise DecodeError(f"invalid register number {code:#04x} in {what}", offset - 1, "DPF3010")
+        raise DecodeError(
+            f"invalid register number {code:#04x} in {what} (register numbers are 0x00..0x1f)",
+            offset,
+            "DPF3010",
+        )
     return Register.from_code(code)
 
 
+def _read_register(reader: ByteReader, what: str) -> Register:
+    offset = reader.offset
+    return _register(reader.u8(what), what, offset)
+
+
 def decode_bundle(reader: ByteReader, profile: TargetProfile) -> Bundle:
+    """Decode one prolog/EU bundle; rejects malformed and non-canonical bytes."""
     start = reader.offset
     head = reader.u8("bundle header")
     ctrl_value, n_imm, has_alu, has_mem = head >> 4, (head >> 2) & 3, (head >> 1) & 1, head & 1
@@ -161,47 +170,109 @@ def decode_bundle(reader: ByteReader, profile: TargetProfile) -> Bundle:
         raw_operand = reader.u8("selector operand")
         raw_selectors.append((offset, packed >> 3, packed & 7, raw_operand))
     group = (profile.lanes + 1) // 2
+    alu_offset = reader.offset
     alu = _decode_nibbles(reader, group, profile.lanes, "ALU ops", AluOp) if has_alu else None
+    mem_offset = reader.offset
     mem = _decode_nibbles(reader, group, profile.lanes, "memory ops", MemOp) if has_mem else None
+    imm_offset = reader.offset
     immediates = tuple(reader.u32("immediate") for _ in range(n_imm))
 
-    def branch_operand(raw: int, what: str) -> Operand:
+    def branch_operand(raw: int, what: str, offset: int) -> Operand:
         if raw & IMM_FLAG:
             slot = raw & 0x7F
             if slot >= len(immediates):
                 raise DecodeError(
-                    f"{what} names immediate slot {slot} of {len(immediates)}", start, "DPF3014"
+                    f"{what} names immediate slot {slot} but the bundle has "
+                    f"{len(immediates)} immediate(s)",
+                    offset,
+                    "DPF3014",
                 )
             return Imm(immediates[slot])
-        return _read_register(reader, what, raw)
+        return _register(raw, what, offset)
 
     selectors = []
     for offset, dest_code, kind_value, raw in raw_selectors:
-        dest = _read_register(reader, "selector destination", dest_code)
-        kind = SelectorKind(kind_value)
+        dest = Register.from_code(dest_code)  # 5 bits: always a register number
+        kind = SelectorKind(kind_value)  # 3 bits: every value is a selector kind
         source = None
         value = raw
         if kind is SelectorKind.MOV:
-            if raw > 0x1F:
-                raise DecodeError(f"invalid MOV source register {raw:#04x}", offset + 1, "DPF3010")
-            source, value = Register.from_code(raw), 0
+            source, value = _register(raw, "MOV source", offset + 1), 0
         elif kind is SelectorKind.LOAD_IMM:
             if raw >= len(immediates):
                 raise DecodeError(
-                    f"LOAD_IMM names immediate slot {raw} of {len(immediates)}",
+                    f"LOAD_IMM names immediate slot {raw} but the bundle has "
+                    f"{len(immediates)} immediate(s)",
                     offset + 1,
                     "DPF3014",
                 )
             value = immediates[raw]
         selectors.append(Selector(dest, kind, source, value))
-    x = branch_operand(raw_x, "branch operand x") if raw_x is not None else None
-    y = branch_operand(raw_y, "branch operand y") if raw_y is not None else None
-    return Bundle(
+    x = branch_operand(raw_x, "branch operand x", start + 4) if raw_x is not None else None
+    y = branch_operand(raw_y, "branch operand y", start + 5) if raw_y is not None else None
+    bundle = Bundle(
         tuple(selectors),
         alu if alu is not None else (AluOp.NOP,) * profile.lanes,
         mem if mem is not None else (MemOp.NOP,) * profile.lanes,
         Control(ctrl_op, taken, x, y, not_taken),
     )
+    if alu is not None and all(op is AluOp.NOP for op in alu):
+        raise DecodeError(
+            "non-canonical bundle: ALU op group present but every lane is NOP "
+            "(the canonical encoding clears has_alu and omits the group)",
+            alu_offset,
+            "DPF3040",
+        )
+    if mem is not None and all(op is MemOp.NOP for op in mem):
+        raise DecodeError(
+            "non-canonical bundle: memory op group present but every lane is NOP "
+            "(the canonical encoding clears has_mem and omits the group)",
+            mem_offset,
+            "DPF3040",
+        )
+    _check_canonical_immediates(immediates, bundle.immediates(), imm_offset)
+    _check_canonical_bytes(reader, start, encode_bundle(bundle, profile), "bundle")
+    return bundle
+
+
+def _check_canonical_immediates(
+    actual: tuple[int, ...], canonical: tuple[int, ...], offset: int
+) -> None:
+    """Immediates must be the distinct values the bundle uses, in first-use order."""
+    for slot, value in enumerate(actual):
+        if value in actual[:slot]:
+            raise DecodeError(
+                f"non-canonical bundle: immediate {value:#x} is stored twice "
+                f"(slots {actual.index(value)} and {slot})",
+                offset + 4 * slot,
+                "DPF3040",
+            )
+        if value not in canonical:
+            raise DecodeError(
+                f"non-canonical bundle: immediate slot {slot} ({value:#x}) is never used",
+                offset + 4 * slot,
+                "DPF3040",
+            )
+    for slot, (value, expected) in enumerate(zip(actual, canonical, strict=True)):
+        if value != expected:
+            raise DecodeError(
+                f"non-canonical bundle: immediates not in first-use order "
+                f"(slot {slot} holds {value:#x}, the canonical order puts {expected:#x} there)",
+                offset + 4 * slot,
+                "DPF3040",
+            )
+
+
+def _check_canonical_bytes(reader: ByteReader, start: int, canonical: bytes, what: str) -> None:
+    """The bytes just decoded (from ``start``) must be the canonical encoding of the result."""
+    actual = reader.data[start - reader.base : reader.pos]
+    if actual == canonical:
+        return
+    index = next(
+        (i for i, (a, b) in enumerate(zip(actual, canonical, strict=False)) if a != b),
+        min(len(actual), len(canonical)),
+    )
+    raise DecodeError(f"non-canonical {what} encoding", start + index, "DPF3040")
 
 
 def _decode_nibbles(
@@ -253,6 +324,7 @@ def encode_epilog(epilog: EpilogBundle, profile: TargetProfile) -> bytes:
 
 
 def decode_epilog(reader: ByteReader, profile: TargetProfile) -> EpilogBundle:
+    """Decode one epilog bundle; rejects malformed and non-canonical bytes."""
     start = reader.offset
     head = reader.u8("epilog header")
     flags = reader.u8("epilog header")
@@ -276,7 +348,11 @@ def decode_epilog(reader: ByteReader, profile: TargetProfile) -> EpilogBundle:
             else Imm(reader.u16("steering value"))
         )
     elif steer_src:
-        raise DecodeError(f"steering action `{action.name}` takes no value", start + 1, "DPF3019")
+        raise DecodeError(
+            f"steering action `{action.name}` takes no value but steer_src is set",
+            start + 1,
+            "DPF3019",
+        )
     next_pc: PC | Register | None = None
     if next_src == NEXT_PC_IMM:
         next_pc = decode_pc(reader.u16("NEXT_PC"))
@@ -284,7 +360,9 @@ def decode_epilog(reader: ByteReader, profile: TargetProfile) -> EpilogBundle:
         next_pc = _read_register(reader, "NEXT_PC register")
     elif next_src != NEXT_PC_NONE:
         raise DecodeError("invalid NEXT_PC source 3", start + 1, "DPF3019")
-    return EpilogBundle(push, Steering(action.name, value), next_pc, bool(hdr_mod))
+    epilog = EpilogBundle(push, Steering(action.name, value), next_pc, bool(hdr_mod))
+    _check_canonical_bytes(reader, start, encode_epilog(epilog, profile), "epilog")
+    return epilog
 
 
 def encode_stage_bundle(stage: int, bundle: StageBundle, profile: TargetProfile) -> bytes:
@@ -346,11 +424,20 @@ def pack_code(image: CodeImage, profile: TargetProfile) -> PackedCode:
     return PackedCode(tuple(options), tuple(sizes))
 
 
-def unpack_code(options: list[tuple[int, bytes]], profile: TargetProfile) -> CodeImage:
-    """Decode code-option payloads (with their byte offsets) into a :class:`CodeImage`."""
+def unpack_code(
+    options: list[tuple[int, bytes]],
+    profile: TargetProfile,
+    positions: dict[tuple[int, int], int] | None = None,
+) -> CodeImage:
+    """Decode code-option payloads (with their byte offsets) into a :class:`CodeImage`.
+
+    If ``positions`` is given, it receives the byte offset of every bundle, keyed by
+    (stage, index in the stage), so that later checks can point at the offending bundle.
+    """
     prologs: list[Bundle] = []
     eus: list[list[Bundle]] = [[] for _ in range(profile.num_eus)]
     epilogs: list[EpilogBundle] = []
+    where = positions if positions is not None else {}
     last_stage = -1
     for base, data in options:
         reader = ByteReader(data, base)
@@ -376,18 +463,79 @@ def unpack_code(options: list[tuple[int, bytes]], profile: TargetProfile) -> Cod
             last_stage = stage
             for _ in range(count):
                 if stage == PROLOG_STAGE:
+                    where[(stage, len(prologs))] = reader.offset
                     prologs.append(decode_bundle(reader, profile))
                 elif stage == EPILOG_STAGE:
+                    where[(stage, len(epilogs))] = reader.offset
                     epilogs.append(decode_epilog(reader, profile))
                 else:
+                    where[(stage, len(eus[stage - 1]))] = reader.offset
                     eus[stage - 1].append(decode_bundle(reader, profile))
-        padding = reader.take(reader.remaining(), "padding")
-        if len(padding) > 3 or any(padding):
-            raise DecodeError(
-                "code option has trailing bytes after its blocks",
-                reader.offset - len(padding),
-                "DPF3023",
-            )
+        _check_padding(reader)
     while eus and not eus[-1]:
         eus.pop()
     return CodeImage(tuple(prologs), tuple(tuple(s) for s in eus), tuple(epilogs))
+
+
+def _check_padding(reader: ByteReader) -> None:
+    """After its blocks, a code option holds only the zero padding to a 4-byte boundary."""
+    start = reader.offset
+    padding = reader.take(reader.remaining(), "padding")
+    if len(padding) > 3:
+        raise DecodeError(
+            f"code option has {len(padding)} bytes after its blocks; only zero padding to "
+            "the next 4-byte boundary (at most 3 bytes) may follow",
+            start,
+            "DPF3023",
+        )
+    for index, byte in enumerate(padding):
+        if byte:
+            raise DecodeError(
+                f"padding byte after the blocks of a code option is {byte:#04x}, not zero",
+                start + index,
+                "DPF3023",
+            )
+
+
+def field_offset(bundle: StageBundle, where: tuple[str | int, ...], profile: TargetProfile) -> int:
+    """Offset, from the first byte of ``bundle``'s encoding, of the field that a
+    :class:`~dpfc.isa.check.Violation` ``where`` key names (0, the bundle header, if none)."""
+    if isinstance(bundle, EpilogBundle):
+        n_push = len(bundle.push)
+        value = bundle.steering.value
+        value_bytes = 1 if isinstance(value, Register) else 2 if isinstance(value, Imm) else 0
+        match where:
+            case ("push", int() as index):
+                return 2 + index
+            case ("steering",) if value is not None:
+                return 2 + n_push
+            case ("next_pc",) if bundle.next_pc is not None:
+                return 2 + n_push + value_bytes
+        return 0
+    conditional = bundle.control.op.conditional
+    selectors_at = 8 if conditional else 4
+    group = (profile.lanes + 1) // 2
+    has_alu = any(op is not AluOp.NOP for op in bundle.alu)
+    has_mem = any(op is not MemOp.NOP for op in bundle.mem)
+    alu_at = selectors_at + 2 * len(bundle.selectors)
+    mem_at = alu_at + (group if has_alu else 0)
+    immediates_at = mem_at + (group if has_mem else 0)
+    match where:
+        case ("control", "taken"):
+            return 2
+        case ("control", "x") if conditional:
+            return 4
+        case ("control", "y") if conditional:
+            return 5
+        case ("control", "not_taken") if conditional:
+            return 6
+        case ("selector", str() as dest):
+            names = [str(sel.dest) for sel in bundle.selectors]
+            return selectors_at + 2 * names.index(dest) if dest in names else 0
+        case ("alu", int() as lane) if has_alu:
+            return alu_at + lane // 2
+        case ("mem", int() as lane) if has_mem:
+            return mem_at + lane // 2
+        case ("immediates",) if bundle.immediates():
+            return immediates_at
+    return 0

@@ -17,7 +17,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dpfc.encoding.code import decode_pc, encode_pc, pack_code, unpack_code
+from dpfc.encoding.code import (
+    MAX_BLOCK_BUNDLES,
+    decode_pc,
+    encode_pc,
+    field_offset,
+    pack_code,
+    unpack_code,
+)
 from dpfc.encoding.errors import ByteReader, DecodeError, EncodingError
 from dpfc.isa.bundle import PC, CodeImage, stage_name
 from dpfc.isa.check import check_image
@@ -134,7 +141,10 @@ def encode_options(header: SwitchVMHeader, profile: TargetProfile) -> EncodedOpt
     )
 
 
-def split_options(data: bytes, base_offset: int = 0) -> list[tuple[int, int, int, bytes]]:
+Option = tuple[int, int, int, bytes]  # (offset, class, type, data) as split_options gives
+
+
+def split_options(data: bytes, base_offset: int = 0) -> list[Option]:
     """Split a Geneve options area into (offset, class, type, data) without interpreting it."""
     reader = ByteReader(data, base_offset)
     out = []
@@ -147,7 +157,9 @@ def split_options(data: bytes, base_offset: int = 0) -> list[tuple[int, int, int
             raise DecodeError(
                 "reserved bits of a Geneve option header are set", offset + 3, "DPF3030"
             )
-        payload = reader.take((length_byte & 0x1F) * 4, "option data")
+        payload = reader.take(
+            (length_byte & 0x1F) * 4, f"data of Geneve option {opt_class:#06x}/{opt_type:#04x}"
+        )
         out.append((offset, opt_class, opt_type, payload))
     return out
 
@@ -177,7 +189,7 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
     if len(head) != HEADER_DATA_LEN:
         raise DecodeError(
             f"header option has {len(head)} data bytes, expected {HEADER_DATA_LEN}",
-            offset,
+            offset + 3,
             "DPF3034",
         )
     version, flags = head[0] >> 4, head[0] & 0xF
@@ -204,7 +216,8 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
             offset + 7,
             "DPF3037",
         )
-    code = unpack_code([(o[0] + 4, o[3]) for o in rest[:n_code]], profile)
+    positions: dict[tuple[int, int], int] = {}
+    code = unpack_code([(o[0] + 4, o[3]) for o in rest[:n_code]], profile, positions)
     stack_data = b"".join(o[3] for o in rest[n_code:])
     if len(stack_data) != 4 * depth:
         raise DecodeError(
@@ -227,25 +240,107 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
     problems = check_image(code, profile)
     if problems:
         stage, index, v = problems[0]
-        raise DecodeError(f"{stage_name(stage)} bundle {index}: {v.message}", options[0][0], v.code)
+        if v.code == "DPF1031":  # too many bundles in a stage: point at the first one too many
+            index = profile.packet_bundles_per_stage
+        raise DecodeError(
+            f"{stage_name(stage)} bundle {index}: {v.message}",
+            _violation_offset(code, positions, stage, index, v.where, profile, offset),
+            v.code,
+        )
     if header.gas > profile.max_gas:
         raise DecodeError(f"gas {gas} exceeds {profile.max_gas}", offset + 5, "DPF3039")
-    ours = b"".join(data[o[0] - base_offset : o[0] - base_offset + 4 + len(o[3])] for o in options)
     try:
-        again = encode_options(header, profile).data
+        again = encode_options(header, profile)
     except EncodingError as exc:
         raise DecodeError(exc.message, base_offset, exc.code) from None
-    if again != ours:
-        raise DecodeError(
-            "non-canonical encoding of the SwitchVM options",
-            _first_diff(ours, again, base_offset),
-            "DPF3040",
-        )
+    _check_canonical(options, n_code, again)
     return header
 
 
-def _first_diff(a: bytes, b: bytes, base: int) -> int:
+def _violation_offset(
+    code: CodeImage,
+    positions: dict[tuple[int, int], int],
+    stage: int,
+    index: int,
+    where: tuple[str | int, ...],
+    profile: TargetProfile,
+    fallback: int,
+) -> int:
+    """Byte offset of the field a check violation names (the header option if unknown)."""
+    start = positions.get((stage, index))
+    if start is None:
+        return fallback
+    stages = dict(code.stages())
+    bundles = stages.get(stage, ())
+    if index >= len(bundles):
+        return start
+    return start + field_offset(bundles[index], where, profile)
+
+
+def _check_canonical(options: list[Option], n_code: int, encoded: EncodedOptions) -> None:
+    """The SwitchVM options must be exactly ``encoded``, the canonical encoding of their
+    content; the error names the section that differs (code, then stack, then header)."""
+    header_end = encoded.header_bytes
+    code_end = header_end + encoded.code_bytes
+    code_options, stack_options = options[1 : 1 + n_code], options[1 + n_code :]
+    ours = _concat(code_options)
+    if ours != encoded.data[header_end:code_end]:
+        canonical = [o[3] for o in split_options(encoded.data[header_end:code_end])]
+        actual = [o[3] for o in code_options]
+        if [len(c) for c in canonical] != [len(c) for c in actual]:
+            message = (
+                "non-canonical packing of the in-packet code: greedy packing gives "
+                f"{len(canonical)} code option(s) of {_sizes(canonical)} data bytes, "
+                f"this packet has {len(actual)} of {_sizes(actual)}"
+            )
+        else:
+            message = (
+                "non-canonical blocks in the in-packet code: each stage's bundles form one "
+                f"block (of at most {MAX_BLOCK_BUNDLES}) per code option"
+            )
+        index = _first_diff(ours, encoded.data[header_end:code_end])
+        raise DecodeError(message, _locate(code_options, index), "DPF3040")
+    ours = _concat(stack_options)
+    if ours != encoded.data[code_end:]:
+        raise DecodeError(
+            f"non-canonical stack: {len(stack_options)} stack option(s) where the canonical "
+            f"encoding uses {encoded.stack_options} ({STACK_ENTRIES_PER_OPTION} entries per option)",
+            _locate(stack_options, _first_diff(ours, encoded.data[code_end:])),
+            "DPF3040",
+        )
+    ours = _concat(options[:1])
+    if ours != encoded.data[:header_end]:
+        raise DecodeError(
+            "non-canonical header option",
+            _locate(options[:1], _first_diff(ours, encoded.data[:header_end])),
+            "DPF3040",
+        )
+
+
+def _concat(options: list[Option]) -> bytes:
+    return b"".join(o[1].to_bytes(2, "big") + bytes([o[2], len(o[3]) // 4]) + o[3] for o in options)
+
+
+def _sizes(payloads: list[bytes]) -> str:
+    return "+".join(str(len(p)) for p in payloads) or "0"
+
+
+def _locate(options: list[Option], index: int) -> int:
+    """Absolute offset of byte ``index`` of the concatenation of ``options`` (which need not
+    be adjacent in the Geneve header: other classes' options may sit between them)."""
+    for offset, _, _, data in options:
+        size = 4 + len(data)
+        if index < size:
+            return offset + index
+        index -= size
+    if not options:
+        return 0  # unreachable: an empty section decodes to an empty canonical section
+    last = options[-1]
+    return last[0] + 4 + len(last[3])
+
+
+def _first_diff(a: bytes, b: bytes) -> int:
     for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
-            return base + i
-    return base + min(len(a), len(b))
+            return i
+    return min(len(a), len(b))

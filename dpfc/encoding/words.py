@@ -37,6 +37,7 @@ from dpfc.isa.bundle import (
     StageBundle,
     Steering,
 )
+from dpfc.isa.check import check_bundle, check_epilog
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
 from dpfc.target.profile import TargetProfile
 
@@ -182,7 +183,29 @@ def encode_slot(kind: StageKind, bundle: StageBundle, profile: TargetProfile) ->
 
 
 def decode_slot(kind: StageKind, data: bytes, profile: TargetProfile) -> StageBundle:
-    """Inverse of :func:`encode_slot`; raises :class:`DecodeError` on a malformed word."""
+    """Inverse of :func:`encode_slot`; raises :class:`DecodeError` on a malformed word.
+
+    Like the in-packet decoder it is strict: the decoded bundle must obey every rule of
+    :mod:`dpfc.isa.check` for its stage, and the word must be the canonical encoding of it
+    (unused fields zero), so decode and encode are inverse bijections.
+    """
+    bundle = _decode_slot_fields(kind, data, profile)
+    if isinstance(bundle, EpilogBundle):
+        violations = check_epilog(bundle, profile)
+    else:
+        violations = check_bundle(
+            bundle, profile, prolog=kind is StageKind.PROLOG, next_stage="the next stage"
+        )
+    if violations:
+        raise DecodeError(f"{kind.value} slot: {violations[0].message}", 0, violations[0].code)
+    if encode_slot(kind, bundle, profile) != data:
+        raise DecodeError(
+            f"non-canonical {kind.value} slot (an unused field is not zero)", 0, "DPF3052"
+        )
+    return bundle
+
+
+def _decode_slot_fields(kind: StageKind, data: bytes, profile: TargetProfile) -> StageBundle:
     expected = slot_bytes(kind, profile)
     if len(data) != expected:
         raise DecodeError(

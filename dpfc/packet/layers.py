@@ -23,7 +23,7 @@ from scapy.fields import (
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
-from scapy.utils import PcapReader, PcapWriter
+from scapy.utils import PcapWriter, RawPcapReader
 
 from dpfc.encoding.header import OPTION_CLASS, TYPE_CODE, TYPE_HEADER, TYPE_STACK
 
@@ -164,21 +164,29 @@ def show(frame: bytes) -> str:
 
 
 def write_pcap(path: str, frames: list[bytes]) -> None:
-    # Fixed timestamps (packet i at i microseconds) keep written pcap files deterministic.
+    """Write frames to a pcap file (Ethernet link type), exactly as given.
+
+    Frames are written as raw bytes, never dissected, so malformed frames survive intact.
+    Fixed timestamps (packet i at i microseconds) keep written pcap files deterministic;
+    the file header is written even when there are no frames.
+    """
     with PcapWriter(path, linktype=1, sync=True) as writer:
+        writer.write_header(None)
         for index, frame in enumerate(frames):
-            packet = Ether(frame)
-            packet.time = index / 1_000_000
-            writer.write(packet)
+            writer.write_packet(bytes(frame), sec=0, usec=index)
 
 
 def read_pcap(path: str) -> list[bytes]:
     """Frames of a pcap file (raises OSError or ValueError on a bad file)."""
     frames: list[bytes] = []
     try:
-        with PcapReader(path) as reader:
-            for packet in reader:
-                frames.append(bytes(packet))
+        # The raw reader returns each record's bytes as captured (pcap or pcapng);
+        # dissecting and rebuilding with scapy would change malformed or empty frames.
+        # We own the file handle: scapy leaks its own when the header is rejected.
+        # (scapy's hints say str, but its readers accept an open binary file too)
+        with open(path, "rb") as handle, RawPcapReader(handle) as reader:  # type: ignore[arg-type]
+            for record, _metadata in reader:
+                frames.append(bytes(record))
     except OSError:
         raise
     except Exception as exc:  # scapy raises Scapy_Exception and struct errors on bad files

@@ -91,9 +91,18 @@ def parse_packet(data: bytes, profile: TargetProfile) -> ParsedPacket:
         raise DecodeError(
             f"UDP destination port {dport} is not Geneve (6081)", udp_start + 2, "DPF3065"
         )
-    if udp_length < UDP_HEADER + GENEVE_HEADER or udp_start + udp_length > ip_start + total_length:
+    if udp_length < UDP_HEADER + GENEVE_HEADER:
         raise DecodeError(
-            f"UDP length {udp_length} inconsistent with the IPv4 packet", udp_start + 4, "DPF3066"
+            f"UDP length {udp_length} leaves no room for the 8-byte Geneve header",
+            udp_start + 4,
+            "DPF3066",
+        )
+    if udp_start + udp_length > ip_start + total_length:
+        raise DecodeError(
+            f"UDP length {udp_length} runs past the end of the IPv4 packet "
+            f"({ip_start + total_length - udp_start} bytes from the UDP header on)",
+            udp_start + 4,
+            "DPF3066",
         )
     end = udp_start + udp_length
     geneve_start = r.offset
@@ -108,7 +117,8 @@ def parse_packet(data: bytes, profile: TargetProfile) -> ParsedPacket:
     options_offset = r.offset
     if options_offset + opt_words * 4 > end:
         raise DecodeError(
-            f"Geneve options length {opt_words * 4} runs past the UDP payload",
+            f"Geneve options length {opt_words * 4} runs past the UDP payload "
+            f"({end - options_offset} bytes follow the Geneve header)",
             geneve_start,
             "DPF3068",
         )

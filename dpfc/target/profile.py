@@ -7,6 +7,7 @@ are checked here so that a profile that loads is one every phase can handle.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, fields, replace
 from enum import Enum
@@ -124,6 +125,8 @@ MAX_EUS = 30
 MAX_IMMEDIATES = 3
 MAX_PACKET_BUNDLES_PER_STAGE = 8
 PC_INDEX_LIMIT = 0x7FFF
+# A profile name is printed in `.target NAME` of disassembly, so it must be an assembler NAME.
+PROFILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,10 @@ class TargetProfile:
     def problems(self) -> list[str]:
         """Every reason this profile cannot be used (empty when valid)."""
         out: list[str] = []
+        if not PROFILE_NAME.fullmatch(self.name):
+            out.append(
+                f"name `{self.name}` must be a letter or `_` followed by letters, digits or `_`"
+            )
         if not 1 <= self.lanes <= MAX_LANES:
             out.append(f"lanes must be 1..{MAX_LANES}, got {self.lanes}")
         if not 1 <= self.num_eus <= MAX_EUS:
@@ -231,9 +238,18 @@ class TargetProfile:
         indices = [m.index for m in self.metadata]
         if len(set(indices)) != len(indices) or any(not 0 <= i <= 255 for i in indices):
             out.append("metadata indices must be unique and 0..255")
+        # Disassembly prints `LOAD_MD R, name` and `FWD name`: names must read back.
+        md_names = [m.name for m in self.metadata]
+        if len(set(md_names)) != len(md_names) or not all(map(PROFILE_NAME.fullmatch, md_names)):
+            out.append("metadata names must be unique assembler names (letters, digits, `_`)")
         codes = [s.code for s in self.steering]
         if len(set(codes)) != len(codes) or any(not 0 <= c <= 7 for c in codes):
             out.append("steering codes must be unique and 0..7")
+        steering_names = [s.name for s in self.steering]
+        if len(set(steering_names)) != len(steering_names) or not all(
+            map(PROFILE_NAME.fullmatch, steering_names)
+        ):
+            out.append("steering action names must be unique assembler names")
         return out
 
     def summary(self) -> str:
@@ -286,7 +302,7 @@ def profile_from_toml(text: str, origin: str = "<toml>") -> TargetProfile:
     if "profile" in data and isinstance(data["profile"], dict):
         data = {**data["profile"], **{k: v for k, v in data.items() if k != "profile"}}
     base_name = data.pop("base", "tofino1")
-    if base_name not in BUILTIN_PROFILES:
+    if not isinstance(base_name, str) or base_name not in BUILTIN_PROFILES:
         raise TargetError(f"{origin}: unknown base profile `{base_name}`")
     base = BUILTIN_PROFILES[base_name]
     known = {f.name for f in fields(TargetProfile)}
@@ -314,15 +330,25 @@ def profile_from_toml(text: str, origin: str = "<toml>") -> TargetProfile:
                 )
         overrides[key] = value
     if "name" not in overrides:
-        overrides["name"] = Path(origin).stem if origin != "<toml>" else "custom"
+        overrides["name"] = _name_from_path(origin)
     if "lanes" in overrides and "hash_functions" not in overrides:
-        overrides["hash_functions"] = tuple(h.name for h in CRC32_FAMILY)[
-            : max(overrides["lanes"], 1)
-        ]
+        # One hash per lane, in family order (repeating the family beyond 8 lanes).
+        family = [h.name for h in CRC32_FAMILY]
+        overrides["hash_functions"] = tuple(
+            family[lane % len(family)] for lane in range(max(overrides["lanes"], 1))
+        )
     try:
         return replace(base, **overrides)
     except TargetError as exc:
         raise TargetError(f"{origin}: {exc}") from None
+
+
+def _name_from_path(origin: str) -> str:
+    """The default profile name of a TOML file: its stem, made a valid assembler name."""
+    if origin == "<toml>":
+        return "custom"
+    name = re.sub(r"[^A-Za-z0-9_]", "_", Path(origin).stem)
+    return name if PROFILE_NAME.fullmatch(name) else f"_{name}"
 
 
 def _metadata_from_toml(value: object, origin: str) -> tuple[MetadataField, ...]:
@@ -332,9 +358,18 @@ def _metadata_from_toml(value: object, origin: str) -> tuple[MetadataField, ...]
     for item in value:
         if not isinstance(item, dict) or not {"name", "index"} <= item.keys():
             raise TargetError(f"{origin}: each metadata entry needs `name` and `index`")
-        out.append(
-            MetadataField(str(item["name"]), int(item["index"]), str(item.get("description", "")))
-        )
+        name, index = item["name"], item["index"]
+        description = item.get("description", "")
+        if not isinstance(name, str) or not isinstance(description, str):
+            raise TargetError(f"{origin}: metadata `name` and `description` must be strings")
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise TargetError(
+                f"{origin}: metadata `{name}` needs an integer `index`, got {type(index).__name__}"
+            )
+        unknown = item.keys() - {"name", "index", "description"}
+        if unknown:
+            raise TargetError(f"{origin}: unknown metadata key `{sorted(unknown)[0]}` in `{name}`")
+        out.append(MetadataField(name, index, description))
     return tuple(out)
 
 
