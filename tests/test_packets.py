@@ -106,7 +106,13 @@ def test_examples_dissected_by_scapy(name: str, depth: int) -> None:
 
 
 # -- (b) random headers ------------------------------------------------------------------
-pcs = st.builds(PC, st.booleans(), st.integers(0, 3)) | st.none()
+def pcs(image: CodeImage) -> st.SearchStrategy[PC | None]:
+    """Valid DPF pointers: an in-packet prolog the image has, any switch slot, or none."""
+    switch = st.builds(PC, st.just(False), st.integers(0, TOFINO1.code_slots_per_stage - 1))
+    if not image.prologs:
+        return switch | st.none()
+    packet = st.builds(PC, st.just(True), st.integers(0, len(image.prologs) - 1))
+    return packet | switch | st.none()
 
 
 @st.composite
@@ -114,8 +120,8 @@ def packet_specs(draw: st.DrawFn) -> PacketSpec:
     image = draw(st.sampled_from(IMAGES))
     header = SwitchVMHeader(
         app_id=draw(st.integers(0, 0xFFFF_FFFF)),
-        dpf_ptr=draw(pcs),
-        egress_ptr=draw(pcs),
+        dpf_ptr=draw(pcs(image)),
+        egress_ptr=draw(pcs(image)),
         gas=draw(st.integers(0, 255)),
         stack=tuple(draw(st.lists(st.integers(0, 0xFFFF_FFFF), max_size=16))),
         code=image,

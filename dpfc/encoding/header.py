@@ -80,12 +80,31 @@ def _ptr(pc: PC | None) -> int:
     return PTR_NONE if pc is None else encode_pc(pc)
 
 
+def pointer_problem(pointer: PC | None, code: CodeImage, profile: TargetProfile) -> str | None:
+    """Why a DPF/egress pointer is invalid: it must name an in-packet prolog that the packet
+    carries, or a code-memory slot of the prolog stage that exists on the target."""
+    if pointer is None:
+        return None
+    if pointer.in_packet and pointer.index >= len(code.prologs):
+        return f"{pointer} names no in-packet prolog ({len(code.prologs)} in the packet)"
+    if not pointer.in_packet and pointer.index >= profile.code_slots_per_stage:
+        return (
+            f"{pointer} is beyond the {profile.code_slots_per_stage} code-memory slots of "
+            f"{profile.name}"
+        )
+    return None
+
+
 def encode_options(header: SwitchVMHeader, profile: TargetProfile) -> EncodedOptions:
     """Encode the SwitchVM options; raises :class:`EncodingError` on any limit violation."""
     problems = check_image(header.code, profile)
     if problems:
         stage, index, v = problems[0]
         raise EncodingError(f"{stage_name(stage)} bundle {index}: {v.message}", v.code)
+    for name, pointer in (("DPF pointer", header.dpf_ptr), ("egress pointer", header.egress_ptr)):
+        problem = pointer_problem(pointer, header.code, profile)
+        if problem:
+            raise EncodingError(f"{name}: {problem}", "DPF2006")
     if len(header.stack) > profile.stack_max_depth:
         raise EncodingError(
             f"stack of {len(header.stack)} entries exceeds {profile.name}'s depth of {profile.stack_max_depth}",
@@ -249,6 +268,13 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
         )
     if header.gas > profile.max_gas:
         raise DecodeError(f"gas {gas} exceeds {profile.max_gas}", offset + 5, "DPF3039")
+    for name, pointer, field_at in (
+        ("DPF pointer", header.dpf_ptr, 12),
+        ("egress pointer", header.egress_ptr, 14),
+    ):
+        problem = pointer_problem(pointer, code, profile)
+        if problem:
+            raise DecodeError(f"{name}: {problem}", offset + field_at, "DPF3041")
     try:
         again = encode_options(header, profile)
     except EncodingError as exc:

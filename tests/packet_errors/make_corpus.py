@@ -659,6 +659,24 @@ def cases() -> list[Case]:
             cg.inner,
         ),
     )
+    add(
+        "dpf_pointer_names_missing_prolog",
+        "header's DPF pointer set to @packet:1; the packet carries one prolog",
+        "DPF3041",
+        frame_of(
+            option(1, header_data(depth=1, n_code=1, n_stack=1, dpf=0x8001)) + cg.options[16:],
+            cg.inner,
+        ),
+    )
+    add(
+        "dpf_pointer_beyond_code_memory",
+        "header's DPF pointer set to @switch:5000; tofino1 has 4096 slots per stage",
+        "DPF3041",
+        frame_of(
+            option(1, header_data(depth=1, n_code=1, n_stack=1, dpf=5000)) + cg.options[16:],
+            cg.inner,
+        ),
+    )
     return out
 
 
