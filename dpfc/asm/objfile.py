@@ -21,9 +21,11 @@ from typing import Any
 from dpfc.asm.program import AssembledProgram, PlacedBundle, Placement
 from dpfc.encoding.errors import DecodeError
 from dpfc.encoding.header import decode_options, encode_options
-from dpfc.encoding.words import StageKind, decode_slot, encode_slot
+from dpfc.encoding.words import decode_slot, encode_slot, stage_kind
 from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, stage_name
 from dpfc.target.profile import TargetProfile, load_profile
+
+__all__ = ["ObjectError", "object_from_json", "object_to_json", "parse_stage", "stage_kind"]
 
 FORMAT = "dpfc-asm-object"
 VERSION = 1
@@ -31,14 +33,6 @@ VERSION = 1
 
 class ObjectError(Exception):
     """A JSON object file is malformed."""
-
-
-def stage_kind(stage: int) -> StageKind:
-    if stage == PROLOG_STAGE:
-        return StageKind.PROLOG
-    if stage == EPILOG_STAGE:
-        return StageKind.EPILOG
-    return StageKind.EU
 
 
 def parse_stage(text: str) -> int:
@@ -52,10 +46,10 @@ def parse_stage(text: str) -> int:
 
 
 def parse_pc(text: str) -> PC:
-    where, _, number = text.lstrip("@").partition(":")
-    if where not in ("packet", "switch") or not number.isdigit():
-        raise ObjectError(f"bad PC `{text}`")
-    return PC(where == "packet", int(number))
+    try:
+        return PC.parse(text)
+    except ValueError as exc:
+        raise ObjectError(str(exc)) from None
 
 
 def object_to_json(program: AssembledProgram) -> dict[str, Any]:

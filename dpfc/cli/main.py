@@ -20,7 +20,7 @@ from dpfc.cli.objects import object_to_json, program_from_object
 from dpfc.diagnostics import SourceFile
 from dpfc.encoding.errors import DecodeError
 from dpfc.encoding.header import OPTION_CLASS, SwitchVMHeader, decode_options, encode_options
-from dpfc.encoding.words import StageKind, slot_bits, slot_bytes
+from dpfc.encoding.words import StageKind, slot_bits, slot_bytes, stage_kind
 from dpfc.isa.bundle import PC, stage_name
 from dpfc.packet.build import PacketSpec, build_packet, describe_packet
 from dpfc.packet.layers import read_pcap, show, write_pcap
@@ -70,10 +70,10 @@ def parse_pc_text(text: str) -> PC | None:
     """``@switch:N``, ``@packet:N`` or ``none``."""
     if text.lower() == "none":
         return None
-    where, _, number = text.lstrip("@").partition(":")
-    if where not in ("switch", "packet") or not number.strip().isdigit():
-        raise UserError(f"a DPF pointer is @switch:N, @packet:N or none, got `{text}`")
-    return PC(where == "packet", int(number))
+    try:
+        return PC.parse(text if text.startswith("@") else "@" + text)
+    except ValueError:
+        raise UserError(f"a DPF pointer is @switch:N, @packet:N or none, got `{text}`") from None
 
 
 def parse_stack_text(text: str | None) -> tuple[int, ...]:
@@ -141,20 +141,12 @@ def _size_report(program: AssembledProgram, stack: tuple[int, ...]) -> list[str]
         total = sum(len(v) for v in slots.values())
         lines.append(f"in-switch code: {total} code-memory slot(s)")
         for stage, by_slot in sorted(slots.items()):
-            kind = _stage_kind(stage)
+            kind = stage_kind(stage)
             for slot in sorted(by_slot):
                 lines.append(
                     f"  {stage_name(stage)} @{slot}: {slot_bytes(kind, profile)}-byte word"
                 )
     return lines
-
-
-def _stage_kind(stage: int) -> StageKind:
-    if stage == 0:
-        return StageKind.PROLOG
-    if stage == 31:
-        return StageKind.EPILOG
-    return StageKind.EU
 
 
 def _emit_kind(emit: str, output: str | None) -> str:

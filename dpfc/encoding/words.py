@@ -26,7 +26,9 @@ from dpfc.encoding.code import (
 )
 from dpfc.encoding.errors import DecodeError
 from dpfc.isa.bundle import (
+    EPILOG_STAGE,
     PC,
+    PROLOG_STAGE,
     Bundle,
     Control,
     EpilogBundle,
@@ -46,6 +48,15 @@ class StageKind(Enum):
     PROLOG = "prolog"
     EU = "eu"
     EPILOG = "epilog"
+
+
+def stage_kind(stage: int) -> StageKind:
+    """The code-memory kind of a stage id (0 prolog, 31 epilog, else an EU)."""
+    if stage == PROLOG_STAGE:
+        return StageKind.PROLOG
+    if stage == EPILOG_STAGE:
+        return StageKind.EPILOG
+    return StageKind.EU
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,14 @@ class PC:
     def __str__(self) -> str:
         return f"@{'packet' if self.in_packet else 'switch'}:{self.index}"
 
+    @staticmethod
+    def parse(text: str) -> PC:
+        """Inverse of ``str``: ``@packet:N`` or ``@switch:N``; raises ValueError."""
+        where, _, number = text.removeprefix("@").partition(":")
+        if where not in ("packet", "switch") or not number.isdigit():
+            raise ValueError(f"a PC is @switch:N or @packet:N, got `{text}`")
+        return PC(where == "packet", int(number))
+
 
 @dataclass(frozen=True)
 class Imm:
