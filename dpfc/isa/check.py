@@ -94,13 +94,10 @@ def check_bundle(
     for sel in bundle.selectors:
         where: Where = ("selector", str(sel.dest))
         out += check_register(sel.dest, profile, where)
-        if seen and sel.dest <= seen[-1]:
-            if sel.dest in seen:
-                out.append(
-                    Violation("DPF1005", f"register {sel.dest} written by two selectors", where)
-                )
-            else:
-                out.append(Violation("DPF1006", "selectors must be sorted by destination", where))
+        if sel.dest in seen:
+            out.append(Violation("DPF1005", f"register {sel.dest} written by two selectors", where))
+        elif seen and sel.dest < seen[-1]:
+            out.append(Violation("DPF1006", "selectors must be sorted by destination", where))
         seen.append(sel.dest)
         out += _check_selector(sel.kind, sel.dest, sel.source, sel.value, profile, prolog, where)
     if prolog:
@@ -154,10 +151,9 @@ def _check_selector(
     out: list[Violation] = []
     allowed = PROLOG_KINDS if prolog else EU_SELECTOR_KINDS
     if kind not in allowed:
-        section = "the prolog" if prolog else "an EU (prolog only)"
         if not prolog:
             return [Violation("DPF1012", f"{kind.name} is only allowed in the prolog", where)]
-        return [Violation("DPF1012", f"{kind.name} is not allowed in {section}", where)]
+        return [Violation("DPF1012", f"{kind.name} is not allowed in the prolog", where)]
     if kind is SelectorKind.MOV:
         if source is None:
             out.append(Violation("DPF1013", "MOV needs a source register", where))

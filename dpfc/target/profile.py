@@ -124,6 +124,8 @@ MAX_LANES = 15
 MAX_EUS = 30
 MAX_IMMEDIATES = 3
 MAX_PACKET_BUNDLES_PER_STAGE = 8
+# 252 bytes of options - 16 (header option) = 236 = 128 (31 entries) + 108 (26 entries).
+MAX_STACK_DEPTH = 57
 PC_INDEX_LIMIT = 0x7FFF
 # A profile name is printed in `.target NAME` of disassembly, so it must be an assembler NAME.
 PROFILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -217,8 +219,11 @@ class TargetProfile:
             out.append(f"code_slots_per_stage must be 1..{PC_INDEX_LIMIT}")
         if not 0 <= self.const_table_entries <= 256:
             out.append("const_table_entries must be 0..256 (8-bit operand)")
-        if not 0 <= self.stack_max_depth <= 60:
-            out.append("stack_max_depth must be 0..60 (Geneve option space)")
+        if not 0 <= self.stack_max_depth <= MAX_STACK_DEPTH:
+            out.append(
+                f"stack_max_depth must be 0..{MAX_STACK_DEPTH} (the most 32-bit entries that fit "
+                "the 252 bytes of Geneve options beside the 16-byte header option)"
+            )
         if not 1 <= self.default_gas <= self.max_gas <= 255:
             out.append("need 1 <= default_gas <= max_gas <= 255")
         for name in (

@@ -1,0 +1,188 @@
+"""Round-trip properties of the encoders, the disassembler and the object format.
+
+Every property runs >= 1,000 examples under the default "ci" hypothesis profile, over the
+built-in profiles tofino1/tofino2 and the custom profiles of :mod:`tests.strategies` (a
+2-lane one built with ``dataclasses.replace`` and a 3-lane one loaded from TOML).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from dpfc.asm import assemble_text, format_program, program_from_image
+from dpfc.asm.objfile import object_from_json, object_to_json, stage_kind
+from dpfc.asm.program import AssembledProgram
+from dpfc.encoding import (
+    StageKind,
+    SwitchVMHeader,
+    decode_options,
+    decode_slot,
+    encode_options,
+    encode_slot,
+    slot_bytes,
+)
+from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE, CodeImage, EpilogBundle, StageBundle
+from dpfc.isa.check import check_bundle, check_epilog, check_image
+from dpfc.target.profile import TargetProfile
+from tests.conftest import ROOT
+from tests.strategies import (
+    PROFILES,
+    GeneratedProgram,
+    code_images,
+    fits,
+    headers,
+    programs,
+    stage_bundles,
+)
+
+EXAMPLES = sorted((ROOT / "examples" / "asm").glob("*.dpfasm"))
+
+
+T = TypeVar("T")
+
+
+@st.composite
+def profile_and(
+    draw: st.DrawFn, make: Callable[[TargetProfile], st.SearchStrategy[T]]
+) -> tuple[TargetProfile, T]:
+    """A profile and a value drawn from ``make(profile)``."""
+    profile = draw(st.sampled_from([PROFILES[name] for name in sorted(PROFILES)]))
+    return profile, draw(make(profile))
+
+
+def program_bytes(program: AssembledProgram) -> tuple[bytes, tuple[tuple[int, int, bytes], ...]]:
+    """Everything a program encodes to: its in-packet options and its in-switch words."""
+    profile = program.profile
+    image = program.image()
+    options = b"" if image.is_empty() else encode_options(program.header(), profile).data
+    words = tuple(
+        (stage, slot, encode_slot(stage_kind(stage), bundle, profile))
+        for stage, by_slot in sorted(program.switch_slots().items())
+        for slot, bundle in sorted(by_slot.items())
+    )
+    return options, words
+
+
+def assert_generated_program_is_legal(program: AssembledProgram) -> None:
+    """The generators produce only code the checker accepts (in-packet and in-switch)."""
+    profile = program.profile
+    assert check_image(program.image(), profile) == []
+    for placed in program.bundles:
+        bundle = placed.bundle
+        if placed.pc.in_packet:
+            continue
+        if isinstance(bundle, EpilogBundle):
+            assert placed.stage == EPILOG_STAGE
+            assert check_epilog(bundle, profile) == []
+        else:
+            prolog = placed.stage == PROLOG_STAGE
+            assert check_bundle(bundle, profile, prolog=prolog, next_stage="next") == []
+
+
+# -- asm -> bytes -> disasm -> asm -----------------------------------------------------------
+@given(profile_and(lambda p: code_images(p, min_prologs=1, max_bundles=6)))
+def test_disassembly_of_an_image_reassembles_to_the_same_bytes(
+    case: tuple[TargetProfile, CodeImage],
+) -> None:
+    profile, image = case
+    assert check_image(image, profile) == []
+    assert not image.eus or image.eus[-1], "trailing EU stages must not be empty"
+    original = program_from_image(image, profile)
+    assume(fits(original.header(), profile))  # rarely false: images are small
+    text1 = format_program(original)
+    program = assemble_text(text1, "<disasm>", profile)
+    assert program.image() == image
+    assert program_bytes(program) == program_bytes(original)
+    assert format_program(program) == text1
+
+
+@given(programs())
+def test_disassembly_of_a_program_reassembles_to_the_same_bytes(case: GeneratedProgram) -> None:
+    """Mixed in-packet/in-switch and in-switch-only programs, with app ids, names, entries."""
+    original = case.program
+    assert_generated_program_is_legal(original)
+    text1 = format_program(original)
+    program = assemble_text(text1, "<disasm>", case.profile)
+    assert program_bytes(program) == program_bytes(original)
+    assert (program.name, program.app_id, program.entry, program.placement) == (
+        original.name,
+        original.app_id,
+        original.entry,
+        original.placement,
+    )
+    assert format_program(program) == text1
+
+
+# -- bytes -> decode -> encode -----------------------------------------------------------------
+@given(profile_and(headers), st.integers(0, 1000))
+def test_header_decode_encode_is_identity(
+    case: tuple[TargetProfile, SwitchVMHeader], base: int
+) -> None:
+    profile, header = case
+    assert check_image(header.code, profile) == []
+    encoded = encode_options(header, profile)
+    assert len(encoded.data) <= 252
+    assert len(encoded.data) == encoded.header_bytes + encoded.code_bytes + encoded.stack_bytes
+    decoded = decode_options(encoded.data, profile, base)
+    assert decoded == header
+    assert encode_options(decoded, profile).data == encoded.data
+
+
+# -- in-switch words --------------------------------------------------------------------------
+WORD_KINDS = {"prolog": StageKind.PROLOG, "eu": StageKind.EU, "epilog": StageKind.EPILOG}
+
+
+@st.composite
+def slot_cases(draw: st.DrawFn) -> tuple[TargetProfile, StageKind, StageBundle]:
+    profile = draw(st.sampled_from([PROFILES[name] for name in sorted(PROFILES)]))
+    kind = draw(st.sampled_from(sorted(WORD_KINDS)))
+    return profile, WORD_KINDS[kind], draw(stage_bundles(kind, profile))
+
+
+@given(slot_cases())
+def test_slot_decode_encode_is_identity(case: tuple[TargetProfile, StageKind, StageBundle]) -> None:
+    profile, kind, bundle = case
+    word = encode_slot(kind, bundle, profile)
+    assert len(word) == slot_bytes(kind, profile)
+    assert decode_slot(kind, word, profile) == bundle
+    assert encode_slot(kind, decode_slot(kind, word, profile), profile) == word
+
+
+# -- JSON objects ------------------------------------------------------------------------------
+@given(programs())
+def test_json_object_round_trip(case: GeneratedProgram) -> None:
+    program = case.program
+    text = format_program(program)
+    obj = object_to_json(program)
+    again = object_from_json(json.dumps(obj), case.profile)
+    assert format_program(again) == text
+    assert program_bytes(again) == program_bytes(program)
+    assert object_to_json(again) == obj
+
+
+# -- the examples --------------------------------------------------------------------------------
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: Path(p).stem)
+def test_example_is_a_fixpoint_of_assemble_and_format(path: Path) -> None:
+    program = assemble_text(path.read_text(encoding="utf-8"), path.name)
+    text1 = format_program(program)
+    again = assemble_text(text1, "<formatted>")
+    assert program_bytes(again) == program_bytes(program)
+    assert format_program(again) == text1
+    third = assemble_text(format_program(again), "<formatted twice>")
+    assert format_program(third) == text1
+
+
+def test_there_are_four_examples() -> None:
+    assert sorted(p.stem for p in EXAMPLES) == [
+        "cache_get",
+        "counter",
+        "lb3_client",
+        "paxos_acceptor",
+    ]
