@@ -45,7 +45,7 @@ from dpfc.isa.opcodes import (
     SelectorKind,
     Unit,
 )
-from dpfc.target.profile import BUILTIN_PROFILES, TargetError, TargetProfile, load_profile
+from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
 
 _REGISTER = re.compile(r"^([ABab])(\d+)$")
 WORD_MIN = -(1 << 31)
@@ -184,10 +184,17 @@ class Assembler:
             except ValueError:
                 self.error("DPF0105", "`.placement` is `packet` or `switch`", arg.span)
         elif d.name == "target" and self.cli_profile is None:
-            try:
-                self.profile = load_profile(arg.text)
-            except TargetError as exc:
-                self.error("DPF0108", str(exc), arg.span)
+            if arg.text not in BUILTIN_PROFILES:
+                self.error(
+                    "DPF0108",
+                    f"unknown target `{arg.text}` in `.target`"
+                    + _suggest(arg.text, list(BUILTIN_PROFILES))
+                    + f" (built-in: {', '.join(BUILTIN_PROFILES)})",
+                    arg.span,
+                    hint="a TOML profile file is given on the command line: --target FILE.toml",
+                )
+                return
+            self.profile = BUILTIN_PROFILES[arg.text]
 
     def _head_without_colon(self, instr: Instruction) -> Instruction | Head:
         """``eu0 count`` (no colon) is a bundle head with a typo, not an unknown instruction."""
