@@ -18,7 +18,6 @@ from dpfc.isa.bundle import (
     Bundle,
     CodeImage,
     EpilogBundle,
-    Imm,
     Operand,
     Register,
     format_imm,
@@ -194,7 +193,6 @@ def disassemble_header(header: SwitchVMHeader, profile: TargetProfile, name: str
 
 
 __all__ = [
-    "Imm",
     "disassemble_header",
     "format_program",
     "program_from_image",
