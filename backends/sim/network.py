@@ -1,0 +1,250 @@
+"""Switches with pipes, hosts and the links between them; the event loop that moves packets.
+
+A :class:`Switch` has ``pipes`` pipes of ``ports_per_pipe`` ports each (port p belongs to
+pipe ``p // ports_per_pipe``); each pipe has its own tables and memory
+(:class:`~dpfc.backends.sim.state.PipeState`), as on Tofino, and runs SwitchVM in its
+ingress. A frame arriving on a port runs one pass of that port's pipe; its outputs leave
+through egress ports, which are wired to a host, to another switch, or to another port of
+the same switch (the cable that lets a DPF chain run "in two pipes of the same switch").
+
+The :class:`Network` processes one pass at a time from a single FIFO queue, so packets are
+handled in arrival order per pipe and each pass is atomic with respect to every other
+(RMT's per-packet atomicity). A recirculated packet goes to the back of the queue: a
+looping tenant cannot starve others, and its gas (and the network's hop limit) ends it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass, field
+
+from dpfc.target.profile import TargetProfile
+
+from .control import ControlPlane
+from .execute import Context, PassResult, run_pass
+from .state import PipeState
+
+HOP_LIMIT = 64  # passes one packet (and its copies) may take through the network
+PASS_NS = 100  # simulated time of one pipe pass
+
+
+class TopologyError(ValueError):
+    """A topology request is invalid (unknown node, port in use, ...)."""
+
+
+@dataclass
+class Host:
+    name: str
+    mac: bytes
+    ip: bytes
+    switch: str
+    port: int
+    received: list[bytes] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PassRecord:
+    """One pipe pass: where it ran and what came of it."""
+
+    sequence: int
+    packet: int  # the id of the injected packet this frame descends from
+    switch: str
+    pipe: int
+    port: int
+    result: PassResult
+
+
+@dataclass(frozen=True)
+class Transmission:
+    """A frame leaving a switch port; ``to`` names the host or ``switch:port`` it reaches."""
+
+    packet: int
+    switch: str
+    port: int
+    to: str
+    frame: bytes
+
+
+class Switch:
+    def __init__(
+        self,
+        name: str,
+        profile: TargetProfile,
+        *,
+        pipes: int = 1,
+        ports_per_pipe: int = 16,
+        switch_id: int = 0,
+        seed: int = 0,
+    ) -> None:
+        if pipes < 1 or ports_per_pipe < 1:
+            raise TopologyError("a switch needs at least one pipe and one port per pipe")
+        self.name = name
+        self.profile = profile
+        self.switch_id = switch_id
+        self.ports_per_pipe = ports_per_pipe
+        self.pipes = [PipeState(profile, index) for index in range(pipes)]
+        self.ports = pipes * ports_per_pipe
+        self.control = ControlPlane(self.pipes, self.ports)
+        # One generator per pipe, seeded from the run seed and the names: reproducible runs.
+        self.rngs = [random.Random(f"{seed}:{name}:{index}") for index in range(pipes)]
+
+    def pipe_of(self, port: int) -> int:
+        return port // self.ports_per_pipe
+
+    def process(
+        self, frame: bytes, port: int, *, now_ns: int = 0, queue_depth: int = 0, trace: bool = False
+    ) -> PassResult:
+        """One pass of ``frame`` arriving on ``port`` through that port's pipe."""
+        if not 0 <= port < self.ports:
+            raise TopologyError(f"switch {self.name} has no port {port}")
+        pipe = self.pipe_of(port)
+        ctx = Context(
+            ingress_port=port,
+            switch_id=self.switch_id,
+            pipe_id=pipe,
+            timestamp_ns=now_ns & 0xFFFF_FFFF,
+            queue_depth=queue_depth,
+            ports=self.ports,
+        )
+        return run_pass(self.pipes[pipe], frame, ctx, self.rngs[pipe], trace=trace)
+
+
+class Network:
+    """Hosts, switches and links; :meth:`send` queues a frame, :meth:`run` delivers."""
+
+    def __init__(self, profile: TargetProfile, *, seed: int = 0) -> None:
+        self.profile = profile
+        self.seed = seed
+        self.switches: dict[str, Switch] = {}
+        self.hosts: dict[str, Host] = {}
+        self.wires: dict[tuple[str, int], tuple[str, int | None]] = {}  # (switch, port) -> peer
+        self.queue: deque[tuple[str, int, bytes, int, int]] = deque()
+        self.pending: dict[tuple[str, int], int] = {}  # (switch, pipe) -> queued frames
+        self.now_ns = 0
+        self.passes = 0
+        self.packets = 0
+        self.records: list[PassRecord] = []
+        self.transmissions: list[Transmission] = []
+        self.hop_limited: list[int] = []
+
+    # -- topology ------------------------------------------------------------------------------
+    def add_switch(
+        self, name: str, *, pipes: int = 1, ports_per_pipe: int = 16, switch_id: int | None = None
+    ) -> Switch:
+        self._new_name(name)
+        switch = Switch(
+            name,
+            self.profile,
+            pipes=pipes,
+            ports_per_pipe=ports_per_pipe,
+            switch_id=len(self.switches) + 1 if switch_id is None else switch_id,
+            seed=self.seed,
+        )
+        self.switches[name] = switch
+        return switch
+
+    def add_host(self, name: str, *, mac: bytes, ip: bytes, switch: str, port: int) -> Host:
+        self._new_name(name)
+        self._free_port(switch, port)
+        if len(mac) != 6 or len(ip) != 4:
+            raise TopologyError(f"host {name}: a MAC is 6 bytes and an IPv4 address 4")
+        host = Host(name, mac, ip, switch, port)
+        self.hosts[name] = host
+        self.wires[(switch, port)] = (name, None)
+        return host
+
+    def connect(self, a: str, port_a: int, b: str, port_b: int) -> None:
+        """A cable between two switch ports (of two switches, or of one switch's pipes)."""
+        if (a, port_a) == (b, port_b):
+            raise TopologyError(f"cannot connect {a}:{port_a} to itself")
+        self._free_port(a, port_a)
+        self._free_port(b, port_b)
+        self.wires[(a, port_a)] = (b, port_b)
+        self.wires[(b, port_b)] = (a, port_a)
+
+    def _new_name(self, name: str) -> None:
+        if name in self.switches or name in self.hosts:
+            raise TopologyError(f"the name {name!r} is already used")
+
+    def _free_port(self, switch: str, port: int) -> None:
+        node = self.switches.get(switch)
+        if node is None:
+            raise TopologyError(f"no switch named {switch!r}")
+        if not 0 <= port < node.ports:
+            raise TopologyError(f"switch {switch} has no port {port} (0..{node.ports - 1})")
+        if (switch, port) in self.wires:
+            raise TopologyError(f"port {switch}:{port} is already connected")
+
+    # -- traffic -------------------------------------------------------------------------------
+    def send(self, host: str, frame: bytes) -> int:
+        """Queue ``frame`` as sent by ``host``; returns the packet id."""
+        sender = self.hosts.get(host)
+        if sender is None:
+            raise TopologyError(f"no host named {host!r}")
+        return self.inject(sender.switch, sender.port, frame)
+
+    def inject(self, switch: str, port: int, frame: bytes) -> int:
+        """Queue ``frame`` as arriving on ``switch:port``; returns the packet id."""
+        node = self.switches.get(switch)
+        if node is None or not 0 <= port < node.ports:
+            raise TopologyError(f"no port {switch}:{port}")
+        self.packets += 1
+        self._enqueue(switch, port, bytes(frame), self.packets, 0)
+        return self.packets
+
+    def _enqueue(self, switch: str, port: int, frame: bytes, packet: int, hops: int) -> None:
+        self.queue.append((switch, port, frame, packet, hops))
+        key = (switch, self.switches[switch].pipe_of(port))
+        self.pending[key] = self.pending.get(key, 0) + 1
+
+    def step(self, *, trace: bool = False, keep: bool = True) -> PassRecord | None:
+        """Process the frame at the head of the queue (None when the queue is empty)."""
+        if not self.queue:
+            return None
+        name, port, frame, packet, hops = self.queue.popleft()
+        switch = self.switches[name]
+        pipe = switch.pipe_of(port)
+        self.pending[(name, pipe)] -= 1
+        self.now_ns += PASS_NS
+        self.passes += 1
+        result = switch.process(
+            frame, port, now_ns=self.now_ns, queue_depth=self.pending[(name, pipe)], trace=trace
+        )
+        if result.trace is not None:
+            result.trace.node = name
+            result.trace.sequence = self.passes
+        record = PassRecord(self.passes, packet, name, pipe, port, result)
+        if keep:
+            self.records.append(record)
+        if hops + 1 >= HOP_LIMIT and (result.outputs or result.recirculated is not None):
+            self.hop_limited.append(packet)
+            return record
+        if result.recirculated is not None:
+            self._enqueue(name, port, result.recirculated, packet, hops + 1)
+        for out_port, out_frame in result.outputs:
+            peer = self.wires.get((name, out_port))
+            if peer is None:
+                self.transmissions.append(Transmission(packet, name, out_port, "", out_frame))
+                continue
+            peer_name, peer_port = peer
+            if peer_port is None:
+                self.hosts[peer_name].received.append(out_frame)
+                self.transmissions.append(
+                    Transmission(packet, name, out_port, peer_name, out_frame)
+                )
+            else:
+                self.transmissions.append(
+                    Transmission(packet, name, out_port, f"{peer_name}:{peer_port}", out_frame)
+                )
+                self._enqueue(peer_name, peer_port, out_frame, packet, hops + 1)
+        return record
+
+    def run(self, *, max_passes: int | None = None, trace: bool = False, keep: bool = True) -> int:
+        """Process queued frames until the queue is empty (or ``max_passes``); returns the
+        number of passes run."""
+        count = 0
+        while self.queue and (max_passes is None or count < max_passes):
+            self.step(trace=trace, keep=keep)
+            count += 1
+        return count

@@ -1,0 +1,57 @@
+"""Per-packet execution traces (``dpfc run --trace``) and how they are printed.
+
+A trace is recorded only when asked for, so ordinary runs pay nothing for it. It lists, for
+each stage the packet ran: the stage and PC, one line per unit that did something
+(selector, lane ALU, lane memory access with its translation, branch with its operands and
+outcome, epilog actions), the registers after the stage and the next PC; then the steering
+verdict and its reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class StageTrace:
+    stage: str  # prolog, eu0.., epilog
+    pc: str
+    events: list[str] = field(default_factory=list)
+    registers: str = ""
+    next_pc: str = ""
+
+
+@dataclass
+class PacketTrace:
+    pipe: int
+    ingress_port: int
+    tenant: int | None = None
+    stages: list[StageTrace] = field(default_factory=list)
+    verdict: str = ""
+    reason: str = ""
+    outputs: list[int] = field(default_factory=list)
+    node: str = ""
+    sequence: int = 0
+
+    def render(self) -> str:
+        tenant = "?" if self.tenant is None else str(self.tenant)
+        lines = [
+            f"packet {self.sequence} at {self.node} pipe {self.pipe} port {self.ingress_port}, "
+            f"tenant {tenant}"
+        ]
+        for stage in self.stages:
+            lines.append(f"  {stage.stage} {stage.pc}")
+            lines.extend(f"    {event}" for event in stage.events)
+            if stage.registers:
+                lines.append(f"    regs {stage.registers}")
+            if stage.next_pc:
+                lines.append(f"    next {stage.next_pc}")
+        ports = f" -> port(s) {', '.join(map(str, self.outputs))}" if self.outputs else ""
+        lines.append(f"  {self.verdict}: {self.reason}{ports}")
+        return "\n".join(lines) + "\n"
+
+
+def format_registers(regs: list[int], lanes: int) -> str:
+    a = " ".join(f"{v:#x}" for v in regs[:lanes])
+    b = " ".join(f"{v:#x}" for v in regs[lanes:])
+    return f"A=[{a}] B=[{b}]"
