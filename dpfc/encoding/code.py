@@ -33,6 +33,7 @@ encode∘decode are identities.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TypeVar
 
 from dpfc.encoding.errors import ByteReader, DecodeError, EncodingError
@@ -379,6 +380,13 @@ class PackedCode:
     bundle_sizes: tuple[tuple[int, int, int], ...]  # (stage, index, bytes)
 
 
+# Encoding and decoding are pure functions of frozen values, and a switch sees the same
+# in-packet code over and over: memoising them makes the simulator (and the decoder's
+# canonical-form check, which re-encodes) several times faster without changing a result.
+CACHE_SIZE = 4096
+
+
+@lru_cache(maxsize=CACHE_SIZE)
 def pack_code(image: CodeImage, profile: TargetProfile) -> PackedCode:
     """Greedy canonical packing of an image's bundles into code-option payloads."""
     options: list[bytes] = []
@@ -434,10 +442,20 @@ def unpack_code(
     If ``positions`` is given, it receives the byte offset of every bundle, keyed by
     (stage, index in the stage), so that later checks can point at the offending bundle.
     """
+    image, where = _unpack_code(tuple(options), profile)
+    if positions is not None:
+        positions.update(where)
+    return image
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _unpack_code(
+    options: tuple[tuple[int, bytes], ...], profile: TargetProfile
+) -> tuple[CodeImage, tuple[tuple[tuple[int, int], int], ...]]:
     prologs: list[Bundle] = []
     eus: list[list[Bundle]] = [[] for _ in range(profile.num_eus)]
     epilogs: list[EpilogBundle] = []
-    where = positions if positions is not None else {}
+    where: dict[tuple[int, int], int] = {}
     last_stage = -1
     for base, data in options:
         reader = ByteReader(data, base)
@@ -474,7 +492,8 @@ def unpack_code(
         _check_padding(reader)
     while eus and not eus[-1]:
         eus.pop()
-    return CodeImage(tuple(prologs), tuple(tuple(s) for s in eus), tuple(epilogs))
+    image = CodeImage(tuple(prologs), tuple(tuple(s) for s in eus), tuple(epilogs))
+    return image, tuple(where.items())
 
 
 def _check_padding(reader: ByteReader) -> None:

@@ -10,6 +10,7 @@ simulator's admission of installed code: one statement of the rules.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from dpfc.isa.bundle import (
     PC,
@@ -264,6 +265,13 @@ def check_image(image: CodeImage, profile: TargetProfile) -> list[tuple[int, int
     ``packet_bundles_per_stage`` bundles per stage, and every in-packet PC names a bundle
     that exists in the stage it points to.
     """
+    return list(_check_image(image, profile))
+
+
+@lru_cache(maxsize=4096)  # a pure function of frozen values, called for every packet decoded
+def _check_image(
+    image: CodeImage, profile: TargetProfile
+) -> tuple[tuple[int, int, Violation], ...]:
     out: list[tuple[int, int, Violation]] = []
     if len(image.eus) > profile.num_eus:
         out.append(
@@ -277,7 +285,7 @@ def check_image(image: CodeImage, profile: TargetProfile) -> list[tuple[int, int
                 ),
             )
         )
-        return out
+        return tuple(out)
     counts = [len(image.prologs), *[len(s) for s in image.eus]]
     counts += [0] * (profile.num_eus - len(image.eus))
     epilog_count = len(image.epilogs)
@@ -331,4 +339,4 @@ def check_image(image: CodeImage, profile: TargetProfile) -> list[tuple[int, int
             out.append((31, index, v))
         if isinstance(epilog.next_pc, PC) and not exists(epilog.next_pc, 0):
             out.append((31, index, missing(epilog.next_pc, 0, ("next_pc",))))
-    return out
+    return tuple(out)
