@@ -155,7 +155,7 @@ def _unauthorized(
 ) -> PassResult:
     if entry.unauthorized is UnauthorizedAction.PASS:
         stats.passed += 1
-        result = _route_plain(pipe, frame, f"{detail}: passed unexecuted", parsed.tenant_id)
+        result = _route_plain(pipe, frame, f"{detail}: passed on unchanged", parsed.tenant_id)
         result.executed = executed
         return result
     stats.dropped += 1
