@@ -2,7 +2,7 @@
 
 Each golden file holds, for one example on tofino1 and a fixed input stack, the SwitchVM
 Geneve options in hex (one option per line) and, for in-switch code, every code-memory word.
-The same vectors are listed in docs/encoding.md.
+docs/encoding.md lists the vectors of counter, cache_get, lb3_client and paxos_acceptor.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dpfc.asm import assemble_text, format_program
 from dpfc.asm.objfile import stage_kind
 from dpfc.encoding import OPTIONS_MAX, decode_options, decode_slot, encode_options, encode_slot
 from dpfc.encoding.header import split_options
-from dpfc.isa.bundle import stage_name
+from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, EpilogBundle, stage_name
 from dpfc.target import BUILTIN_PROFILES
 from tests.conftest import ROOT, assert_golden
 
@@ -22,8 +22,16 @@ EXAMPLES = {
     # name: input stack (top first) of the packet that invokes it
     "counter": (42,),
     "cache_get": (0x2A,),
+    "cache_put": (0x2A,),
+    "cache_update": (0x2A, 0x8000_0005, 0x1111_1111, 0x2222_2222, 0x3333_3333),  # key, tuple, value
+    "count_min": (0x2A,),
+    "empty": (),
+    "lb1": (0xC0FFEE,),
+    "lb2": (),
     "lb3_client": (),
+    "lb3_server": (3, 17),  # server index, load
     "paxos_acceptor": (5, 3, 0xDEADBEEF),
+    "paxos_leader": (0xDEADBEEF,),  # the proposed value
 }
 
 
@@ -87,3 +95,31 @@ def test_paper_shapes() -> None:
     assert cache.epilogs[0].hdr_mod and cache.epilogs[0].steering.action == "return_to_sender"
     acceptor = load("paxos_acceptor").image()
     assert acceptor.eus[0][0].mem[0].name == "FAMAX"
+
+    # the chains name fixed slots: cache-get's miss -> count-min at prolog slot 1, cache-put
+    # -> the empty DPF at slot 0, the Paxos leader -> the acceptor's in-switch copy at slot 1
+    assert load("count_min").entry == PC(False, 1)
+    assert load("empty").entry == PC(False, 0)
+    assert load("cache_put").image().epilogs[0].next_pc == PC(False, 0)
+    leader = load("paxos_leader").switch_slots()[EPILOG_STAGE][0]
+    assert isinstance(leader, EpilogBundle)
+    assert leader.next_pc == PC(False, 1) and leader.steering.action == "multicast"
+    # count-min: PEEK, PEEK, POP into three lanes; three FAADDs in EU1; MIN in EU2 and EU3
+    sketch = load("count_min").switch_slots()
+    prolog = sketch[PROLOG_STAGE][1]
+    assert [s.kind.name for s in prolog.selectors] == ["PEEK", "PEEK", "POP"]
+    assert [op.name for op in sketch[2][0].mem[:3]] == ["FAADD"] * 3
+    assert sketch[3][0].alu[0].name == sketch[4][0].alu[0].name == "MIN"
+    # LB3 server response: PEEK A0, POP A1, PEEK B0, POP B1, two STOREs in EU1 (as the client)
+    server = load("lb3_server").image()
+    assert [(str(s.dest), s.kind.name) for s in server.prologs[0].selectors] == [
+        ("A0", "PEEK"),
+        ("A1", "POP"),
+        ("B0", "PEEK"),
+        ("B1", "POP"),
+    ]
+    assert [op.name for op in server.eus[1][0].mem[:2]] == ["STORE", "STORE"]
+    # cache-update FA-ORs the tuple in EU0 and STOREs the value in EU2 lanes 0-2
+    update = load("cache_update").image()
+    assert update.eus[0][0].mem[0].name == "FAOR"
+    assert [op.name for op in update.eus[2][0].mem[:3]] == ["STORE"] * 3

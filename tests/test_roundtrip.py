@@ -179,10 +179,18 @@ def test_example_is_a_fixpoint_of_assemble_and_format(path: Path) -> None:
     assert format_program(third) == text1
 
 
-def test_there_are_four_examples() -> None:
+def test_the_examples_are_the_papers_dpfs() -> None:
     assert sorted(p.stem for p in EXAMPLES) == [
         "cache_get",
+        "cache_put",
+        "cache_update",
+        "count_min",
         "counter",
+        "empty",
+        "lb1",
+        "lb2",
         "lb3_client",
+        "lb3_server",
         "paxos_acceptor",
+        "paxos_leader",
     ]

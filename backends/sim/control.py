@@ -137,13 +137,15 @@ class ControlPlane:
         metadata: bool = False,
         privileged: bool = False,
         recirculate: bool = False,
+        app_ids: Iterable[int] = (),
         pipes: int | Iterable[int] | None = None,
     ) -> Permissions:
-        """Add (or replace) the permission-table entry of ``tenant``."""
+        """Add (or replace) the permission-table entry of ``tenant``; ``app_ids`` are tokens
+        accepted besides ``app_id``."""
         targets = self._targets(pipes)
         self._tenant(tenant)
         entry = self._permissions(
-            app_id, default_dpf, unauthorized, metadata, privileged, recirculate
+            app_id, default_dpf, unauthorized, metadata, privileged, recirculate, app_ids
         )
         for pipe in targets:
             if (
@@ -167,9 +169,17 @@ class ControlPlane:
         metadata: bool,
         privileged: bool,
         recirculate: bool,
+        app_ids: Iterable[int] = (),
     ) -> Permissions:
-        if not isinstance(app_id, int) or not 0 <= app_id <= WORD_MASK:
-            raise ControlPlaneError("DPF4018", f"app id {app_id!r} does not fit in 32 bits")
+        try:
+            tokens = frozenset(app_ids)
+        except TypeError:
+            raise ControlPlaneError(
+                "DPF4018", f"app ids {app_ids!r} are not a set of ints"
+            ) from None
+        for token in (app_id, *tokens):
+            if not isinstance(token, int) or not 0 <= token <= WORD_MASK:
+                raise ControlPlaneError("DPF4018", f"app id {token!r} does not fit in 32 bits")
         if default_dpf is not None:
             if not isinstance(default_dpf, PC) or default_dpf.in_packet:
                 raise ControlPlaneError(
@@ -189,7 +199,13 @@ class ControlPlane:
                 "DPF4019", f"unauthorized action must be drop or pass, got {unauthorized!r}"
             ) from None
         return Permissions(
-            app_id, default_dpf, action, bool(metadata), bool(privileged), bool(recirculate)
+            app_id,
+            default_dpf,
+            action,
+            bool(metadata),
+            bool(privileged),
+            bool(recirculate),
+            tokens,
         )
 
     def update_permissions(
@@ -216,6 +232,7 @@ class ControlPlane:
                     bool(merged["metadata"]),
                     bool(merged["privileged"]),
                     bool(merged["recirculate"]),
+                    merged["app_ids"],
                 )
             )
         for pipe, entry in zip(targets, updated, strict=True):

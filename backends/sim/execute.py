@@ -119,7 +119,7 @@ def _run(
         return PassResult(tenant, "drop", f"tenant {tenant} is not authorized on this pipe")
     stats = pipe.stats_for(tenant)
     stats.packets += 1
-    if header is not None and header.app_id != entry.app_id:
+    if header is not None and not entry.accepts(header.app_id):
         stats.unauthorized += 1
         detail = (
             f"app id {header.app_id:#x} does not match tenant {tenant}'s token {entry.app_id:#x}"

@@ -39,6 +39,13 @@ class Permissions:
     metadata: bool = False
     privileged: bool = False
     recirculate: bool = False
+    # Further accepted tokens: one per DPF authorization ("She specifies a special app_id
+    # token when asking for the DPF authorization", §3.3), e.g. the KVS caching pipe runs
+    # both cache-get's and cache-update's token while the sketch pipe holds only the first.
+    app_ids: frozenset[int] = frozenset()
+
+    def accepts(self, app_id: int) -> bool:
+        return app_id == self.app_id or app_id in self.app_ids
 
     @property
     def bits(self) -> int:
