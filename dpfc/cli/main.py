@@ -1,4 +1,4 @@
-"""``dpfc`` command-line entry point: asm, disasm, packet, target.
+"""``dpfc`` command-line entry point: asm, disasm, packet, target, run.
 
 Conventions: results go to stdout, diagnostics to stderr; exit 0 on success, 1 on a user
 error, 2 on an internal compiler error; ``-o FILE`` names the output, ``--target PROFILE``
@@ -17,6 +17,7 @@ from dpfc.asm import AssembledProgram, assemble, disassemble_header
 from dpfc.asm.printer import format_program
 from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.objects import object_to_json, program_from_object
+from dpfc.cli.run import run_command
 from dpfc.diagnostics import SourceFile
 from dpfc.encoding.errors import DecodeError
 from dpfc.encoding.header import OPTION_CLASS, SwitchVMHeader, decode_options, encode_options
@@ -388,6 +389,9 @@ def target_command(name: str | None, list_all: bool) -> None:
         + ", ".join(s.name + (" (privileged)" if s.privileged else "") for s in profile.steering)
     )
     click.echo("  hash per lane: " + ", ".join(profile.hash_functions[: profile.lanes]))
+
+
+main.add_command(run_command)
 
 
 if __name__ == "__main__":  # pragma: no cover
