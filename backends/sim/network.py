@@ -214,6 +214,7 @@ class Network:
         if result.trace is not None:
             result.trace.node = name
             result.trace.sequence = self.passes
+            result.trace.packet = packet
         record = PassRecord(self.passes, packet, name, pipe, port, result)
         if keep:
             self.records.append(record)

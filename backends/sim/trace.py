@@ -31,13 +31,14 @@ class PacketTrace:
     reason: str = ""
     outputs: list[int] = field(default_factory=list)
     node: str = ""
-    sequence: int = 0
+    sequence: int = 0  # the pass number in the run
+    packet: int = 0  # the id of the injected packet this pass belongs to
 
     def render(self) -> str:
         tenant = "?" if self.tenant is None else str(self.tenant)
         lines = [
-            f"packet {self.sequence} at {self.node} pipe {self.pipe} port {self.ingress_port}, "
-            f"tenant {tenant}"
+            f"pass {self.sequence} (packet {self.packet}) at {self.node} pipe {self.pipe} "
+            f"port {self.ingress_port}, tenant {tenant}"
         ]
         for stage in self.stages:
             lines.append(f"  {stage.stage} {stage.pc}")

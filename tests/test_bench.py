@@ -1,0 +1,61 @@
+"""Smoke test of ``python -m dpfc.bench sim``: it runs and prints its table (no timings checked)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from dpfc.bench import cache_setup, counter_setup, format_table, simulator_rows
+from dpfc.bench.__main__ import main
+from dpfc.target import BUILTIN_PROFILES
+from tests.conftest import ROOT
+
+
+def test_bench_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "--packets", "3", "--runs", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("SwitchVM simulator throughput: tofino1")
+    assert lines[1].split() == ["DPF", "placement", "case", "switch.process", "Network", "loop"]
+    rows = [line.split()[:3] for line in lines[3:]]
+    assert rows == [
+        ["counter", "in-switch", "per-ID"],
+        ["cache_get", "in-packet", "hits"],
+        ["cache_get", "in-packet", "misses"],
+    ]
+    assert all(line.count("pkt/s") == 2 for line in lines[3:])
+
+
+def test_bench_module_runs_as_a_program() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "dpfc.bench", "sim", "--packets", "2", "--runs", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "cache_get" in result.stdout
+
+
+def test_bench_rejects_zero_packets(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["sim", "--packets", "0"])
+    assert info.value.code == 2
+    assert "at least 1" in capsys.readouterr().err
+
+
+def test_bench_workloads_do_what_they_say() -> None:
+    """The benchmark measures the intended paths: counts, hits returned, misses passed."""
+    profile = BUILTIN_PROFILES["tofino1"]
+    _, switch, frames = counter_setup(profile)
+    assert switch.process(frames[3], 0).verdict == "pass"
+    assert switch.control.read_memory(7, 0, 0, 3) == [1]
+    _, switch, frames = cache_setup(profile, hits=True)
+    assert {switch.process(f, 0).verdict for f in frames} == {"return_to_sender"}
+    _, switch, frames = cache_setup(profile, hits=False)
+    assert {switch.process(f, 0).verdict for f in frames} == {"pass"}
+    rows = simulator_rows(packets=2, runs=1)
+    assert len(rows) == 3 and all(r.process_pps > 0 and r.network_pps > 0 for r in rows)
+    assert "pkt/s" in format_table(rows, packets=2, runs=1)
