@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from dpfc.encoding.code import decode_pc
 from dpfc.encoding.errors import DecodeError, EncodingError
-from dpfc.encoding.header import SwitchVMHeader, encode_options
+from dpfc.encoding.header import SwitchVMHeader, decode_options, encode_options
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
     PC,
@@ -41,6 +42,10 @@ from dpfc.target.profile import BranchOperands, MemoryAddress, TargetProfile
 from .deparse import DeparseError, plain_ipv4_destination, rebuild_frame, swap_addresses
 from .state import Destination, Permissions, PipeState, TenantStats, UnauthorizedAction
 from .trace import PacketTrace, StageTrace, format_registers
+
+# Decoding is a pure function of the option bytes; a switch sees the same options often.
+_decode_options = lru_cache(maxsize=4096)(decode_options)
+_encode_options = lru_cache(maxsize=4096)(encode_options)
 
 # Outer headers that make a frame ordinary traffic rather than a malformed SwitchVM packet.
 NOT_SWITCHVM = {"DPF3064": "not UDP", "DPF3065": "not Geneve"}
@@ -94,7 +99,7 @@ def _run(
 ) -> PassResult:
     profile = pipe.profile
     try:
-        parsed = parse_packet(frame, profile)
+        parsed = parse_packet(frame, profile, decode=_decode_options)
     except DecodeError as exc:
         if exc.code in NOT_SWITCHVM:
             return _route_plain(
@@ -130,10 +135,11 @@ def _run(
     if pointer is None:
         pointer = entry.default_dpf
         if pointer is None:
-            stats.passed += 1
-            return _route_plain(
+            result = _route_plain(
                 pipe, frame, "no DPF pointer and no default DPF: passed unchanged", tenant
             )
+            _count_route(stats, result)
+            return result
     machine = Machine(pipe, parsed, entry, stats, ctx, rng, tracer)
     try:
         return machine.run(pointer, frame)
@@ -154,12 +160,20 @@ def _unauthorized(
     executed: tuple[tuple[int, PC], ...] = (),
 ) -> PassResult:
     if entry.unauthorized is UnauthorizedAction.PASS:
-        stats.passed += 1
         result = _route_plain(pipe, frame, f"{detail}: passed on unchanged", parsed.tenant_id)
         result.executed = executed
+        _count_route(stats, result)
         return result
     stats.dropped += 1
     return PassResult(parsed.tenant_id, "drop", f"{detail}: dropped", executed=executed)
+
+
+def _count_route(stats: TenantStats, result: PassResult) -> None:
+    """Count a routed packet as passed, or as dropped when no route took it."""
+    if result.verdict == "drop":
+        stats.dropped += 1
+    else:
+        stats.passed += 1
 
 
 def _route_plain(
@@ -502,7 +516,7 @@ class Machine:
                 flags=self.header.flags if self.header is not None else 0,
             )
             try:
-                options = encode_options(new_header, self.profile).data
+                options = _encode_options(new_header, self.profile).data
                 out = rebuild_frame(frame, self.parsed, options)
             except EncodingError as exc:
                 raise Fault(

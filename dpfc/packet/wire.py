@@ -8,6 +8,7 @@ can never make the parser read out of bounds or loop (each step consumes at leas
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from dpfc.encoding.errors import ByteReader, DecodeError
@@ -42,8 +43,16 @@ class ParsedPacket:
     inner_offset: int
 
 
-def parse_packet(data: bytes, profile: TargetProfile) -> ParsedPacket:
-    """Parse a whole SwitchVM packet; raises :class:`DecodeError` (with offset) if malformed."""
+OptionsDecoder = Callable[[bytes, TargetProfile, int], SwitchVMHeader]
+
+
+def parse_packet(
+    data: bytes, profile: TargetProfile, *, decode: OptionsDecoder = decode_options
+) -> ParsedPacket:
+    """Parse a whole SwitchVM packet; raises :class:`DecodeError` (with offset) if malformed.
+
+    ``decode`` decodes the options area (a memoised :func:`decode_options` in the simulator).
+    """
     r = ByteReader(data)
     eth_dst = r.take(6, "Ethernet destination")
     eth_src = r.take(6, "Ethernet source")
@@ -124,7 +133,7 @@ def parse_packet(data: bytes, profile: TargetProfile) -> ParsedPacket:
         )
     options = r.take(opt_words * 4, "Geneve options")
     ours = [o for o in split_options(options, options_offset) if o[1] == OPTION_CLASS]
-    header = decode_options(options, profile, options_offset) if ours else None
+    header = decode(options, profile, options_offset) if ours else None
     inner = data[r.offset : end]
     return ParsedPacket(
         eth_dst=eth_dst,
