@@ -48,7 +48,7 @@ _decode_options = lru_cache(maxsize=4096)(decode_options)
 _encode_options = lru_cache(maxsize=4096)(encode_options)
 
 # Outer headers that make a frame ordinary traffic rather than a malformed SwitchVM packet.
-NOT_SWITCHVM = {"DPF3064": "not UDP", "DPF3065": "not Geneve"}
+NOT_SWITCHVM = {"DPF3060": "not IPv4", "DPF3064": "not UDP", "DPF3065": "not Geneve"}
 
 
 @dataclass(frozen=True)

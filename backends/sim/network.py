@@ -220,6 +220,10 @@ class Network:
             self.records.append(record)
         if hops + 1 >= HOP_LIMIT and (result.outputs or result.recirculated is not None):
             self.hop_limited.append(packet)
+            tenant = -1 if result.tenant is None else result.tenant
+            switch.pipes[pipe].report(
+                tenant, "hops", f"packet {packet} reached the hop limit ({HOP_LIMIT} passes)"
+            )
             return record
         if result.recirculated is not None:
             self._enqueue(name, port, result.recirculated, packet, hops + 1)

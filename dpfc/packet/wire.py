@@ -47,7 +47,7 @@ OptionsDecoder = Callable[[bytes, TargetProfile, int], SwitchVMHeader]
 
 
 def parse_packet(
-    data: bytes, profile: TargetProfile, *, decode: OptionsDecoder = decode_options
+    data: bytes, profile: TargetProfile, *, decode: OptionsDecoder | None = None
 ) -> ParsedPacket:
     """Parse a whole SwitchVM packet; raises :class:`DecodeError` (with offset) if malformed.
 
@@ -133,7 +133,8 @@ def parse_packet(
         )
     options = r.take(opt_words * 4, "Geneve options")
     ours = [o for o in split_options(options, options_offset) if o[1] == OPTION_CLASS]
-    header = decode(options, profile, options_offset) if ours else None
+    decoder = decode_options if decode is None else decode
+    header = decoder(options, profile, options_offset) if ours else None
     inner = data[r.offset : end]
     return ParsedPacket(
         eth_dst=eth_dst,
