@@ -1,0 +1,1 @@
+"""The DPF language front end: AST (:mod:`.ast`), parser and canonical printer."""
