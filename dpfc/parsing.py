@@ -46,6 +46,9 @@ class SyntaxFailure(Exception):
     found: str  # the offending text ("" at end of input)
     found_type: str  # terminal name, "CHAR" for an unlexable character, "EOF"
     expected: frozenset[str]
+    # The terminals the parser really accepts at the failure (``expected`` is LALR's merged
+    # lookahead, a superset); empty when lark cannot tell.
+    accepts: frozenset[str] = frozenset()
 
 
 @cache
@@ -73,13 +76,25 @@ def parse(grammar: str, text: str, start: str = "start") -> Node:
         pos = token.start_pos if token.start_pos is not None else len(text)
         kind = "EOF" if token.type == "$END" else token.type
         raise SyntaxFailure(
-            pos, "" if kind == "EOF" else str(token), kind, frozenset(exc.expected or ())
+            pos,
+            "" if kind == "EOF" else str(token),
+            kind,
+            frozenset(exc.expected or ()),
+            _accepts(exc),
         ) from None
     except UnexpectedInput as exc:  # pragma: no cover - other lark error kinds
         raise SyntaxFailure(
             getattr(exc, "pos_in_stream", 0) or 0, "", "CHAR", frozenset()
         ) from None
     return _convert_root(tree)
+
+
+def _accepts(exc: UnexpectedToken) -> frozenset[str]:
+    parser = exc.interactive_parser
+    if parser is None:
+        return frozenset()
+    accepted: set[str] = parser.accepts()  # type: ignore[no-untyped-call]
+    return frozenset(t for t in accepted if t != "$END")
 
 
 def _convert(item: lark.Tree[lark.Token] | lark.Token, fallback: int) -> Node | Leaf:

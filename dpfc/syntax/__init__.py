@@ -1,1 +1,18 @@
-"""The DPF language front end: AST (:mod:`.ast`), parser and canonical printer."""
+"""The DPF language front end: AST (:mod:`.ast`), parser and canonical printer.
+
+``parse_module(SourceFile) -> ast.Module`` (raises DiagnosticError with DPF50xx codes) and
+``format_module(ast.Module) -> str``; ``parse_module(format_module(t)) == t``.
+"""
+
+from dpfc.syntax.parser import ACTION_NAMES, parse_module
+from dpfc.syntax.printer import format_expr, format_module, format_stmt
+from dpfc.syntax.syntax_errors import KEYWORDS
+
+__all__ = [
+    "ACTION_NAMES",
+    "KEYWORDS",
+    "format_expr",
+    "format_module",
+    "format_stmt",
+    "parse_module",
+]

@@ -1,0 +1,157 @@
+"""Must-fail corpus of the DPF language: every file in tests/errors/ is one mistake.
+
+Each ``NNN_name.dpf`` starts with ``// expect DPFxxxx: what is wrong`` and must fail with
+exactly one error of that code, rendered (location relative to the repository root, message,
+source line, carets, notes, hint) as the golden ``NNN_name.stderr`` next to it.
+``DPFC_BLESS=1`` rewrites the goldens; read every diff before committing.
+
+The files run through the whole checker (``dpfc.sema.check_file``) when that exists, else
+through the parser alone; then only the syntax cases (DPF50xx) can be checked and the others
+are skipped. Numbers 001-099 are the syntax cases of :mod:`dpfc.syntax`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import json
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dpfc.diagnostics import Diagnostic, DiagnosticError, Severity, SourceFile, render_all
+from dpfc.syntax.parser import parse_module
+from dpfc.syntax.syntax_errors import Code
+from tests.conftest import ROOT, assert_golden
+
+CORPUS_DIR = ROOT / "tests" / "errors"
+CORPUS = sorted(CORPUS_DIR.glob("*.dpf"))
+EXPECT = re.compile(r"^// expect (DPF\d{4}): \S")
+ERROR_LINE = re.compile(
+    r"^(?P<file>\S+):(?P<line>\d+):(?P<column>\d+): error\[(?P<code>DPF\d{4})\]: "
+)
+SYNTAX_CODES = {
+    value for key, value in vars(Code).items() if not key.startswith("_") and isinstance(value, str)
+}
+
+
+def _check_file() -> Callable[..., Any] | None:
+    if importlib.util.find_spec("dpfc.sema") is None:
+        return None
+    sema = importlib.import_module("dpfc.sema")
+    check: Callable[..., Any] | None = getattr(sema, "check_file", None)
+    return check
+
+
+CHECK_FILE = _check_file()
+
+
+def _relative(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _expected_code(path: Path) -> str:
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    match = EXPECT.match(first)
+    assert match is not None, f"{path.name}: first line must be `// expect DPFxxxx: description`"
+    return match.group(1)
+
+
+def _errors(result: object) -> list[Diagnostic]:
+    """The error diagnostics in whatever ``check_file`` returned (a list, or an object)."""
+    items: Iterable[object]
+    if isinstance(result, Diagnostic):
+        items = [result]
+    elif isinstance(result, list | tuple):
+        items = result
+    else:
+        items = getattr(result, "diagnostics", ())
+    return [d for d in items if isinstance(d, Diagnostic) and d.severity is Severity.ERROR]
+
+
+def run_checker(path: Path) -> list[Diagnostic]:
+    """The errors for ``path`` (run from the repository root, named by its relative path)."""
+    relative = _relative(path)
+    text = path.read_text(encoding="utf-8")
+    try:
+        if CHECK_FILE is None:
+            parse_module(SourceFile(relative, text))
+            return []
+        params = list(inspect.signature(CHECK_FILE).parameters.values())
+        wants_source = bool(params) and "SourceFile" in str(params[0].annotation)
+        result = CHECK_FILE(SourceFile(relative, text) if wants_source else Path(relative))
+    except DiagnosticError as exc:
+        return [d for d in exc.diagnostics if d.severity is Severity.ERROR]
+    return _errors(result)
+
+
+def _stderr(diagnostics: list[Diagnostic]) -> str:
+    # What `dpfc check` prints: the rendered diagnostics, then a newline (click.echo).
+    return render_all(diagnostics) + "\n"
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
+def test_must_fail_program_reports_its_error(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code = _expected_code(path)
+    if CHECK_FILE is None and code not in SYNTAX_CODES:
+        pytest.skip("dpfc.sema.check_file is not available; only syntax errors are checked")
+    monkeypatch.chdir(ROOT)
+    diagnostics = run_checker(path)
+    stderr = _stderr(diagnostics)
+    assert_golden(path.with_suffix(".stderr"), stderr)
+    errors = [m for line in stderr.splitlines() if (m := ERROR_LINE.match(line))]
+    # One mistake per file, reported once, at a location inside that file.
+    assert len(errors) == 1, stderr
+    assert errors[0]["file"] == _relative(path)
+    assert errors[0]["code"] == code
+    assert "^" in stderr
+
+
+def test_syntax_corpus_is_large_and_complete() -> None:
+    syntax = [p for p in CORPUS if p.name[0] == "0"]
+    assert len(syntax) >= 20
+    numbers = [p.name[:3] for p in CORPUS]
+    assert all(n.isdigit() for n in numbers)
+    assert len(set(numbers)) == len(numbers), "corpus numbers must be unique"
+    stems = {p.stem for p in CORPUS}
+    goldens = {p.stem for p in CORPUS_DIR.glob("*.stderr")}
+    assert goldens == stems, "every .dpf needs a .stderr golden and vice versa"
+    covered = {_expected_code(p) for p in syntax}
+    missing = SYNTAX_CODES - covered
+    assert not missing, f"no corpus file exercises {sorted(missing)}"
+
+
+def test_goldens_name_the_expected_code() -> None:
+    for path in CORPUS:
+        golden = path.with_suffix(".stderr")
+        if not golden.exists():
+            pytest.fail(f"missing golden {golden.name}; run with DPFC_BLESS=1")
+        first = golden.read_text(encoding="utf-8").splitlines()[0]
+        match = ERROR_LINE.match(first)
+        assert match is not None, f"{golden.name}: {first!r}"
+        assert match["code"] == _expected_code(path), golden.name
+
+
+def test_unclosed_brace_points_at_the_opening_brace(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    (diag,) = run_checker(CORPUS_DIR / "009_unclosed_brace.dpf")
+    assert diag.message == "unclosed `{`"
+    (note,) = diag.notes
+    assert note.span is not None and note.span.text() == "{"
+    # The `}` on the last line closes the `if`, so the body of the dpf is the one left open.
+    assert (note.span.line, note.span.column) == (2, 17)
+
+
+def test_json_rendering_of_a_syntax_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    path = CORPUS_DIR / "004_missing_semicolon.dpf"
+    (diag,) = json.loads(render_all(run_checker(path), "json"))
+    assert diag["code"] == "DPF5004"
+    assert diag["message"] == "expected `;` after statement"
+    assert diag["span"]["file"] == "tests/errors/004_missing_semicolon.dpf"
+    # Just after `let slot = key & 15` on line 3.
+    assert (diag["span"]["line"], diag["span"]["column"]) == (3, 24)
