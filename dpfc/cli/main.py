@@ -16,7 +16,9 @@ from dpfc import __version__
 from dpfc.asm import AssembledProgram, assemble, disassemble_header
 from dpfc.asm.printer import format_program
 from dpfc.cli.errors import UserError, handle_errors
+from dpfc.cli.lang import check_command, compile_command
 from dpfc.cli.objects import object_to_json, program_from_object
+from dpfc.cli.opt import opt_command
 from dpfc.cli.run import run_command
 from dpfc.diagnostics import SourceFile
 from dpfc.encoding.errors import DecodeError
@@ -392,6 +394,9 @@ def target_command(name: str | None, list_all: bool) -> None:
 
 
 main.add_command(run_command)
+main.add_command(opt_command)
+main.add_command(check_command)
+main.add_command(compile_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -23,14 +23,15 @@ Example::
 Values are numbered ``%0, %1, ...`` in block order at print time; a ``; name`` comment
 gives the source name when the instruction has one. Constants print in decimal below 256
 and in hex from 256 on. Types are implied by the op except for PHI and SELECT, whose
-result type is written. Blocks print in the function's order.
+result type is written, and bool constants (``const i1 1``). Blocks print in the
+function's order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from dpfc.ir.core import Br, Exit, Function, Instr, Jump, Module, Op, Terminator
+from dpfc.ir.core import Br, Exit, Function, Instr, Jump, Module, Op, Terminator, Ty
 
 
 def format_imm(value: int) -> str:
@@ -78,7 +79,9 @@ def _instr(instr: Instr, ref: Callable[[Instr], str]) -> str:
     op = instr.op
     args = ", ".join(ref(a) for a in instr.args)
     if op is Op.CONST:
-        body = f"const {format_imm(instr.imm or 0)}"
+        # A bool constant says so: its type is not implied by the op.
+        prefix = "const i1 " if instr.ty is Ty.BOOL else "const "
+        body = prefix + format_imm(instr.imm or 0)
     elif op in (Op.PARAM, Op.HASH):
         body = f"{op.value} {instr.imm}" + (f", {args}" if args else "")
     elif op is Op.META:

@@ -1,0 +1,48 @@
+"""Cleanup: constfold, copyprop, cse, dce and simplifycfg, repeated until none changes.
+
+Each of these passes can expose work for another (a folded branch removes an edge, so a
+phi becomes a copy, so a constant folds, so a block empties and can be bypassed), so the
+end of the pipeline runs them as a group to a fixpoint instead of guessing an order.
+Example::
+
+    entry:                                  entry:
+      %0 = param 0                            %0 = param 0
+      %1 = const 0                            exit push(%0)
+      %2 = eq %1, %1
+      br %2, a, b
+    a:
+      %3 = add %0, %1
+      jmp b
+    b:
+      %4 = phi w32 [%3, a], [%0, entry]
+      exit push(%4)
+
+Requires: a well-formed, acyclic function. Ensures: none of the five passes finds anything
+left to do (bounded by :data:`MAX_ROUNDS`, far more than any DPF needs); same behaviour.
+"""
+
+from __future__ import annotations
+
+from dpfc.ir.core import Function
+from dpfc.passes import constfold, copyprop, cse, dce, simplifycfg
+from dpfc.passes.base import FunctionPass
+
+MAX_ROUNDS = 16
+GROUP = (constfold.PASS, copyprop.PASS, cse.PASS, dce.PASS, simplifycfg.PASS)
+
+
+def cleanup_function(function: Function) -> bool:
+    changed = False
+    for _ in range(MAX_ROUNDS):
+        progress = False
+        for member in GROUP:
+            progress |= member.run_function(function)
+        if not progress:
+            break
+        changed = True
+    return changed
+
+
+PASS = FunctionPass(
+    "cleanup", "constfold, copyprop, cse, dce, simplifycfg repeated to a fixpoint", cleanup_function
+)

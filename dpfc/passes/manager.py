@@ -1,0 +1,179 @@
+"""The pass registry, the default pipeline and the driver that runs passes over a module.
+
+``DEFAULT_PIPELINE`` is the ordered list ``dpfc compile`` and ``dpfc opt`` (without ``-p``)
+run; ``dpfc opt --list-passes`` prints :func:`describe_passes`. With ``verify=True`` the IR
+verifier (:mod:`dpfc.ir.verify`) checks the input and the IR after every pass: invalid
+input is the user's error (:class:`~dpfc.diagnostics.DiagnosticError`), IR broken by a pass
+is a compiler bug (:class:`PassVerificationError`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from dpfc.diagnostics import Diagnostic, DiagnosticError, Severity
+from dpfc.ir.core import Module
+from dpfc.ir.printer import format_module
+from dpfc.passes import (
+    cleanup,
+    constfold,
+    copyprop,
+    cse,
+    dce,
+    ifconvert,
+    simplifycfg,
+    strength,
+    unroll,
+)
+from dpfc.passes.base import FunctionPass
+
+PASSES: dict[str, FunctionPass] = {
+    p.name: p
+    for p in (
+        unroll.PASS,
+        strength.PASS,
+        constfold.PASS,
+        copyprop.PASS,
+        cse.PASS,
+        simplifycfg.PASS,
+        ifconvert.PASS,
+        dce.PASS,
+        cleanup.PASS,
+    )
+}
+
+# Strength reduction first (no MUL reaches the later passes), one round of cleanups that
+# exposes constant branches, the CFG cleanup that makes diamonds visible, if-conversion,
+# and then the cleanup group to a fixpoint for whatever if-conversion and merging exposed;
+# the cleanup can expose one more diamond (an arm emptied), hence a second round.
+DEFAULT_PIPELINE: tuple[str, ...] = (
+    "unroll",
+    "strength",
+    "constfold",
+    "copyprop",
+    "cse",
+    "simplifycfg",
+    "ifconvert",
+    "cleanup",
+    "ifconvert",
+    "cleanup",
+)
+
+
+class TextSink(Protocol):
+    def write(self, text: str, /) -> object: ...
+
+
+class UnknownPassError(ValueError):
+    """A pipeline names a pass that is not registered."""
+
+
+class PassVerificationError(Exception):
+    """A pass produced IR the verifier rejects: a compiler bug, not a user error."""
+
+
+@dataclass(frozen=True)
+class PassRun:
+    name: str
+    seconds: float
+    changed: bool
+
+
+def describe_passes() -> str:
+    """One line per registered pass: its name and what it does; then the default pipeline."""
+    width = max(len(name) for name in PASSES)
+    lines = [f"{name:<{width}}  {p.summary}" for name, p in PASSES.items()]
+    lines.append("")
+    lines.append("default pipeline: " + ",".join(DEFAULT_PIPELINE))
+    return "\n".join(lines) + "\n"
+
+
+def parse_pipeline(text: str) -> list[str]:
+    """``"constfold,dce"`` -> the pass names, checked against the registry."""
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names:
+        raise UnknownPassError("the pass list is empty")
+    for name in names:
+        if name not in PASSES:
+            known = ", ".join(PASSES)
+            raise UnknownPassError(f"unknown pass `{name}` (passes: {known})")
+    return names
+
+
+def _verifier() -> Callable[[Module], list[Diagnostic]] | None:
+    try:
+        module = importlib.import_module("dpfc.ir.verify")
+    except ImportError:
+        return None
+    verify: Callable[[Module], list[Diagnostic]] = module.verify_module
+    return verify
+
+
+def _errors(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    return [d for d in diagnostics if d.severity is Severity.ERROR]
+
+
+def verify_input(module: Module) -> None:
+    """Reject IR the verifier finds invalid (a user error: DiagnosticError), if it exists."""
+    verifier = _verifier()
+    if verifier is None:
+        return
+    errors = _errors(verifier(module))
+    if errors:
+        raise DiagnosticError(errors)
+
+
+def run_pipeline(
+    module: Module,
+    passes: Sequence[str] | None = None,
+    *,
+    verify: bool = False,
+    print_after_all: TextSink | None = None,
+    time_passes: TextSink | None = None,
+) -> list[PassRun]:
+    """Run ``passes`` (default: :data:`DEFAULT_PIPELINE`) in order over every function.
+
+    With ``verify`` the input is checked first (:func:`verify_input`) and the IR after every
+    pass (:class:`PassVerificationError` if a pass broke it).
+
+    ``print_after_all`` receives the module's text after each pass; ``time_passes`` a table
+    of the time each pass took. Returns one :class:`PassRun` per pass run.
+    """
+    names = list(DEFAULT_PIPELINE if passes is None else passes)
+    for name in names:
+        if name not in PASSES:
+            raise UnknownPassError(f"unknown pass `{name}`")
+    verifier = _verifier() if verify else None
+    if verify:
+        verify_input(module)
+    runs: list[PassRun] = []
+    for name in names:
+        start = time.perf_counter()
+        changed = PASSES[name].run(module)
+        runs.append(PassRun(name, time.perf_counter() - start, changed))
+        if verifier is not None:
+            errors = _errors(verifier(module))
+            if errors:
+                rendered = "\n".join(d.render() for d in errors)
+                raise PassVerificationError(f"the IR is invalid after pass `{name}`:\n{rendered}")
+        if print_after_all is not None:
+            print_after_all.write(f"; *** IR after {name} ***\n{format_module(module)}")
+    if time_passes is not None:
+        time_passes.write(format_timings(runs))
+    return runs
+
+
+def format_timings(runs: list[PassRun]) -> str:
+    total = sum(r.seconds for r in runs) or 1e-12
+    lines = ["; pass timings", f";   {'ms':>9}  {'%':>6}  pass"]
+    for run in runs:
+        mark = "" if run.changed else "  (no change)"
+        lines.append(
+            f";   {run.seconds * 1000:9.3f}  {100 * run.seconds / total:6.1f}  {run.name}{mark}"
+        )
+    lines.append(f";   {sum(r.seconds for r in runs) * 1000:9.3f}  {100.0:6.1f}  total")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,24 @@
+"""Semantic analysis of the DPF language: loading (:mod:`.loader`), module tables
+(:mod:`.resolve`), constants (:mod:`.consteval`), declarations (:mod:`.items`), bodies
+(:mod:`.check`, with the per-path rules of :mod:`.paths`).
+
+``check_file(path, profile=None) -> CheckedProgram`` is what ``dpfc check`` runs; it raises
+:class:`~dpfc.diagnostics.DiagnosticError` with every error found (DPF50xx-DPF52xx).
+"""
+
+from dpfc.sema.check import CheckedProgram, check_file, check_program
+from dpfc.sema.codes import ALL_CODES, Code
+from dpfc.sema.loader import LoadedModule, Program, load_program
+from dpfc.sema.types import SemType
+
+__all__ = [
+    "ALL_CODES",
+    "CheckedProgram",
+    "Code",
+    "LoadedModule",
+    "Program",
+    "SemType",
+    "check_file",
+    "check_program",
+    "load_program",
+]
