@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from dpfc.cli.main import main
 from dpfc.diagnostics import DiagnosticError, SourceFile
 from dpfc.ir.core import WORD_MASK, Block, Exit, Function, Instr, Jump, Module, Op
+from dpfc.ir.evaluate import evaluate
 from dpfc.ir.printer import format_module
 from dpfc.passes import (
     DEFAULT_PIPELINE,
@@ -33,7 +34,6 @@ from dpfc.passes import (
     parse_pipeline,
     run_pipeline,
 )
-from dpfc.passes.evaluate import evaluate
 from dpfc.passes.strength import decompose, plan
 from tests.conftest import ROOT, assert_golden
 from tests.pass_strategies import (

@@ -32,8 +32,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dpfc.ir.core import WORD_MASK, Block, Br, Exit, Function, Instr, Jump, Module, Op
-from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp
-from dpfc.isa.semantics import alu, branch_taken, hash_word, memory
+from dpfc.ir.evaluate import evaluate
+from dpfc.isa.opcodes import MemOp
+from dpfc.isa.semantics import hash_word, memory
 from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
 
 MemoryContents = Mapping[str, Mapping[int, int] | Sequence[int]]
@@ -143,31 +144,6 @@ def _words(cells: Mapping[int, int] | Sequence[int]) -> dict[int, int]:
     return {i: int(w) & WORD_MASK for i, w in enumerate(cells)}
 
 
-_ALU: dict[Op, AluOp] = {
-    Op.ADD: AluOp.ADD,
-    Op.SUB: AluOp.SUB,
-    Op.AND: AluOp.AND,
-    Op.OR: AluOp.OR,
-    Op.XOR: AluOp.XOR,
-    Op.SHL: AluOp.LSH,
-    Op.SHR: AluOp.RSH,
-    Op.MIN: AluOp.MIN,
-    Op.MAX: AluOp.MAX,
-}
-# compare -> (branch kind, negated): the branch unit's strict comparisons and their inverses
-_COMPARE: dict[Op, tuple[CtrlOp, bool]] = {
-    Op.EQ: (CtrlOp.BEQ, False),
-    Op.NE: (CtrlOp.BEQ, True),
-    Op.UGT: (CtrlOp.BGT, False),
-    Op.ULE: (CtrlOp.BGT, True),
-    Op.ULT: (CtrlOp.BLT, False),
-    Op.UGE: (CtrlOp.BLT, True),
-    Op.SGT: (CtrlOp.BSGT, False),
-    Op.SLE: (CtrlOp.BSGT, True),
-    Op.SLT: (CtrlOp.BSLT, False),
-    Op.SGE: (CtrlOp.BSLT, True),
-    Op.TEST: (CtrlOp.BSET, False),
-}
 _FETCH: dict[Op, MemOp] = {
     Op.LOAD: MemOp.LOAD,
     Op.STORE: MemOp.STORE,
@@ -181,22 +157,12 @@ _FETCH: dict[Op, MemOp] = {
 
 def evaluate_op(op: Op, args: Sequence[int], imm: int | None = None) -> int:
     """The value of a pure op (ALU, compare, select, zext, const) on operand words."""
-    if op in _ALU:
-        return alu(_ALU[op], args[0], args[1])
-    if op is Op.NEG:
-        return alu(AluOp.NEG, args[0], 0)
-    if op is Op.MUL:
-        return (args[0] * args[1]) & WORD_MASK
-    if op in _COMPARE:
-        kind, negated = _COMPARE[op]
-        return int(branch_taken(kind, args[0], args[1]) != negated)
-    if op is Op.SELECT:
-        return args[1] if args[0] else args[2]
-    if op is Op.ZEXT:
-        return args[0] & 1
     if op is Op.CONST and imm is not None:
         return imm & WORD_MASK
-    raise InterpError(f"`{op.value}` is not a pure op")
+    value = evaluate(op, list(args))
+    if value is None:
+        raise InterpError(f"`{op.value}` is not a pure op")
+    return value
 
 
 class _Run:

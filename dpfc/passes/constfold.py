@@ -14,7 +14,7 @@ Example::
 
 (the select on a constant condition is gone; its uses read the chosen arm, ``%2``.)
 
-Rules (values are exact 32-bit words, see :mod:`dpfc.passes.evaluate`):
+Rules (values are exact 32-bit words, see :mod:`dpfc.ir.evaluate`):
 
 * every pure op (ALU, MUL, compares, bool AND/OR/XOR, SELECT, ZEXT) whose operands are all
   CONST; a PHI whose incoming values are all CONSTs of the same value;
@@ -35,8 +35,8 @@ their uses need no rewrite; the branch on a now-constant condition is left for
 from __future__ import annotations
 
 from dpfc.ir.core import WORD_MASK, Function, Instr, Op, Ty
+from dpfc.ir.evaluate import evaluate
 from dpfc.passes.base import FunctionPass
-from dpfc.passes.evaluate import evaluate
 from dpfc.passes.rewrite import become_const, const_value, remove_instrs, replace_uses
 
 SELF_TRUE = frozenset({Op.EQ, Op.ULE, Op.UGE, Op.SLE, Op.SGE})

@@ -50,9 +50,9 @@ pure ops are hoisted); the memory accesses, RAND draws and exits of every path u
 from __future__ import annotations
 
 from dpfc.ir.core import MEMORY_OPS, SIDE_EFFECT_OPS, Block, Br, Function, Instr, Jump, Op, Ty
+from dpfc.ir.evaluate import INVERSE_COMPARE
 from dpfc.passes.base import FunctionPass
 from dpfc.passes.cfg import predecessors
-from dpfc.passes.evaluate import INVERSE_COMPARE
 from dpfc.passes.rewrite import const_value, leading_phis, remove_instrs, replace_uses
 from dpfc.passes.simplifycfg import merge_into
 

@@ -39,8 +39,8 @@ from functools import cache
 from typing import Any
 
 from dpfc.ir.core import WORD_MASK, Function, Instr, Op
+from dpfc.ir.evaluate import evaluate
 from dpfc.passes.base import FunctionPass
-from dpfc.passes.evaluate import evaluate
 from dpfc.passes.rewrite import become_const, make_const, remove_instrs, replace_uses
 
 Term = tuple[int, int]  # (shift, +1 | -1)
