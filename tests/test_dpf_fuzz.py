@@ -20,6 +20,7 @@ import pytest
 from dpfc.diagnostics import DiagnosticError, SourceFile, render_all
 from dpfc.syntax.parser import parse_module
 from dpfc.syntax.printer import format_module
+from dpfc.syntax.syntax_errors import KEYWORDS
 from tests.conftest import ROOT
 from tests.test_dpf_errors import CHECK_FILE
 
@@ -30,30 +31,7 @@ PROGRAMS = [
 ]
 
 TOKENS = [
-    "module",
-    "import",
-    "as",
-    "app",
-    "const",
-    "direct",
-    "segment",
-    "array",
-    "map",
-    "dpf",
-    "let",
-    "if",
-    "else",
-    "for",
-    "in",
-    "push",
-    "chain",
-    "return",
-    "true",
-    "false",
-    "u32",
-    "i32",
-    "bool",
-    "meta",
+    *sorted(KEYWORDS),
     "hash",
     "forward",
     "drop",
