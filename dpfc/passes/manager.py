@@ -20,6 +20,7 @@ from dpfc.ir.core import Module
 from dpfc.ir.printer import format_module
 from dpfc.passes import (
     cleanup,
+    combine,
     constfold,
     copyprop,
     cse,
@@ -37,6 +38,7 @@ PASSES: dict[str, FunctionPass] = {
         unroll.PASS,
         strength.PASS,
         constfold.PASS,
+        combine.PASS,
         copyprop.PASS,
         cse.PASS,
         simplifycfg.PASS,
@@ -46,7 +48,8 @@ PASSES: dict[str, FunctionPass] = {
     )
 }
 
-# Strength reduction first (no MUL reaches the later passes), one round of cleanups that
+# Strength reduction first (no MUL reaches the later passes), mask tests combined into TEST
+# once constants are folded, one round of cleanups that
 # exposes constant branches, the CFG cleanup that makes diamonds visible, if-conversion,
 # and then the cleanup group to a fixpoint for whatever if-conversion and merging exposed;
 # the cleanup can expose one more diamond (an arm emptied), hence a second round.
@@ -54,6 +57,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "unroll",
     "strength",
     "constfold",
+    "combine",
     "copyprop",
     "cse",
     "simplifycfg",
