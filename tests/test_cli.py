@@ -363,3 +363,20 @@ def test_disasm_bad_pcap_closes_its_file(run, tmp_path: Path) -> None:
     assert exit_code == 1
     assert "not a readable pcap file" in stderr
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+
+
+def test_internal_error_names_the_input_and_exits_2(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in the compiler is an internal compiler error: exit 2, the input file and the
+    compiler's own location on stderr, no traceback (unless DPFC_TRACEBACK is set)."""
+
+    def crash(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("dpfc.cli.lang.check_file", crash)
+    monkeypatch.delenv("DPFC_TRACEBACK", raising=False)
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(main, ["check", "examples/dpf/counter.dpf"], prog_name="dpfc")
+    assert result.exit_code == 2
+    assert "dpfc: internal compiler error: RuntimeError: boom" in result.stderr
+    assert "while processing examples/dpf/counter.dpf" in result.stderr
+    assert "Traceback" not in result.stderr

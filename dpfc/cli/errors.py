@@ -30,6 +30,10 @@ def report_diagnostics(diagnostics: list[Diagnostic]) -> None:
     click.echo(render_all(diagnostics, fmt), err=True)
 
 
+# The commands' input-file arguments, named in an internal-error report.
+INPUT_ARGUMENTS = ("source", "input_file", "scenario_file")
+
+
 def handle_errors(func: F) -> F:
     """Turn every failure into a message on stderr and the conventional exit code."""
 
@@ -65,9 +69,11 @@ def handle_errors(func: F) -> F:
             sys.exit(1)
         except Exception as exc:
             where = traceback.extract_tb(exc.__traceback__)[-1]
+            inputs = [str(kwargs[k]) for k in INPUT_ARGUMENTS if kwargs.get(k)]
             click.echo(
                 f"dpfc: internal compiler error: {type(exc).__name__}: {exc}\n"
-                f"  at {where.filename}:{where.lineno} in {where.name}\n"
+                + "".join(f"  while processing {name}\n" for name in inputs)
+                + f"  at {where.filename}:{where.lineno} in {where.name}\n"
                 "  please report this with the input that caused it (set DPFC_TRACEBACK=1 for details)",
                 err=True,
             )

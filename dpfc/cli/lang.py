@@ -8,7 +8,6 @@ after the default pass pipeline (``opt-ir``, the default), to stdout or ``-o FIL
 
 from __future__ import annotations
 
-import importlib
 import sys
 from pathlib import Path
 
@@ -16,7 +15,10 @@ import click
 
 from dpfc.cli.errors import UserError, handle_errors, report_diagnostics
 from dpfc.ir.printer import format_module as format_ir
+from dpfc.lower import lower_program
+from dpfc.passes.manager import DEFAULT_PIPELINE, run_pipeline
 from dpfc.sema import CheckedProgram, check_file
+from dpfc.syntax.printer import format_module as format_source
 from dpfc.target.profile import TargetProfile, load_profile
 
 TARGET_HELP = "default target profile of DPFs without @target: tofino1, tofino2, bmv2 or a .toml"
@@ -45,15 +47,6 @@ def check_command(source: str, target: str | None, quiet: bool) -> None:
         click.echo(f"{source}: ok ({count} DPF{'s' if count != 1 else ''})")
 
 
-def _format_ast(checked: CheckedProgram) -> str:
-    try:
-        printer = importlib.import_module("dpfc.syntax.printer")
-    except ImportError:  # pragma: no cover - the printer ships with the parser
-        return repr(checked.main_module.tree) + "\n"
-    text: str = printer.format_module(checked.main_module.tree)
-    return text
-
-
 @click.command("compile")
 @click.argument("source", metavar="FILE", type=click.Path(dir_okay=False))
 @click.option(
@@ -77,24 +70,15 @@ def compile_command(
     time_passes: bool,
 ) -> None:
     """Compile a .dpf file to its canonical source, SSA IR or optimised IR."""
-    from dpfc.lower import lower_program
-
     checked = _checked(source, target)
     if emit == "ast":
-        text = _format_ast(checked)
+        text = format_source(checked.main_module.tree)
     else:
         module = lower_program(checked)
         if emit == "opt-ir":
-            try:
-                manager = importlib.import_module("dpfc.passes.manager")
-            except ImportError:
-                raise UserError(
-                    "--emit opt-ir needs the optimisation passes (dpfc.passes.manager), "
-                    "which are missing; use --emit ir"
-                ) from None
-            manager.run_pipeline(
+            run_pipeline(
                 module,
-                manager.DEFAULT_PIPELINE,
+                DEFAULT_PIPELINE,
                 print_after_all=sys.stderr if print_after_all else None,
                 time_passes=sys.stderr if time_passes else None,
             )
