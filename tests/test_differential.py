@@ -16,47 +16,25 @@ bug and fails the test with the checker's diagnostics.
 
 from __future__ import annotations
 
-import importlib
 import random
-from types import ModuleType
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpfc.diagnostics import DiagnosticError, SourceFile
+from dpfc.ir.interp import Inputs, run_function
+from dpfc.ir.verify import verify_module
+from dpfc.lower import lower_program
+from dpfc.oracle.ast_eval import evaluate
+from dpfc.passes.manager import run_pipeline
+from dpfc.sema import CheckedProgram, check_file
 from tests.dpf_programs import GeneratedProgram, generate, inputs_for, programs
-
-
-def _optional(name: str) -> ModuleType | None:
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
-_MODULES = {
-    name: _optional(name)
-    for name in (
-        "dpfc.sema",
-        "dpfc.lower",
-        "dpfc.ir.interp",
-        "dpfc.ir.verify",
-        "dpfc.passes.manager",
-    )
-}
-_MISSING = [name for name, module in _MODULES.items() if module is None]
-pytestmark = pytest.mark.skipif(
-    bool(_MISSING),
-    reason=f"not built yet: {', '.join(_MISSING)} (the differential test needs them)",
-)
 
 INPUT_SETS = 4  # input sets per program: checking and compiling is the expensive part
 
 
-def _check(source: str) -> object:
-    from dpfc.sema import check_file
-
+def _check(source: str) -> CheckedProgram:
     try:
         return check_file(SourceFile("generated.dpf", source))
     except DiagnosticError as exc:
@@ -66,15 +44,9 @@ def _check(source: str) -> object:
 
 def compare_on_inputs(program: GeneratedProgram, seed: int, input_sets: int = INPUT_SETS) -> None:
     """Check ``program``, lower it twice, optimise one copy, and compare the three runs."""
-    from dpfc.ir.interp import Inputs, run_function
-    from dpfc.ir.verify import verify_module
-    from dpfc.lower import lower_program
-    from dpfc.oracle.ast_eval import evaluate
-    from dpfc.passes.manager import run_pipeline
-
     checked = _check(program.source)
-    lowered = lower_program(checked)  # type: ignore[arg-type]
-    optimised = lower_program(checked)  # type: ignore[arg-type]
+    lowered = lower_program(checked)
+    optimised = lower_program(checked)
     run_pipeline(optimised)
     problems = [d for d in verify_module(optimised) if d.severity.name == "ERROR"]
     assert not problems, "\n".join(d.render() for d in problems)

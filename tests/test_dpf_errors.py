@@ -5,26 +5,20 @@ exactly one error of that code, rendered (location relative to the repository ro
 source line, carets, notes, hint) as the golden ``NNN_name.stderr`` next to it.
 ``DPFC_BLESS=1`` rewrites the goldens; read every diff before committing.
 
-The files run through the whole checker (``dpfc.sema.check_file``) when that exists, else
-through the parser alone; then only the syntax cases (DPF50xx) can be checked and the others
-are skipped. Numbers 001-099 are the syntax cases of :mod:`dpfc.syntax`.
+The files run through the whole checker (``dpfc.sema.check_file``). Numbers 001-099 are the
+syntax cases of :mod:`dpfc.syntax`.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import inspect
 import json
 import re
-from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Severity, SourceFile, render_all
-from dpfc.syntax.parser import parse_module
+from dpfc.sema import check_file
 from dpfc.syntax.syntax_errors import Code
 from tests.conftest import ROOT, assert_golden
 
@@ -39,17 +33,6 @@ SYNTAX_CODES = {
 }
 
 
-def _check_file() -> Callable[..., Any] | None:
-    if importlib.util.find_spec("dpfc.sema") is None:
-        return None
-    sema = importlib.import_module("dpfc.sema")
-    check: Callable[..., Any] | None = getattr(sema, "check_file", None)
-    return check
-
-
-CHECK_FILE = _check_file()
-
-
 def _relative(path: Path) -> str:
     return path.relative_to(ROOT).as_posix()
 
@@ -61,32 +44,15 @@ def _expected_code(path: Path) -> str:
     return match.group(1)
 
 
-def _errors(result: object) -> list[Diagnostic]:
-    """The error diagnostics in whatever ``check_file`` returned (a list, or an object)."""
-    items: Iterable[object]
-    if isinstance(result, Diagnostic):
-        items = [result]
-    elif isinstance(result, list | tuple):
-        items = result
-    else:
-        items = getattr(result, "diagnostics", ())
-    return [d for d in items if isinstance(d, Diagnostic) and d.severity is Severity.ERROR]
-
-
 def run_checker(path: Path) -> list[Diagnostic]:
     """The errors for ``path`` (run from the repository root, named by its relative path)."""
     relative = _relative(path)
     text = path.read_text(encoding="utf-8")
     try:
-        if CHECK_FILE is None:
-            parse_module(SourceFile(relative, text))
-            return []
-        params = list(inspect.signature(CHECK_FILE).parameters.values())
-        wants_source = bool(params) and "SourceFile" in str(params[0].annotation)
-        result = CHECK_FILE(SourceFile(relative, text) if wants_source else Path(relative))
+        check_file(SourceFile(relative, text))
     except DiagnosticError as exc:
         return [d for d in exc.diagnostics if d.severity is Severity.ERROR]
-    return _errors(result)
+    return []  # a program that checks has no errors (only warnings)
 
 
 def _stderr(diagnostics: list[Diagnostic]) -> str:
@@ -97,8 +63,6 @@ def _stderr(diagnostics: list[Diagnostic]) -> str:
 @pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
 def test_must_fail_program_reports_its_error(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     code = _expected_code(path)
-    if CHECK_FILE is None and code not in SYNTAX_CODES:
-        pytest.skip("dpfc.sema.check_file is not available; only syntax errors are checked")
     monkeypatch.chdir(ROOT)
     diagnostics = run_checker(path)
     stderr = _stderr(diagnostics)

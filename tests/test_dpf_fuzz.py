@@ -2,7 +2,7 @@
 
 More than 5,000 inputs (random bytes, byte-level mutations of the example programs of
 tests/golden/syntax/ and tests/errors/, and soups of DPF tokens) go through the parser, and
-through ``dpfc.sema.check_file`` when it exists. The only exception allowed out is
+through ``dpfc.sema.check_file``. The only exception allowed out is
 :class:`~dpfc.diagnostics.DiagnosticError`, whose diagnostics must render (text and JSON).
 Whatever parses must also survive the printer: print -> parse gives the same tree.
 The inputs are drawn from fixed seeds, so a failure names a reproducible case.
@@ -10,19 +10,16 @@ The inputs are drawn from fixed seeds, so a failure names a reproducible case.
 
 from __future__ import annotations
 
-import inspect
 import random
-from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
 from dpfc.diagnostics import DiagnosticError, SourceFile, render_all
+from dpfc.sema import check_file
 from dpfc.syntax.parser import parse_module
 from dpfc.syntax.printer import format_module
 from dpfc.syntax.syntax_errors import KEYWORDS
 from tests.conftest import ROOT
-from tests.test_dpf_errors import CHECK_FILE
 
 SEEDS = ROOT / "tests" / "golden" / "syntax"
 PROGRAMS = [
@@ -107,7 +104,7 @@ TOKENS = [
 ]
 
 
-def check(text: str, tmp_path: Path) -> None:
+def check(text: str) -> None:
     """Run one input; fail the test on anything but a DiagnosticError."""
     source = SourceFile("fuzz.dpf", text)
     try:
@@ -119,19 +116,8 @@ def check(text: str, tmp_path: Path) -> None:
     else:
         printed = format_module(module)
         assert parse_module(SourceFile("printed.dpf", printed)) == module, text
-    if CHECK_FILE is not None:
-        _check_with_sema(CHECK_FILE, text, tmp_path)
-
-
-def _check_with_sema(check_file: Callable[..., object], text: str, tmp_path: Path) -> None:
-    params = list(inspect.signature(check_file).parameters.values())
     try:
-        if params and "SourceFile" in str(params[0].annotation):
-            check_file(SourceFile("fuzz.dpf", text))
-        else:
-            path = tmp_path / "fuzz.dpf"
-            path.write_text(text, encoding="utf-8")
-            check_file(path)
+        check_file(SourceFile("fuzz.dpf", text))
     except DiagnosticError as exc:
         render_all(exc.diagnostics)
 
@@ -167,35 +153,35 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def test_random_bytes(tmp_path: Path) -> None:
+def test_random_bytes() -> None:
     rng = random.Random(5001)
     for _ in range(1000):
         data = rng.randbytes(rng.randint(0, 200))
         if rng.random() < 0.5:  # mostly printable ASCII gets further into the grammar
             data = bytes(b % 95 + 32 if b % 3 else 10 for b in data)
-        check(_decode(data), tmp_path)
+        check(_decode(data))
 
 
-def test_mutated_programs(tmp_path: Path) -> None:
+def test_mutated_programs() -> None:
     assert len(PROGRAMS) >= 20
     rng = random.Random(5002)
     for _ in range(2600):
-        check(_decode(_mutate(rng, rng.choice(PROGRAMS))), tmp_path)
+        check(_decode(_mutate(rng, rng.choice(PROGRAMS))))
 
 
-def test_token_soups(tmp_path: Path) -> None:
+def test_token_soups() -> None:
     rng = random.Random(5003)
     for _ in range(1200):
         soup = rng.choices(TOKENS, k=rng.randint(1, 60))
-        check(" ".join(soup), tmp_path)
+        check(" ".join(soup))
 
 
-def test_statement_soups_inside_a_dpf(tmp_path: Path) -> None:
+def test_statement_soups_inside_a_dpf() -> None:
     # Token soups start at item level and rarely get into a body; these do.
     rng = random.Random(5004)
     for _ in range(400):
         soup = " ".join(rng.choices(TOKENS, k=rng.randint(1, 25)))
-        check(f"dpf f(a: u32) {{\n    {soup}\n}}\n", tmp_path)
+        check(f"dpf f(a: u32) {{\n    {soup}\n}}\n")
 
 
 @pytest.mark.parametrize(
@@ -215,5 +201,5 @@ def test_statement_soups_inside_a_dpf(tmp_path: Path) -> None:
     ],
     ids=lambda t: repr(t[:12]),
 )
-def test_extreme_inputs(text: str, tmp_path: Path) -> None:
-    check(text, tmp_path)
+def test_extreme_inputs(text: str) -> None:
+    check(text)

@@ -4,13 +4,12 @@ Golden files: ``tests/golden/passes/<pass>/NAME.ir`` is the input and ``NAME.out
 IR after running that one pass (``pipeline/`` runs the default pipeline); ``DPFC_BLESS=1``
 rewrites the outputs. The property tests build random valid functions
 (:mod:`tests.pass_strategies`) and check that every pass alone, and the default pipeline,
-keeps the behaviour on random inputs, the SSA invariants and (when it exists) the verifier.
+keeps the behaviour on random inputs, the SSA invariants and the verifier.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import io
 import random
 from pathlib import Path
@@ -22,9 +21,12 @@ from hypothesis import strategies as st
 
 from dpfc.cli.main import main
 from dpfc.diagnostics import DiagnosticError, SourceFile
+from dpfc.ir import interp
 from dpfc.ir.core import WORD_MASK, Block, Exit, Function, Instr, Jump, Module, Op
 from dpfc.ir.evaluate import evaluate
+from dpfc.ir.parser import parse_ir
 from dpfc.ir.printer import format_module
+from dpfc.ir.verify import verify_module
 from dpfc.passes import (
     DEFAULT_PIPELINE,
     PASSES,
@@ -36,6 +38,7 @@ from dpfc.passes import (
 )
 from dpfc.passes.strength import decompose, plan
 from tests.conftest import ROOT, assert_golden
+from tests.ir_strategies import ir_inputs, ir_modules
 from tests.pass_strategies import (
     Inputs,
     check_ssa,
@@ -45,36 +48,23 @@ from tests.pass_strategies import (
 )
 
 GOLDEN = ROOT / "tests" / "golden" / "passes"
-HAS_PARSER = importlib.util.find_spec("dpfc.ir.parser") is not None
-HAS_VERIFIER = importlib.util.find_spec("dpfc.ir.verify") is not None
-HAS_INTERP = importlib.util.find_spec("dpfc.ir.interp") is not None
-needs_parser = pytest.mark.skipif(not HAS_PARSER, reason="dpfc.ir.parser is not there yet")
 CASES = sorted(p for p in GOLDEN.glob("*/*.ir") if not p.name.endswith(".out.ir"))
 CONFIGS = [*PASSES, "pipeline"]
 
 
 def parse_text(text: str, name: str = "<test>") -> Module:
-    parser: Any = importlib.import_module("dpfc.ir.parser")
-    module: Module = parser.parse_ir(SourceFile(name, text))
-    return module
+    return parse_ir(SourceFile(name, text))
 
 
 def verifier_errors(module: Module, *, machine: bool = False) -> list[str]:
-    """The verifier's errors (``machine``: also reject MUL), or none if it is not there."""
-    if not HAS_VERIFIER:
-        return []
-    verify: Any = importlib.import_module("dpfc.ir.verify")
-    diagnostics = verify.verify_module(module, machine=machine)
+    """The verifier's errors (``machine``: also reject MUL)."""
+    diagnostics = verify_module(module, machine=machine)
     return [d.render() for d in diagnostics if d.severity.value == "error"]
 
 
-def reference_outcome(module: Module, inputs: Inputs) -> tuple[object, ...] | None:
+def reference_outcome(module: Module, inputs: Inputs) -> tuple[object, ...]:
     """``dpfc.ir.interp``'s outcome of ``f`` (with its rand draws), cross-checked against
-    the independent evaluator of tests/pass_strategies.py; None if the interpreter is not
-    there."""
-    if not HAS_INTERP:
-        return None
-    interp: Any = importlib.import_module("dpfc.ir.interp")
+    the independent evaluator of tests/pass_strategies.py."""
     official = interp.run_function(
         module, "f", interp.Inputs(inputs.stack, inputs.memory, inputs.meta, inputs.rand)
     )
@@ -110,17 +100,15 @@ def test_every_pass_has_a_golden_case() -> None:
     assert {p.parent.name for p in CASES} == set(CONFIGS)
 
 
-@needs_parser
 @pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_pass_golden(case: Path) -> None:
     module = parse_text(case.read_text(encoding="utf-8"), str(case))
-    run_pipeline(module, passes_for(case.parent.name), verify=HAS_VERIFIER)
+    run_pipeline(module, passes_for(case.parent.name), verify=True)
     for function in module.functions:
         assert check_ssa(function) == []
     assert_golden(case.with_suffix(".out.ir"), format_module(module))
 
 
-@needs_parser
 @pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_golden_inputs_behave_like_outputs(case: Path) -> None:
     """The golden output computes what its input computes (on random inputs)."""
@@ -161,9 +149,9 @@ def test_passes_preserve_behaviour(seed: int, input_seed: int) -> None:
         function = module.function("f")
         assert check_ssa(function) == [], config
         assert verifier_errors(module, machine=config == "pipeline") == [], config
-        if HAS_PARSER:  # the result is printable IR that reads back the same
-            text = format_module(module)
-            assert format_module(parse_text(text)) == text, config
+        # the result is printable IR that reads back the same
+        text = format_module(module)
+        assert format_module(parse_text(text)) == text, config
         actual = [evaluate_function(module, "f", i) for i in inputs]
         assert actual == expected, f"{config} changed the behaviour:\n{format_module(module)}"
         assert [reference_outcome(module, i) for i in inputs] == expected_reference, config
@@ -171,23 +159,14 @@ def test_passes_preserve_behaviour(seed: int, input_seed: int) -> None:
             assert all(i.op is not Op.MUL for i in function.instrs()), config
 
 
-HAS_IR_STRATEGIES = importlib.util.find_spec("tests.ir_strategies") is not None
-
-
-@pytest.mark.skipif(
-    not (HAS_PARSER and HAS_INTERP and HAS_IR_STRATEGIES),
-    reason="needs dpfc.ir.parser, dpfc.ir.interp and tests/ir_strategies.py",
-)
 @settings(max_examples=500)
 @given(data=st.data())
 def test_passes_preserve_behaviour_on_ir_strategies(data: st.DataObject) -> None:
     """The same property on the IR helper's generator (regions, guards, RMT-aware memory,
     MULs of two unknowns), judged by the reference interpreter alone."""
-    strategies: Any = importlib.import_module("tests.ir_strategies")
-    interp: Any = importlib.import_module("dpfc.ir.interp")
-    text = format_module(data.draw(strategies.ir_modules()))
+    text = format_module(data.draw(ir_modules()))
     reference = parse_text(text)
-    inputs = [data.draw(strategies.ir_inputs(reference)) for _ in range(2)]
+    inputs = [data.draw(ir_inputs(reference)) for _ in range(2)]
 
     def observe(module: Module) -> list[tuple[object, int]]:
         outcomes = [interp.run_function(module, "f", i) for i in inputs]
@@ -332,7 +311,6 @@ def test_opt_user_errors(cli: Any, args: list[str], message: str) -> None:
     assert "Traceback" not in result.stderr and "internal compiler error" not in result.stderr
 
 
-@needs_parser
 def test_opt_golden_stdout(cli: Any) -> None:
     source = GOLDEN / "pipeline" / "mixed.ir"
     result = cli.invoke(main, ["opt", str(source)])
@@ -340,7 +318,6 @@ def test_opt_golden_stdout(cli: Any) -> None:
     assert result.stdout == (GOLDEN / "pipeline" / "mixed.out.ir").read_text(encoding="utf-8")
 
 
-@needs_parser
 def test_opt_selected_passes_and_output_file(cli: Any, tmp_path: Path) -> None:
     source = GOLDEN / "strength" / "constants.ir"
     out = tmp_path / "out.ir"
@@ -352,7 +329,6 @@ def test_opt_selected_passes_and_output_file(cli: Any, tmp_path: Path) -> None:
     )
 
 
-@needs_parser
 def test_opt_print_after_all_and_time_passes(cli: Any) -> None:
     source = GOLDEN / "pipeline" / "mixed.ir"
     args = ["opt", str(source), "-p", "strength,constfold", "--print-after-all", "--time-passes"]
@@ -364,7 +340,6 @@ def test_opt_print_after_all_and_time_passes(cli: Any) -> None:
     assert result.stdout.startswith("module t\n")
 
 
-@needs_parser
 def test_opt_bad_ir_is_a_user_error(cli: Any, tmp_path: Path) -> None:
     bad = tmp_path / "bad.ir"
     bad.write_text("module t\n\ndpf @f(1) {\nentry:\n  %0 = frobnicate 3\n}\n", encoding="utf-8")
@@ -374,7 +349,6 @@ def test_opt_bad_ir_is_a_user_error(cli: Any, tmp_path: Path) -> None:
     assert "internal compiler error" not in result.stderr
 
 
-@needs_parser
 def test_opt_cyclic_ir_is_a_user_error(cli: Any, tmp_path: Path) -> None:
     cyclic = tmp_path / "loop.ir"
     cyclic.write_text(format_module(_cyclic_module()), encoding="utf-8")
@@ -383,8 +357,6 @@ def test_opt_cyclic_ir_is_a_user_error(cli: Any, tmp_path: Path) -> None:
     assert "error[DPF5" in result.stderr
 
 
-@needs_parser
-@pytest.mark.skipif(not HAS_VERIFIER, reason="dpfc.ir.verify is not there yet")
 def test_opt_invalid_ir_is_a_user_error(cli: Any, tmp_path: Path) -> None:
     invalid = tmp_path / "invalid.ir"
     invalid.write_text(
@@ -397,8 +369,6 @@ def test_opt_invalid_ir_is_a_user_error(cli: Any, tmp_path: Path) -> None:
     assert "internal compiler error" not in result.stderr
 
 
-@needs_parser
-@pytest.mark.skipif(not HAS_VERIFIER, reason="dpfc.ir.verify is not there yet")
 def test_opt_pass_that_breaks_the_ir_is_an_internal_error(
     cli: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
