@@ -9,7 +9,6 @@ hint). ``DPFC_BLESS=1`` rewrites the goldens; read every diff before committing.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -17,13 +16,16 @@ from click.testing import CliRunner, Result
 
 from dpfc.cli.main import main
 from tests.conftest import ROOT, assert_golden
+from tests.corpus import (
+    assert_goldens_name_codes,
+    assert_numbered_with_goldens,
+    assert_one_error,
+    expected_code,
+    relative,
+)
 
 CORPUS_DIR = ROOT / "tests" / "asm_errors"
 CORPUS = sorted(CORPUS_DIR.glob("*.dpfasm"))
-EXPECT = re.compile(r"^; expect (DPF\d{4}): \S")
-ERROR_LINE = re.compile(
-    r"^(?P<file>\S+):(?P<line>\d+):(?P<column>\d+): error\[(?P<code>DPF\d{4})\]: "
-)
 
 # Every assembler diagnostic that a corpus file must exercise (one file per rule at least).
 REQUIRED_CODES = {
@@ -69,15 +71,8 @@ REQUIRED_CODES = {
 }
 
 
-def _relative(path: Path) -> str:
-    return path.relative_to(ROOT).as_posix()
-
-
 def _expected_code(path: Path) -> str:
-    first = path.read_text(encoding="utf-8").splitlines()[0]
-    match = EXPECT.match(first)
-    assert match is not None, f"{path.name}: first line must be `; expect DPFxxxx: description`"
-    return match.group(1)
+    return expected_code(path, ";")
 
 
 def _assemble(args: list[str], monkeypatch: pytest.MonkeyPatch) -> Result:
@@ -88,29 +83,19 @@ def _assemble(args: list[str], monkeypatch: pytest.MonkeyPatch) -> Result:
 
 @pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
 def test_malformed_assembly_reports_its_error(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    result = _assemble(["asm", _relative(path)], monkeypatch)
+    result = _assemble(["asm", relative(path)], monkeypatch)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert "Traceback" not in result.stderr
     assert "internal compiler error" not in result.stderr
     assert result.exit_code == 1, result.stderr
     assert result.stdout == ""
     assert_golden(path.with_suffix(".stderr"), result.stderr)
-    errors = [m for line in result.stderr.splitlines() if (m := ERROR_LINE.match(line))]
-    # One mistake per file, reported once, at a location inside that file.
-    assert len(errors) == 1, result.stderr
-    assert errors[0]["file"] == _relative(path)
-    assert errors[0]["code"] == _expected_code(path)
-    assert "^" in result.stderr
+    assert_one_error(result.stderr, path, _expected_code(path))
 
 
 def test_corpus_is_large_and_complete() -> None:
     assert len(CORPUS) >= 35
-    numbers = [p.name[:3] for p in CORPUS]
-    assert all(n.isdigit() for n in numbers)
-    assert len(set(numbers)) == len(numbers), "corpus numbers must be unique"
-    stems = {p.stem for p in CORPUS}
-    goldens = {p.stem for p in CORPUS_DIR.glob("*.stderr")}
-    assert goldens == stems, "every .dpfasm needs a .stderr golden and vice versa"
+    assert_numbered_with_goldens(CORPUS, CORPUS_DIR)
     for golden in CORPUS_DIR.glob("*.stderr"):
         assert "Traceback" not in golden.read_text(encoding="utf-8"), golden.name
 
@@ -123,19 +108,12 @@ def test_corpus_covers_every_assembler_rule() -> None:
 
 def test_goldens_name_the_expected_code() -> None:
     """The goldens themselves (not only the live run) carry each file's expected code."""
-    for path in CORPUS:
-        golden = path.with_suffix(".stderr")
-        if not golden.exists():
-            pytest.fail(f"missing golden {golden.name}; run with DPFC_BLESS=1")
-        first = golden.read_text(encoding="utf-8").splitlines()[0]
-        match = ERROR_LINE.match(first)
-        assert match is not None, f"{golden.name}: {first!r}"
-        assert match["code"] == _expected_code(path), golden.name
+    assert_goldens_name_codes(CORPUS, ";")
 
 
 def test_json_diagnostics(monkeypatch: pytest.MonkeyPatch) -> None:
     path = CORPUS_DIR / "007_unknown_instruction.dpfasm"
-    result = _assemble(["--diagnostics-format", "json", "asm", _relative(path)], monkeypatch)
+    result = _assemble(["--diagnostics-format", "json", "asm", relative(path)], monkeypatch)
     assert result.exit_code == 1
     assert result.stdout == ""
     diagnostics = json.loads(result.stderr)
@@ -145,7 +123,7 @@ def test_json_diagnostics(monkeypatch: pytest.MonkeyPatch) -> None:
     assert diag["severity"] == "error"
     assert "LOAD_IMN" in diag["message"] and "LOAD_IMM" in diag["message"]
     span = diag["span"]
-    assert span["file"] == _relative(path)
+    assert span["file"] == relative(path)
     # `    LOAD_IMN B0, 1` on line 9: the mnemonic starts in column 5 and is 8 characters long.
     text = path.read_text(encoding="utf-8").splitlines()
     assert text[span["line"] - 1].strip().startswith("LOAD_IMN")
@@ -154,7 +132,7 @@ def test_json_diagnostics(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_json_diagnostics_with_notes_and_hint(monkeypatch: pytest.MonkeyPatch) -> None:
     path = next(p for p in CORPUS if p.stem.endswith("two_alu_ops_one_lane"))
-    result = _assemble(["--diagnostics-format", "json", "asm", _relative(path)], monkeypatch)
+    result = _assemble(["--diagnostics-format", "json", "asm", relative(path)], monkeypatch)
     assert result.exit_code == 1
     (diag,) = json.loads(result.stderr)
     assert diag["code"] == "DPF0113"

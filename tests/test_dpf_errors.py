@@ -12,7 +12,6 @@ syntax cases of :mod:`dpfc.syntax`.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -21,35 +20,30 @@ from dpfc.diagnostics import Diagnostic, DiagnosticError, Severity, SourceFile, 
 from dpfc.sema import check_file
 from dpfc.syntax.syntax_errors import Code
 from tests.conftest import ROOT, assert_golden
+from tests.corpus import (
+    assert_goldens_name_codes,
+    assert_numbered_with_goldens,
+    assert_one_error,
+    expected_code,
+    relative,
+)
 
 CORPUS_DIR = ROOT / "tests" / "errors"
 CORPUS = sorted(CORPUS_DIR.glob("*.dpf"))
-EXPECT = re.compile(r"^// expect (DPF\d{4}): \S")
-ERROR_LINE = re.compile(
-    r"^(?P<file>\S+):(?P<line>\d+):(?P<column>\d+): error\[(?P<code>DPF\d{4})\]: "
-)
 SYNTAX_CODES = {
     value for key, value in vars(Code).items() if not key.startswith("_") and isinstance(value, str)
 }
 
 
-def _relative(path: Path) -> str:
-    return path.relative_to(ROOT).as_posix()
-
-
 def _expected_code(path: Path) -> str:
-    first = path.read_text(encoding="utf-8").splitlines()[0]
-    match = EXPECT.match(first)
-    assert match is not None, f"{path.name}: first line must be `// expect DPFxxxx: description`"
-    return match.group(1)
+    return expected_code(path, "//")
 
 
 def run_checker(path: Path) -> list[Diagnostic]:
     """The errors for ``path`` (run from the repository root, named by its relative path)."""
-    relative = _relative(path)
     text = path.read_text(encoding="utf-8")
     try:
-        check_file(SourceFile(relative, text))
+        check_file(SourceFile(relative(path), text))
     except DiagnosticError as exc:
         return [d for d in exc.diagnostics if d.severity is Severity.ERROR]
     return []  # a program that checks has no errors (only warnings)
@@ -67,37 +61,20 @@ def test_must_fail_program_reports_its_error(path: Path, monkeypatch: pytest.Mon
     diagnostics = run_checker(path)
     stderr = _stderr(diagnostics)
     assert_golden(path.with_suffix(".stderr"), stderr)
-    errors = [m for line in stderr.splitlines() if (m := ERROR_LINE.match(line))]
-    # One mistake per file, reported once, at a location inside that file.
-    assert len(errors) == 1, stderr
-    assert errors[0]["file"] == _relative(path)
-    assert errors[0]["code"] == code
-    assert "^" in stderr
+    assert_one_error(stderr, path, code)
 
 
 def test_syntax_corpus_is_large_and_complete() -> None:
     syntax = [p for p in CORPUS if p.name[0] == "0"]
     assert len(syntax) >= 20
-    numbers = [p.name[:3] for p in CORPUS]
-    assert all(n.isdigit() for n in numbers)
-    assert len(set(numbers)) == len(numbers), "corpus numbers must be unique"
-    stems = {p.stem for p in CORPUS}
-    goldens = {p.stem for p in CORPUS_DIR.glob("*.stderr")}
-    assert goldens == stems, "every .dpf needs a .stderr golden and vice versa"
+    assert_numbered_with_goldens(CORPUS, CORPUS_DIR)
     covered = {_expected_code(p) for p in syntax}
     missing = SYNTAX_CODES - covered
     assert not missing, f"no corpus file exercises {sorted(missing)}"
 
 
 def test_goldens_name_the_expected_code() -> None:
-    for path in CORPUS:
-        golden = path.with_suffix(".stderr")
-        if not golden.exists():
-            pytest.fail(f"missing golden {golden.name}; run with DPFC_BLESS=1")
-        first = golden.read_text(encoding="utf-8").splitlines()[0]
-        match = ERROR_LINE.match(first)
-        assert match is not None, f"{golden.name}: {first!r}"
-        assert match["code"] == _expected_code(path), golden.name
+    assert_goldens_name_codes(CORPUS, "//")
 
 
 def test_unclosed_brace_points_at_the_opening_brace(monkeypatch: pytest.MonkeyPatch) -> None:
