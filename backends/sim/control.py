@@ -564,7 +564,7 @@ class ControlPlane:
         for pipe in targets:
             if slot not in pipe.code.get(stage, {}):
                 raise ControlPlaneError(
-                    "DPF4020", f"slot {slot} of {_stage(stage)} is empty on pipe {pipe.index}"
+                    "DPF4020", f"slot {slot} of {stage_name(stage)} is empty on pipe {pipe.index}"
                 )
         for pipe in targets:
             del pipe.code[stage][slot]
@@ -595,13 +595,16 @@ class ControlPlane:
             problems = check_epilog(bundle, p)
         else:
             if not isinstance(bundle, Bundle):
-                raise ControlPlaneError("DPF4012", f"slot {slot} of {_stage(stage)} needs a bundle")
+                raise ControlPlaneError(
+                    "DPF4012", f"slot {slot} of {stage_name(stage)} needs a bundle"
+                )
             next_stage = "epilog" if stage == p.num_eus else f"eu{stage}"
             problems = check_bundle(bundle, p, prolog=stage == PROLOG_STAGE, next_stage=next_stage)
         if problems:
             first = problems[0]
             raise ControlPlaneError(
-                first.code, f"bundle for slot {slot} of {_stage(stage)} is invalid: {first.message}"
+                first.code,
+                f"bundle for slot {slot} of {stage_name(stage)} is invalid: {first.message}",
             )
 
     # -- steering -------------------------------------------------------------------------------
@@ -740,7 +743,3 @@ def _free_tenant(memory: LaneMemory, tenant: int) -> None:
     if table is not None:
         for segment in table.all():
             memory.remove_segment(segment)
-
-
-def _stage(stage: int) -> str:
-    return stage_name(stage)
