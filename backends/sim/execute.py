@@ -295,7 +295,9 @@ class Machine:
     def run_prolog(self, bundle: Bundle, pc: PC) -> PC:
         record = self.stage_trace(PROLOG_STAGE, pc)
         regs = self.regs
-        for sel in sorted(bundle.selectors, key=lambda s: s.dest):  # A0.., then B0.. (§5)
+        # Selectors are stored in initialisation order, A0.. then B0.. (§5): check_bundle
+        # (DPF1006) admits no other order, for decoded and installed code alike.
+        for sel in bundle.selectors:
             kind = sel.kind
             if kind is SelectorKind.POP or kind is SelectorKind.PEEK:
                 if self.stack:
