@@ -1,0 +1,176 @@
+"""Why a DPF does not fit: diagnostics DPF6020-6049 for the scheduler's failures.
+
+Two sources. :func:`precheck` finds the common structural conflicts without a solver and
+names them precisely (two arrays that need the same lane of the same EU on one path, more
+memory operations on a path than the machine has memory units, more paths than in-packet
+code can carry). :func:`from_core` turns the unsat core of the Z3 model at the profile's
+EU count (:meth:`dpfc.schedule.z3model.Z3Model.core`: the constraint groups that cannot
+hold together) into notes that point at the source lines of those constraints.
+
+Codes: DPF6020 does not fit (from the core); DPF6021 two arrays need one (EU, lane) on one
+path; DPF6022 a path has more memory operations than memory units; DPF6023 more paths than
+in-packet epilogs; DPF6024 the scheduler timed out without any schedule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+from dpfc.diagnostics import Diagnostic, Note, Span
+from dpfc.schedule.problem import Kind, Problem
+
+HINT = (
+    "split the DPF in two with `chain`, target a profile with more EUs (--target tofino2), "
+    "or change the @pin of an array"
+)
+
+
+def _where(problem: Problem) -> str:
+    return f"DPF `{problem.name}`"
+
+
+def _path_arrays(problem: Problem, leaf: int) -> dict[str, Span | None]:
+    """Arrays accessed on the path to ``leaf`` -> the span of one access."""
+    out: dict[str, Span | None] = {}
+    for node in problem.path(leaf):
+        for op_id in problem.nodes[node].ops:
+            op = problem.ops[op_id]
+            if op.kind is Kind.MEM and op.array is not None:
+                out.setdefault(op.array, op.span)
+    return out
+
+
+def precheck(problem: Problem) -> list[Diagnostic]:
+    """Conflicts visible without a solver (each stated once, with both locations)."""
+    out: list[Diagnostic] = []
+    profile = problem.profile
+    seen: set[tuple[str, str]] = set()
+    for leaf in problem.leaves():
+        arrays = _path_arrays(problem, leaf)
+        for a, b in combinations(sorted(arrays), 2):
+            pa, pb = problem.arrays[a].pin, problem.arrays[b].pin
+            if pa is None or pa != pb or (a, b) in seen:
+                continue
+            seen.add((a, b))
+            notes = [
+                Note(f"array `{a}` is {_pinned(problem, a)}", problem.arrays[a].span),
+                Note(f"array `{b}` is {_pinned(problem, b)}", problem.arrays[b].span),
+                Note(f"`{a}` is accessed here", arrays[a]),
+                Note(f"`{b}` is accessed here, on the same path", arrays[b]),
+            ]
+            out.append(
+                Diagnostic(
+                    "DPF6021",
+                    f"array `{a}` and array `{b}` both need EU{pa[0]} lane {pa[1]} on one path "
+                    f"of {_where(problem)}, but a lane runs one memory operation per EU",
+                    arrays[b] or problem.span,
+                    notes=tuple(notes),
+                    hint="pin one of the arrays to another EU or lane",
+                )
+            )
+        accesses = [
+            problem.ops[o]
+            for node in problem.path(leaf)
+            for o in problem.nodes[node].ops
+            if problem.ops[o].kind is Kind.MEM
+        ]
+        units = profile.num_eus * profile.lanes
+        if len(accesses) > units:
+            out.append(
+                Diagnostic(
+                    "DPF6022",
+                    f"a path of {_where(problem)} makes {len(accesses)} memory accesses but "
+                    f"{profile.name} has {units} memory units ({profile.num_eus} EUs x "
+                    f"{profile.lanes} lanes)",
+                    accesses[-1].span or problem.span,
+                    hint=HINT,
+                )
+            )
+            break
+    leaves = problem.leaves()
+    if problem.placement == "packet" and len(leaves) > profile.packet_bundles_per_stage:
+        spans = [problem.nodes[leaf].end.span for leaf in leaves]
+        out.append(
+            Diagnostic(
+                "DPF6023",
+                f"{_where(problem)} has {len(leaves)} paths, but in-packet code carries at most "
+                f"{profile.packet_bundles_per_stage} epilogs on {profile.name}",
+                problem.span,
+                notes=tuple(Note("a path ends here", s) for s in spans if s is not None),
+                hint="place it in the switch with @placement(switch), or merge paths",
+            )
+        )
+    return out
+
+
+def _pinned(problem: Problem, array: str) -> str:
+    info = problem.arrays[array]
+    assert info.pin is not None
+    where = f"EU{info.pin[0]} lane {info.pin[1]}"
+    if info.pinned_by == "pin":
+        return f"pinned to {where}"
+    return f"bound to {where} by DPF `{info.pinned_by}`"
+
+
+def from_core(problem: Problem, core: Sequence[str], needed_eus: int | None) -> Diagnostic:
+    """DPF6020 from the keys of an unsat core (see :class:`~dpfc.schedule.z3model.Z3Model`)."""
+    profile = problem.profile
+    notes: list[Note] = []
+    for key in core:
+        kind, _, name = key.partition(":")
+        if kind == "pin":
+            notes.append(
+                Note(f"array `{name}` is {_pinned(problem, name)}", problem.arrays[name].span)
+            )
+            accesses = [o for o in problem.ops if o.kind is Kind.MEM and o.array == name]
+            if accesses and accesses[0].span is not None:
+                notes.append(Note(f"`{name}` is accessed here", accesses[0].span))
+        elif kind == "exit":
+            end = problem.nodes[int(name)].end
+            notes.append(
+                Note(
+                    f"this epilog needs its values in registers when the path ends "
+                    f"({profile.registers} registers: A0..A{profile.lanes - 1}, "
+                    f"B0..B{profile.lanes - 1})",
+                    end.span,
+                )
+            )
+        elif kind == "immediates":
+            notes.append(
+                Note(f"a bundle holds at most {profile.immediates_per_bundle} distinct immediates")
+            )
+        elif kind == "packet-bundles":
+            notes.append(
+                Note(
+                    f"in-packet code carries at most {profile.packet_bundles_per_stage} "
+                    "bundles per EU"
+                )
+            )
+    if not core:
+        notes.append(
+            Note(
+                "the dependences between its operations, the register classes and the "
+                f"{profile.registers} registers alone rule out every placement"
+            )
+        )
+    if needed_eus is not None:
+        notes.append(Note(f"it would need {needed_eus} EUs (found on a profile with more EUs)"))
+    return Diagnostic(
+        "DPF6020",
+        f"{_where(problem)} does not fit in the {profile.num_eus} EUs x {profile.lanes} lanes "
+        f"of {profile.name}",
+        problem.span,
+        notes=tuple(notes),
+        hint=HINT,
+    )
+
+
+def timed_out(problem: Problem, seconds: float) -> Diagnostic:
+    return Diagnostic(
+        "DPF6024",
+        f"the scheduler found no schedule for {_where(problem)} within {seconds:.1f} s, and the "
+        "greedy scheduler found none either",
+        problem.span,
+        hint="raise the limit with --timeout, or simplify the DPF",
+    )

@@ -1,0 +1,187 @@
+"""Scheduling a DPF: the greedy baseline, the optimal Z3 search, the checker, the reports.
+
+:func:`schedule_problem` is the one entry point the compiler uses:
+
+1. :func:`dpfc.schedule.diagnose.precheck` rejects structural conflicts with a precise
+   diagnostic;
+2. the greedy list scheduler (:mod:`.greedy`) gives a baseline (and the fallback);
+3. with ``scheduler="z3"``, :class:`~dpfc.schedule.z3model.Z3Model` is solved for 1, 2, ...
+   EUs up to the profile's count. The first satisfiable count is optimal and the
+   unsatisfiable count just below it is the proof (``proven_optimal``); then the number of
+   bundles and the number of instructions (selectors and ALU ops) are lowered one at a time
+   while the time budget lasts. If Z3 times out before any schedule, the greedy schedule is
+   used and the result says so (``fallback``);
+4. if nothing fits, the unsat core at the profile's EU count becomes DPF6020;
+5. the independent checker (:mod:`.check`) re-verifies the chosen schedule; a violation is
+   a compiler bug and raises :class:`ScheduleBug`.
+
+:func:`schedule_module` schedules every DPF of a module in order; an array bound by an
+earlier DPF is pinned for the later ones ("the same binding for every DPF of a module").
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from dpfc.diagnostics import Diagnostic, DiagnosticError
+from dpfc.ir.core import Module
+from dpfc.schedule import diagnose
+from dpfc.schedule.build import build_problem
+from dpfc.schedule.check import check_schedule
+from dpfc.schedule.greedy import greedy_schedule
+from dpfc.schedule.problem import Problem
+from dpfc.schedule.schedule import Schedule
+from dpfc.schedule.z3model import Z3Model
+from dpfc.target.profile import TargetProfile
+
+
+SECONDARY_MS = 5_000  # the most one step of the secondary objectives may take
+
+
+class ScheduleBug(Exception):
+    """A schedule failed the independent checker: an internal compiler error."""
+
+
+@dataclass(frozen=True)
+class ScheduleOptions:
+    scheduler: str = "z3"  # "z3" | "greedy"
+    timeout_ms: int = 20_000  # Z3 budget per DPF; on timeout the greedy schedule is used
+    seed: int = 0
+    check: bool = True  # run the checker on the result
+
+
+@dataclass(frozen=True)
+class ScheduleResult:
+    schedule: Schedule
+    proven_optimal: bool  # UNSAT at schedule.eus_used - 1 (or it uses 1 EU)
+    greedy_eus: int | None  # EUs of the greedy schedule (None: greedy found none)
+    solve_seconds: float  # time spent in Z3
+    fallback: str | None = None  # why the greedy schedule was used, if it was
+    secondary_optimal: bool = False  # bundles and instructions proven minimal at that EU count
+
+    @property
+    def status(self) -> str:
+        if self.fallback is not None:
+            return f"greedy fallback: {self.fallback}"
+        if self.schedule.scheduler == "greedy":
+            return "greedy"
+        return "proven optimal" if self.proven_optimal else "not proven optimal"
+
+
+def _checked(schedule: Schedule, options: ScheduleOptions) -> Schedule:
+    if options.check:
+        violations = check_schedule(schedule)
+        if violations:
+            listing = "\n".join(f"  {v.code}: {v.message}" for v in violations)
+            raise ScheduleBug(
+                f"the {schedule.scheduler} schedule of `{schedule.problem.name}` fails the "
+                f"checker:\n{listing}"
+            )
+    return schedule
+
+
+def pinned_lower_bound(problem: Problem) -> int:
+    """The fewest EUs any schedule can have: one past the deepest pinned, accessed array."""
+    accessed = {o.array for o in problem.ops if o.array is not None}
+    pins = [
+        info.pin[0] + 1 for name, info in problem.arrays.items() if name in accessed and info.pin
+    ]
+    return max([1, *pins])
+
+
+def schedule_problem(problem: Problem, options: ScheduleOptions | None = None) -> ScheduleResult:
+    """Schedule one DPF (see the module docstring). Raises DiagnosticError if it cannot fit."""
+    options = options or ScheduleOptions()
+    problems = diagnose.precheck(problem)
+    if problems:
+        raise DiagnosticError(problems)
+    greedy = greedy_schedule(problem)
+    greedy_eus = greedy.eus_used if greedy is not None else None
+    if options.scheduler == "greedy":
+        if greedy is None:
+            raise DiagnosticError(_failure(problem, options))
+        return ScheduleResult(_checked(greedy, options), False, greedy_eus, 0.0)
+
+    started = time.perf_counter()
+    deadline = started + options.timeout_ms / 1000
+
+    def remaining_ms() -> int:
+        return max(1, int((deadline - time.perf_counter()) * 1000))
+
+    # Every EU count below the deepest pinned array is infeasible without asking Z3: the
+    # access must run in that EU.
+    proven_below = pinned_lower_bound(problem) - 1  # every EU count <= this is infeasible
+    for eus in range(proven_below + 1, problem.profile.num_eus + 1):
+        model = Z3Model(problem, eus, seed=options.seed, timeout_ms=remaining_ms())
+        outcome, schedule = model.solve()
+        if outcome == "unsat":
+            proven_below = eus
+            continue
+        if outcome != "sat" or schedule is None:
+            elapsed = time.perf_counter() - started
+            if greedy is None:
+                raise DiagnosticError(diagnose.timed_out(problem, elapsed))
+            reason = f"Z3 timed out after {elapsed:.1f} s at {eus} EUs"
+            return ScheduleResult(_checked(greedy, options), False, greedy_eus, elapsed, reason)
+        schedule, secondary = _improve(model, schedule, remaining_ms)
+        elapsed = time.perf_counter() - started
+        proven = proven_below == eus - 1
+        return ScheduleResult(
+            _checked(schedule, options), proven, greedy_eus, elapsed, None, secondary
+        )
+    raise DiagnosticError(_failure(problem, options))
+
+
+def _improve(
+    model: Z3Model, schedule: Schedule, remaining_ms: Callable[[], int]
+) -> tuple[Schedule, bool]:
+    """Lower the bundle count, then the instruction count, at the model's EU count.
+
+    Returns the best schedule and whether both counts are proven minimal (Z3 finished
+    rather than timed out; then the first schedule is kept if it found nothing better)."""
+    better, proven = model.optimize(min(remaining_ms(), SECONDARY_MS))
+    return (better if better is not None else schedule), proven
+
+
+def _failure(problem: Problem, options: ScheduleOptions) -> list[Diagnostic]:
+    profile = problem.profile
+    model = Z3Model(problem, profile.num_eus, seed=options.seed, timeout_ms=options.timeout_ms)
+    outcome, _ = model.solve()
+    if outcome == "sat":  # only the greedy scheduler failed
+        return [
+            Diagnostic(
+                "DPF6025",
+                f"the greedy scheduler cannot fit DPF `{problem.name}` on {profile.name}; the "
+                "Z3 scheduler can",
+                problem.span,
+                hint="use --scheduler z3 (the default)",
+            )
+        ]
+    core = model.core() if outcome == "unsat" else []
+    needed: int | None = None
+    for eus in range(profile.num_eus + 1, 2 * profile.num_eus + 1):
+        wider = replace(problem, profile=replace(profile, num_eus=eus))
+        if Z3Model(wider, eus, seed=options.seed, timeout_ms=2_000).solve()[0] == "sat":
+            needed = eus
+            break
+    return [diagnose.from_core(problem, core, needed)]
+
+
+def schedule_module(
+    module: Module, profile: TargetProfile, options: ScheduleOptions | None = None
+) -> list[tuple[Problem, ScheduleResult]]:
+    """Every DPF of ``module`` in order; arrays bound by earlier DPFs stay bound."""
+    bindings: dict[str, tuple[int, int]] = {}
+    bound_by: dict[str, str] = {}
+    out: list[tuple[Problem, ScheduleResult]] = []
+    for function in module.functions:
+        problem = build_problem(module, function, profile, bindings=bindings, bound_by=bound_by)
+        result = schedule_problem(problem, options)
+        for array, where in result.schedule.bindings.items():
+            if array not in bindings:
+                bindings[array] = where
+                bound_by[array] = function.name
+        out.append((problem, result))
+    return out
