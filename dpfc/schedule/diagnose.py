@@ -9,7 +9,9 @@ hold together) into notes that point at the source lines of those constraints.
 
 Codes: DPF6020 does not fit (from the core); DPF6021 two arrays need one (EU, lane) on one
 path; DPF6022 a path has more memory operations than memory units; DPF6023 more paths than
-in-packet epilogs; DPF6024 the scheduler timed out without any schedule.
+in-packet epilogs; DPF6024 the scheduler timed out without any schedule; DPF6026 the
+dependence chain alone needs more EUs than the profile has; DPF6027 a pinned array's access
+cannot be ready in its EU.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from collections.abc import Sequence
 from itertools import combinations
 
 from dpfc.diagnostics import Diagnostic, Note, Span
-from dpfc.schedule.problem import Kind, Problem
+from dpfc.schedule.bounds import Bounds, critical_chain
+from dpfc.schedule.problem import Kind, Operation, Problem
 
 HINT = (
     "split the DPF in two with `chain`, target a profile with more EUs (--target tofino2), "
@@ -174,3 +177,49 @@ def timed_out(problem: Problem, seconds: float) -> Diagnostic:
         problem.span,
         hint="raise the limit with --timeout, or simplify the DPF",
     )
+
+
+def _describe(op: Operation) -> str:
+    if op.kind is Kind.MEM:
+        return f"`{op.name}`: {op.mem.name.lower() if op.mem else 'access'} of `{op.array}`"
+    if op.kind is Kind.HASH:
+        return f"`{op.name}`: hash<{op.lane}>"
+    return f"`{op.name}`: {op.alu.name.lower() if op.alu else op.kind.value}"
+
+
+def from_bounds(problem: Problem, bounds: Bounds) -> list[Diagnostic]:
+    """DPF6027 for pinned accesses that cannot be ready in their EU; DPF6026 when the
+    dependence chain alone needs more EUs than the profile has."""
+    profile = problem.profile
+    out: list[Diagnostic] = []
+    for op, ready in bounds.late_pins:
+        info = problem.arrays[op.array or ""]
+        assert info.pin is not None
+        out.append(
+            Diagnostic(
+                "DPF6027",
+                f"array `{info.name}` is {_pinned(problem, info.name)}, but this access can run "
+                f"in EU{ready} at the earliest",
+                op.span or problem.span,
+                notes=(Note(f"`{info.name}` is declared here", info.span),),
+                hint="its address (and data) come from values computed in earlier EUs; pin the "
+                "array to a later EU, or remove the @pin",
+            )
+        )
+    if out or bounds.min_eus <= profile.num_eus:
+        return out
+    chain = critical_chain(problem, bounds)
+    notes = tuple(
+        Note(f"{_describe(op)} runs in EU{bounds.run[op.id]} at the earliest", op.span)
+        for op in chain
+    )
+    return [
+        Diagnostic(
+            "DPF6026",
+            f"{_where(problem)} needs at least {bounds.min_eus} EUs but {profile.name} has "
+            f"{profile.num_eus}: its longest chain of dependent operations is too long",
+            (chain[0].span if chain else None) or problem.span,
+            notes=notes,
+            hint=HINT,
+        )
+    ]

@@ -7,7 +7,8 @@
 2. the greedy list scheduler (:mod:`.greedy`) gives a baseline (and the fallback);
 3. with ``scheduler="z3"``, :class:`~dpfc.schedule.z3model.Z3Model` is solved for 1, 2, ...
    EUs up to the profile's count. The first satisfiable count is optimal and the
-   unsatisfiable count just below it is the proof (``proven_optimal``); then the number of
+   unsatisfiable count just below it is the proof (``proven_optimal``; counts below the
+   earliest-EU bound of :mod:`.bounds` are infeasible by that bound and not solved); then the number of
    bundles and the number of instructions (selectors and ALU ops) are lowered one at a time
    while the time budget lasts. If Z3 times out before any schedule, the greedy schedule is
    used and the result says so (``fallback``);
@@ -28,6 +29,7 @@ from dataclasses import dataclass, replace
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.ir.core import Module
 from dpfc.schedule import diagnose
+from dpfc.schedule.bounds import compute_bounds
 from dpfc.schedule.build import build_problem
 from dpfc.schedule.check import check_schedule
 from dpfc.schedule.greedy import greedy_schedule
@@ -36,8 +38,7 @@ from dpfc.schedule.schedule import Schedule
 from dpfc.schedule.z3model import Z3Model
 from dpfc.target.profile import TargetProfile
 
-
-SECONDARY_MS = 5_000  # the most one step of the secondary objectives may take
+SECONDARY_MS = 1_500  # the most the secondary objectives (bundles, instructions) may take
 
 
 class ScheduleBug(Exception):
@@ -60,6 +61,9 @@ class ScheduleResult:
     solve_seconds: float  # time spent in Z3
     fallback: str | None = None  # why the greedy schedule was used, if it was
     secondary_optimal: bool = False  # bundles and instructions proven minimal at that EU count
+    # Why the EU count is minimal: "one EU"; "bound" (the earliest-EU bound of bounds.py
+    # equals it: the dependence chain proves no fewer EUs can work); "z3" (unsat at one fewer)
+    proof: str = ""
 
     @property
     def status(self) -> str:
@@ -82,19 +86,12 @@ def _checked(schedule: Schedule, options: ScheduleOptions) -> Schedule:
     return schedule
 
 
-def pinned_lower_bound(problem: Problem) -> int:
-    """The fewest EUs any schedule can have: one past the deepest pinned, accessed array."""
-    accessed = {o.array for o in problem.ops if o.array is not None}
-    pins = [
-        info.pin[0] + 1 for name, info in problem.arrays.items() if name in accessed and info.pin
-    ]
-    return max([1, *pins])
-
-
 def schedule_problem(problem: Problem, options: ScheduleOptions | None = None) -> ScheduleResult:
     """Schedule one DPF (see the module docstring). Raises DiagnosticError if it cannot fit."""
     options = options or ScheduleOptions()
     problems = diagnose.precheck(problem)
+    bounds = compute_bounds(problem)
+    problems += diagnose.from_bounds(problem, bounds)
     if problems:
         raise DiagnosticError(problems)
     greedy = greedy_schedule(problem)
@@ -110,10 +107,11 @@ def schedule_problem(problem: Problem, options: ScheduleOptions | None = None) -
     def remaining_ms() -> int:
         return max(1, int((deadline - time.perf_counter()) * 1000))
 
-    # Every EU count below the deepest pinned array is infeasible without asking Z3: the
-    # access must run in that EU.
-    proven_below = pinned_lower_bound(problem) - 1  # every EU count <= this is infeasible
-    for eus in range(proven_below + 1, problem.profile.num_eus + 1):
+    # Below the earliest-EU bound (bounds.py: a relaxation of the same rules) no schedule
+    # exists, so the search starts there; a schedule at the bound is optimal by that proof,
+    # one above it by Z3's unsat answer at one EU fewer.
+    proven_below = bounds.min_eus - 1  # every EU count <= this is infeasible
+    for eus in range(bounds.min_eus, problem.profile.num_eus + 1):
         model = Z3Model(problem, eus, seed=options.seed, timeout_ms=remaining_ms())
         outcome, schedule = model.solve()
         if outcome == "unsat":
@@ -128,8 +126,9 @@ def schedule_problem(problem: Problem, options: ScheduleOptions | None = None) -
         schedule, secondary = _improve(model, schedule, remaining_ms)
         elapsed = time.perf_counter() - started
         proven = proven_below == eus - 1
+        proof = "one EU" if eus == 1 else "bound" if eus == bounds.min_eus else "z3"
         return ScheduleResult(
-            _checked(schedule, options), proven, greedy_eus, elapsed, None, secondary
+            _checked(schedule, options), proven, greedy_eus, elapsed, None, secondary, proof
         )
     raise DiagnosticError(_failure(problem, options))
 
@@ -141,8 +140,7 @@ def _improve(
 
     Returns the best schedule and whether both counts are proven minimal (Z3 finished
     rather than timed out; then the first schedule is kept if it found nothing better)."""
-    better, proven = model.optimize(min(remaining_ms(), SECONDARY_MS))
-    return (better if better is not None else schedule), proven
+    return model.improve(schedule, min(remaining_ms(), SECONDARY_MS))
 
 
 def _failure(problem: Problem, options: ScheduleOptions) -> list[Diagnostic]:

@@ -53,7 +53,7 @@ JUNK = -1
 NONE = -1  # "no operation" in ALU / memory / HASH choices
 
 # Selector kinds of the encoding (not the machine's SelectorKind numbers).
-SEL_NONE, SEL_MOV, SEL_IMM, SEL_HASH = 0, 1, 2, 3
+SEL_NONE, SEL_MOV, SEL_IMM, SEL_HASH = -1, 0, 1, 2
 
 STEERING_IMMEDIATE_MAX = 0xFFFF
 COUNT_BITS = 16
@@ -78,12 +78,14 @@ class Z3Model:
         self.regs = [Register.a(i) for i in range(self.lanes)]
         self.regs += [Register.b(i) for i in range(self.lanes)]
         self.nregs = len(self.regs)
-        import os
-
-        self.solver = (
-            z3.SolverFor(os.environ["Z3LOGIC"]) if os.environ.get("Z3LOGIC") else z3.Solver()
-        )
+        # A context of its own: Z3's search depends on the order terms were created in, so a
+        # shared context would make the schedule depend on what was solved before.
+        self.ctx = z3.Context()
+        # Everything is a small bit-vector or a Boolean: the QF_BV solver bit-blasts the
+        # model to SAT (several times faster on the proofs than the default solver).
+        self.solver = z3.SolverFor("QF_BV", ctx=self.ctx)
         self.seed = seed
+        self.timeout_ms = timeout_ms
         self.solver.set("random_seed", seed)
         self.solver.set("timeout", timeout_ms)
         self.groups: dict[str, Group] = {}
@@ -111,7 +113,7 @@ class Z3Model:
 
     def _group(self, key: str) -> z3.BoolRef:
         if key not in self.groups:
-            self.groups[key] = Group(key, z3.Bool(f"group:{key}"))
+            self.groups[key] = Group(key, z3.Bool(f"group:{key}", ctx=self.ctx))
         return self.groups[key].literal
 
     def _add(self, key: str | None, *constraints: z3.BoolRef | bool) -> None:
@@ -123,18 +125,19 @@ class Z3Model:
 
     def _var(self, name: str) -> z3.BitVecRef:
         """A small signed integer: a bit-vector, so that Z3 bit-blasts the model to SAT."""
-        return z3.BitVec(name, self.width)
+        return z3.BitVec(name, self.width, ctx=self.ctx)
 
-    @staticmethod
-    def _count(conditions: Iterable[z3.BoolRef]) -> z3.BitVecRef:
+    def _count(self, conditions: Iterable[z3.BoolRef]) -> z3.BitVecRef:
         """How many of ``conditions`` hold (16-bit, never overflows here)."""
-        one, zero = z3.BitVecVal(1, COUNT_BITS), z3.BitVecVal(0, COUNT_BITS)
+        one = z3.BitVecVal(1, COUNT_BITS, ctx=self.ctx)
+        zero = z3.BitVecVal(0, COUNT_BITS, ctx=self.ctx)
         terms = [z3.If(c, one, zero) for c in conditions]
         return z3.Sum(terms) if terms else zero
 
     @staticmethod
     def _one_of(var: z3.BitVecRef, values: Iterable[int]) -> z3.BoolRef:
-        return z3.Or([var == v for v in values])
+        options = [var == v for v in values]
+        return z3.Or(options) if options else z3.BoolVal(False, ctx=var.ctx)
 
     # -- construction -----------------------------------------------------------------------------
     def _build(self) -> None:
@@ -195,7 +198,8 @@ class Z3Model:
             [[self._var(f"alu_{n.id}_{k}_{i}") for i in range(L)] for k in range(K)] for n in nodes
         ]
         self.swap = [
-            [[z3.Bool(f"swap_{n.id}_{k}_{i}") for i in range(L)] for k in range(K)] for n in nodes
+            [[z3.Bool(f"swap_{n.id}_{k}_{i}", ctx=self.ctx) for i in range(L)] for k in range(K)]
+            for n in nodes
         ]
         self.mem = [
             [[self._var(f"mem_{n.id}_{k}_{i}") for i in range(L)] for k in range(K)] for n in nodes
@@ -305,7 +309,7 @@ class Z3Model:
             self._add(
                 None,
                 z3.If(
-                    sk[r] == SEL_MOV, z3.And(msrc[r] >= 0, msrc[r] < R, msrc[r] != r), msrc[r] == 0
+                    sk[r] == SEL_MOV, z3.And(msrc[r] >= 0, msrc[r] < R, msrc[r] != r), msrc[r] == -1
                 ),
             )
             if reg.cls is RegClass.B and const_ids:
@@ -367,7 +371,11 @@ class Z3Model:
                 self._add(None, z3.Implies(placed, z3.And(need)))
             # Next entry state (only constrained where the copy is the node's own bundle).
             results = [o.id for o in mems if o.has_result]
-            loaded = z3.Or([mem[i] == m for m in results]) if results else z3.BoolVal(False)
+            loaded = (
+                z3.Or([mem[i] == m for m in results])
+                if results
+                else z3.BoolVal(False, ctx=self.ctx)
+            )
             self._add(
                 None,
                 z3.Implies(own, nxt[a] == z3.If(alu[i] != NONE, alu[i], sel[a])),
@@ -384,14 +392,20 @@ class Z3Model:
             mems = [o.id for o in self.ops if o.kind is Kind.MEM and o.owner == t and o.has_result]
             for i in range(L):
                 mem = self.mem[t][k][i]
-                loaded = z3.Or([mem == m for m in mems]) if mems else z3.BoolVal(False)
+                loaded = (
+                    z3.Or([mem == m for m in mems]) if mems else z3.BoolVal(False, ctx=self.ctx)
+                )
                 view[L + i] = z3.If(loaded, mem, view[L + i])
         return view
 
     def _branch(self, t: int, branch: Branch) -> None:
         for name, operand in (("x", branch.x), ("y", branch.y)):
             is_const = self.ops[operand].kind is Kind.CONST
-            as_imm = z3.Bool(f"bimm_{t}_{name}") if is_const else z3.BoolVal(False)
+            as_imm = (
+                z3.Bool(f"bimm_{t}_{name}", ctx=self.ctx)
+                if is_const
+                else z3.BoolVal(False, ctx=self.ctx)
+            )
             self.bimm[t, name] = as_imm
             for k in range(self.eus):
                 view = self._branch_view(t, k)
@@ -461,6 +475,19 @@ class Z3Model:
     def solve(self, extra: Sequence[z3.BoolRef] = ()) -> tuple[str, Schedule | None]:
         """("sat", schedule), ("unsat", None) or ("unknown", None) (timeout), with every
         constraint group on and the ``extra`` constraints added for this call only."""
+        if extra:
+            # A fresh, non-incremental solver per bound: Z3's QF_BV solver bit-blasts only
+            # when it is not used incrementally (push/pop), several times faster here.
+            fresh = z3.SolverFor("QF_BV", ctx=self.ctx)
+            fresh.set("random_seed", self.seed)
+            fresh.set("timeout", self.timeout_ms)
+            fresh.add(self.solver.assertions())
+            fresh.add([g.literal for g in self.groups.values()])
+            fresh.add(list(extra))
+            result = str(fresh.check())
+            if result != "sat":
+                return result, None
+            return result, self._read(fresh.model())
         self.solver.push()
         try:
             for constraint in extra:
@@ -470,37 +497,41 @@ class Z3Model:
         finally:
             self.solver.pop()
 
-    def optimize(self, timeout_ms: int) -> tuple[Schedule | None, bool]:
+    def improve(self, first: Schedule, budget_ms: int) -> tuple[Schedule, bool]:
         """Minimise bundles, then instructions (lexicographically) at this EU count.
 
-        Returns the best schedule found (None if none within the time) and whether it is
-        proven optimal. Z3's ``Optimize`` (core-guided) proves these small objectives far
-        faster than tightening a bound one unit at a time."""
-        opt = z3.Optimize()
+        ``first`` is a schedule of the last sat check. Z3's ``Optimize`` solves the two
+        objectives as weighted MaxSAT over soft constraints ("this bundle / instruction is
+        absent"), which proves these small objectives far faster than tightening a bound.
+        Returns the best schedule (``first`` if the budget ran out before anything better)
+        and whether it is proven optimal for both objectives."""
+        opt = z3.Optimize(ctx=self.ctx)
         opt.set("random_seed", self.seed)
-        opt.set("timeout", max(1, timeout_ms))
+        opt.set("timeout", max(1, budget_ms))
         opt.add(self.solver.assertions())
         opt.add([g.literal for g in self.groups.values()])
-        # Soft constraints ("this bundle / instruction is absent") in two objectives,
-        # lexicographic in the order given: Z3's MaxSAT engine solves these faster than
-        # minimising the counts as bit-vector terms.
         for own in (own for row in self.own for own in row):
             opt.add_soft(z3.Not(own), 1, id="bundles")
         for present in self._instructions():
             opt.add_soft(z3.Not(present), 1, id="instructions")
+        first_counts = self.last_counts
         result = opt.check()
-        if result == z3.unsat:
-            return None, False
         try:
             model = opt.model()
         except z3.Z3Exception:
-            return None, False
+            model = None
         if model is None or len(model) == 0:
-            return None, False
-        return self._read(model), result == z3.sat
+            self.last_counts = first_counts
+            return first, False
+        better = self._read(model)
+        if result != z3.sat and self.last_counts >= first_counts:
+            self.last_counts = first_counts
+            return first, False
+        return better, result == z3.sat
 
     def set_timeout(self, timeout_ms: int) -> None:
-        self.solver.set("timeout", max(1, timeout_ms))
+        self.timeout_ms = max(1, timeout_ms)
+        self.solver.set("timeout", self.timeout_ms)
 
     def core(self) -> list[str]:
         """After an unsat ``solve()``: the keys of a minimal set of conflicting groups."""
