@@ -17,6 +17,8 @@ from dpfc.asm import AssembledProgram, assemble, disassemble_header
 from dpfc.asm.printer import format_program
 from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.lang import check_command, compile_command
+from dpfc.cli.numbers import number as _number
+from dpfc.cli.numbers import parse_stack_text
 from dpfc.cli.objects import object_to_json, program_from_object
 from dpfc.cli.opt import opt_command
 from dpfc.cli.run import run_command
@@ -77,34 +79,6 @@ def parse_pc_text(text: str) -> PC | None:
         return PC.parse(text if text.startswith("@") else "@" + text)
     except ValueError:
         raise UserError(f"a DPF pointer is @switch:N, @packet:N or none, got `{text}`") from None
-
-
-def parse_stack_text(text: str | None) -> tuple[int, ...]:
-    if not text:
-        return ()
-    values = []
-    for item in text.split(","):
-        item = item.strip().replace("_", "")
-        try:
-            value = int(item, 0)
-        except ValueError:
-            raise UserError(
-                f"stack values are comma-separated 32-bit numbers, got `{item}`"
-            ) from None
-        if not 0 <= value <= 0xFFFF_FFFF:
-            raise UserError(f"stack value {item} does not fit in 32 bits")
-        values.append(value)
-    return tuple(values)
-
-
-def _number(text: str, what: str, limit: int) -> int:
-    try:
-        value = int(text.replace("_", ""), 0)
-    except ValueError:
-        raise UserError(f"{what} must be a number, got `{text}`") from None
-    if not 0 <= value <= limit:
-        raise UserError(f"{what} {text} out of range 0..{limit:#x}")
-    return value
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
