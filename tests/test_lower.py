@@ -213,13 +213,25 @@ def test_compile_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     ast_text = runner.invoke(main, ["compile", "examples/dpf/lb1.dpf", "--emit", "ast"])
     assert ast_text.exit_code == 0 and ast_text.output.startswith("module lb1;\n")
     out = tmp_path / "kvs.ir"
-    opt = runner.invoke(main, ["compile", "examples/dpf/kvs.dpf", "-o", str(out)])
+    opt = runner.invoke(
+        main, ["compile", "examples/dpf/kvs.dpf", "--emit", "opt-ir", "-o", str(out)]
+    )
     assert opt.exit_code == 0 and opt.output == ""
     text = out.read_text()
     assert "dpf @cache_get(1)" in text and "mul" not in text
-    bad = runner.invoke(main, ["compile", "tests/errors/113_multiply_two_variables.dpf"])
+    bad = runner.invoke(
+        main, ["compile", "tests/errors/113_multiply_two_variables.dpf", "--emit", "opt-ir"]
+    )
     assert bad.exit_code == 1 and "DPF5113" in bad.output
     timed = runner.invoke(
-        main, ["compile", "examples/dpf/lb1.dpf", "--time-passes", "--print-after-all"]
+        main,
+        [
+            "compile",
+            "examples/dpf/lb1.dpf",
+            "--emit",
+            "opt-ir",
+            "--time-passes",
+            "--print-after-all",
+        ],
     )
     assert timed.exit_code == 0 and "pass timings" in timed.output

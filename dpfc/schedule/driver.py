@@ -170,16 +170,40 @@ def _failure(problem: Problem, options: ScheduleOptions) -> list[Diagnostic]:
 def schedule_module(
     module: Module, profile: TargetProfile, options: ScheduleOptions | None = None
 ) -> list[tuple[Problem, ScheduleResult]]:
-    """Every DPF of ``module`` in order; arrays bound by earlier DPFs stay bound."""
+    """Every DPF of ``module`` (results in module order); arrays stay bound across DPFs.
+
+    An unpinned array shared by several DPFs is bound by the first DPF scheduled that
+    accesses it, and pinned for the others. DPFs are scheduled most constrained first: the
+    one whose access to a shared, unpinned array can run latest (by the earliest-EU bounds)
+    goes first, because a DPF can usually delay an access to a later EU but never run one
+    earlier than its operands allow."""
+    unbound = [
+        name
+        for name, decl in module.arrays.items()
+        if decl.pin is None
+        and sum(any(i.symbol == name for i in f.instrs()) for f in module.functions) > 1
+    ]
+
+    def urgency(function_index: int) -> int:
+        function = module.functions[function_index]
+        if not unbound:
+            return 0
+        problem = build_problem(module, function, profile)
+        bounds = compute_bounds(problem)
+        runs = [bounds.run[o.id] for o in problem.ops if o.array in unbound]
+        return max(runs, default=-1)
+
+    order = sorted(range(len(module.functions)), key=lambda i: (-urgency(i), i))
     bindings: dict[str, tuple[int, int]] = {}
     bound_by: dict[str, str] = {}
-    out: list[tuple[Problem, ScheduleResult]] = []
-    for function in module.functions:
+    results: dict[int, tuple[Problem, ScheduleResult]] = {}
+    for index in order:
+        function = module.functions[index]
         problem = build_problem(module, function, profile, bindings=bindings, bound_by=bound_by)
         result = schedule_problem(problem, options)
         for array, where in result.schedule.bindings.items():
             if array not in bindings:
                 bindings[array] = where
                 bound_by[array] = function.name
-        out.append((problem, result))
-    return out
+        results[index] = (problem, result)
+    return [results[i] for i in range(len(module.functions))]

@@ -99,7 +99,11 @@ def _header(schedule: Schedule, result: ScheduleResult | None) -> str:
     status = ""
     if result is not None:
         proof = f" ({result.proof})" if result.proven_optimal and result.proof else ""
-        greedy = "none" if result.greedy_eus is None else f"{result.greedy_eus} EU" + ("s" if result.greedy_eus != 1 else "")
+        greedy = (
+            "none"
+            if result.greedy_eus is None
+            else f"{result.greedy_eus} EU" + ("s" if result.greedy_eus != 1 else "")
+        )
         status = f", {result.status}{proof}; greedy: {greedy}"
     return (
         f"{p.module}.{p.name} on {p.profile.name}: {schedule.eus_used} EU"

@@ -1,0 +1,210 @@
+"""The Z3 scheduler and its driver: optimal EU counts with proofs, options, diagnostics.
+
+Every schedule here also passes the independent checker (the driver runs it), so these
+tests are about what the scheduler *chooses*: the fewest EUs (the paper's hand schedules
+are the reference: cache-get and the Paxos acceptor in 4 EUs), the proof of optimality, the
+greedy baseline never beating Z3, every timing option of the profile, and the diagnostics of
+programs that cannot fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from dpfc.diagnostics import DiagnosticError, SourceFile
+from dpfc.pipeline import optimised_ir
+from dpfc.schedule.build import build_problem
+from dpfc.schedule.check import check_schedule
+from dpfc.schedule.diagnose import from_core
+from dpfc.schedule.driver import ScheduleOptions, schedule_module, schedule_problem
+from dpfc.schedule.problem import Problem
+from dpfc.sema import check_file
+from dpfc.target import BUILTIN_PROFILES
+from dpfc.target.profile import BranchOperands, MemoryAddress, TargetProfile
+from tests.conftest import ROOT
+
+TOFINO1 = BUILTIN_PROFILES["tofino1"]
+EXAMPLES = sorted((ROOT / "examples" / "dpf").glob("*.dpf"))
+
+# The EU counts the scheduler proves optimal for the paper's applications on tofino1.
+EXPECTED_EUS = {
+    "counter": 1,
+    "cache_get": 4,
+    "cache_put": 1,
+    "empty": 1,
+    "cache_update": 3,
+    "count_min": 4,
+    "lb1": 1,
+    "lb2": 3,
+    "lb3_client": 4,
+    "lb3_server": 2,
+    "leader": 1,
+    "acceptor": 3,
+    "max_hop_latency": 4,
+}
+
+
+def problems(path: Path | str, profile: TargetProfile = TOFINO1) -> list[Problem]:
+    module = optimised_ir(check_file(path, profile))
+    return [build_problem(module, f, profile) for f in module.functions]
+
+
+def source_problems(text: str, profile: TargetProfile = TOFINO1) -> list[Problem]:
+    return problems(SourceFile("test.dpf", text), profile)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_examples_are_proven_optimal_on_tofino1(path: Path) -> None:
+    module = optimised_ir(check_file(path, TOFINO1))
+    for problem, result in schedule_module(module, TOFINO1):
+        schedule = result.schedule
+        assert check_schedule(schedule) == []
+        assert result.proven_optimal, problem.name
+        assert result.fallback is None
+        assert schedule.eus_used == EXPECTED_EUS[problem.name], problem.name
+        if result.greedy_eus is not None:
+            assert result.greedy_eus >= schedule.eus_used, "greedy beat the optimal schedule"
+
+
+def test_paper_apps_fit_four_eus() -> None:
+    (get, *_rest) = problems(ROOT / "examples/dpf/kvs.dpf")
+    assert get.name == "cache_get"
+    assert schedule_problem(get).schedule.eus_used <= 4
+    acceptor = problems(ROOT / "examples/dpf/paxos.dpf")[1]
+    assert acceptor.name == "acceptor"
+    assert schedule_problem(acceptor).schedule.eus_used <= 4
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        {"branch_operands": BranchOperands.SELECTED},
+        {"branch_operands": BranchOperands.LOADED},
+        {"memory_address": MemoryAddress.SELECTED},
+        {"immediates_per_bundle": 1},
+    ],
+    ids=["branch-selected", "branch-loaded", "address-selected", "one-immediate"],
+)
+def test_timing_options_give_valid_schedules(variant: dict[str, object]) -> None:
+    profile = replace(TOFINO1, name="variant", **variant)  # type: ignore[arg-type]
+    for name in ("kvs", "lb3"):
+        module = optimised_ir(check_file(ROOT / f"examples/dpf/{name}.dpf", profile))
+        for _problem, result in schedule_module(module, profile):
+            assert check_schedule(result.schedule) == []
+            assert result.proven_optimal
+
+
+def test_loaded_branch_operands_save_an_eu_for_lb3() -> None:
+    """LB3's client compares two loaded values: with `loaded` the compare joins the loads."""
+    entry = problems(ROOT / "examples/dpf/lb3.dpf")[0]
+    loaded_profile = replace(TOFINO1, name="loaded", branch_operands=BranchOperands.LOADED)
+    loaded = problems(ROOT / "examples/dpf/lb3.dpf", loaded_profile)[0]
+    assert schedule_problem(loaded).schedule.eus_used < schedule_problem(entry).schedule.eus_used
+
+
+def test_greedy_option_and_fallback_are_reported() -> None:
+    counter = problems(ROOT / "examples/dpf/counter.dpf")[0]
+    greedy = schedule_problem(counter, ScheduleOptions(scheduler="greedy"))
+    assert greedy.schedule.scheduler == "greedy" and not greedy.proven_optimal
+    assert check_schedule(greedy.schedule) == []
+
+
+CHAIN = """
+module deep;
+segment array a: u32[16];
+segment array b: u32[16];
+segment array c: u32[16];
+segment array d: u32[16];
+segment array e: u32[16];
+dpf f(x: u32) { push(e[d[c[b[a[x]]]]]); }
+"""
+
+
+def test_a_chain_longer_than_the_eus_is_diagnosed_with_the_chain() -> None:
+    (problem,) = source_problems(CHAIN)
+    with pytest.raises(DiagnosticError) as info:
+        schedule_problem(problem)
+    (diag,) = info.value.diagnostics
+    assert diag.code == "DPF6026"
+    # A loaded value lands in B; the next address must be in A at EU entry: 2 EUs per load.
+    assert "needs at least 9 EUs but tofino1 has 4" in diag.message
+    assert len(diag.notes) == 5  # the five dependent loads, each with its source line
+    assert all(n.span is not None and n.span.line == 8 for n in diag.notes)
+    assert diag.hint is not None and "chain" in diag.hint
+    # With the address read after selection, a MOV and the load share an EU.
+    selected = replace(
+        BUILTIN_PROFILES["tofino2"], name="t2sel", memory_address=MemoryAddress.SELECTED
+    )
+    assert schedule_problem(source_problems(CHAIN, selected)[0]).schedule.eus_used == 5
+
+
+PINNED = """
+module pinned;
+@pin(eu = 3, lane = 0)
+segment array first: u32[16];
+@pin(eu = 1, lane = 2)
+segment array second: u32[16];
+dpf f(x: u32) { push(second[first[x]]); }
+"""
+
+
+def test_a_pin_that_comes_too_early_is_named() -> None:
+    (problem,) = source_problems(PINNED)
+    with pytest.raises(DiagnosticError) as info:
+        schedule_problem(problem)
+    (diag,) = info.value.diagnostics
+    assert diag.code == "DPF6027"
+    assert "array `second` is pinned to EU1 lane 2" in diag.message
+    assert "EU5 at the earliest" in diag.message
+    assert diag.notes[0].span is not None and diag.notes[0].span.line == 5
+
+
+SAME_LANE = """
+module lanes;
+@pin(eu = 2, lane = 1)
+segment array values0: u32[16];
+@pin(eu = 2, lane = 1)
+segment array hits: u32[16];
+dpf f(x: u32) { let v = values0[x]; hits[x] += 1; push(v); }
+"""
+
+
+def test_two_arrays_on_one_lane_of_one_path_are_named() -> None:
+    (problem,) = source_problems(SAME_LANE)
+    with pytest.raises(DiagnosticError) as info:
+        schedule_problem(problem)
+    (diag,) = info.value.diagnostics
+    assert diag.code == "DPF6021"
+    assert "array `hits` and array `values0` both need EU2 lane 1" in diag.message
+
+
+def test_an_unsat_core_becomes_notes_at_the_source_lines() -> None:
+    """The core's groups (a pin, an epilog) become notes pointing at their declarations."""
+    (problem,) = source_problems(SAME_LANE)
+    exit_leaf = problem.leaves()[0]
+    diag = from_core(problem, ["pin:hits", f"exit:{exit_leaf}", "immediates"], needed_eus=6)
+    assert diag.code == "DPF6020"
+    messages = [n.message for n in diag.notes]
+    assert messages[0] == "array `hits` is pinned to EU2 lane 1"
+    assert diag.notes[0].span is not None and diag.notes[0].span.line == 5
+    assert any("this epilog needs its values in registers" in m for m in messages)
+    assert any("at most 2 distinct immediates" in m for m in messages)
+    assert messages[-1] == "it would need 6 EUs (found on a profile with more EUs)"
+
+
+def test_module_arrays_keep_one_binding_across_dpfs() -> None:
+    text = """
+module shared;
+segment array counts: u32[64];
+dpf bump(x: u32) { counts[x] += 1; }
+dpf read(x: u32) { let y = x + 1; push(counts[y]); }
+"""
+    module = optimised_ir(check_file(SourceFile("shared.dpf", text), TOFINO1))
+    (bump_problem, bump), (_, read) = schedule_module(module, TOFINO1)
+    assert bump.schedule.bindings["counts"] == read.schedule.bindings["counts"]
+    # `read` needs `counts` in EU1 at the earliest, so it is scheduled (and binds) first.
+    assert bump_problem.arrays["counts"].pinned_by == "read"
+    assert read.schedule.bindings["counts"][0] == 1
