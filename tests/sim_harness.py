@@ -103,7 +103,12 @@ def run_compiled(
     switch.rngs[0] = _FixedRandom(word)  # type: ignore[assignment]
     control = switch.control
     control.authorize(
-        TENANT, app_id=program.app_id, unauthorized="drop", metadata=True, privileged=True
+        TENANT,
+        app_id=program.app_id,
+        unauthorized="drop",
+        metadata=True,
+        privileged=True,
+        recirculate=True,
     )
     control.set_default_port(DEFAULT_PORT)
     for value in range(STEER_VALUES):
@@ -137,8 +142,11 @@ def run_compiled(
     }
     result = switch.process(frame, IN_PORT, now_ns=NOW_NS, queue_depth=QUEUE_DEPTH)
     port = stack = dpf_ptr = code_present = None
-    if result.outputs:
-        port, out_frame = result.outputs[0]
+    leaving = result.outputs[0] if result.outputs else None
+    if leaving is None and result.recirculated is not None:
+        leaving = (None, result.recirculated)
+    if leaving is not None:
+        port, out_frame = leaving
         out = parse_packet(out_frame, profile)
         if out.header is not None:
             stack = tuple(out.header.stack)
@@ -179,7 +187,11 @@ def assert_same(
     assert sim.memory == want_memory, "memory differs" + context
     steer = expected.steer
     value = None if expected.steer_value is None else expected.steer_value & 0xFFFF
-    refused = steer in ("forward", "multicast") and value is not None and value >= STEER_VALUES
+    refused = (
+        steer in ("forward", "multicast", "set_port")
+        and value is not None
+        and value >= STEER_VALUES
+    )
     if steer == "drop" or refused:
         assert sim.verdict == "drop", "expected a drop" + context
         return
@@ -190,6 +202,8 @@ def assert_same(
         assert sim.port == DEFAULT_PORT, context
     elif steer == "return_to_sender":
         assert sim.port == IN_PORT, context
+    elif steer == "recirculate":
+        assert sim.port is None, context
     assert sim.stack == expected.stack, "output stack differs" + context
     if expected.chain is not None:
         target = (chain_targets or {}).get(expected.chain, PC(False, 0))

@@ -51,6 +51,12 @@ class ScheduleOptions:
     timeout_ms: int = 20_000  # Z3 budget per DPF; on timeout the greedy schedule is used
     seed: int = 0
     check: bool = True  # run the checker on the result
+    secondary: bool = True  # lower bundles and instructions after the EU count is optimal
+    # On failure, find how many EUs the DPF would need (schedules it on wider profiles).
+    needed_eus: bool = True
+    # Take the greedy schedule without asking Z3 when it meets the earliest-EU bound (it is
+    # then optimal in EUs, proven by the bound; bundles and instructions are not minimised).
+    greedy_at_bound: bool = False
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,10 @@ def schedule_problem(problem: Problem, options: ScheduleOptions | None = None) -
             raise DiagnosticError(_failure(problem, options))
         return ScheduleResult(_checked(greedy, options), False, greedy_eus, 0.0)
 
+    if options.greedy_at_bound and greedy is not None and greedy.eus_used == bounds.min_eus:
+        proof = "one EU" if greedy.eus_used == 1 else "bound"
+        return ScheduleResult(_checked(greedy, options), True, greedy_eus, 0.0, None, False, proof)
+
     started = time.perf_counter()
     deadline = started + options.timeout_ms / 1000
 
@@ -123,7 +133,9 @@ def schedule_problem(problem: Problem, options: ScheduleOptions | None = None) -
                 raise DiagnosticError(diagnose.timed_out(problem, elapsed))
             reason = f"Z3 timed out after {elapsed:.1f} s at {eus} EUs"
             return ScheduleResult(_checked(greedy, options), False, greedy_eus, elapsed, reason)
-        schedule, secondary = _improve(model, schedule, remaining_ms)
+        secondary = False
+        if options.secondary:
+            schedule, secondary = _improve(model, schedule, remaining_ms)
         elapsed = time.perf_counter() - started
         proven = proven_below == eus - 1
         proof = "one EU" if eus == 1 else "bound" if eus == bounds.min_eus else "z3"
@@ -159,7 +171,8 @@ def _failure(problem: Problem, options: ScheduleOptions) -> list[Diagnostic]:
         ]
     core = model.core() if outcome == "unsat" else []
     needed: int | None = None
-    for eus in range(profile.num_eus + 1, 2 * profile.num_eus + 1):
+    wider_counts = range(profile.num_eus + 1, 2 * profile.num_eus + 1) if options.needed_eus else ()
+    for eus in wider_counts:
         wider = replace(problem, profile=replace(profile, num_eus=eus))
         if Z3Model(wider, eus, seed=options.seed, timeout_ms=2_000).solve()[0] == "sat":
             needed = eus

@@ -27,7 +27,8 @@ pressure (one value per register) and liveness follow without further constraint
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import z3
@@ -296,9 +297,10 @@ class Z3Model:
         hsel, alu, swap, mem = self.hsel[t][k], self.alu[t][k], self.swap[t][k], self.mem[t][k]
         const_ids = [o.id for o in self.consts]
         # Only values that can exist by EU k may be in a register at its entry.
-        present = [JUNK, *(o.id for o in self.ops if o.has_result and self.bounds.entry[o.id] <= k)]
+        absent = [o.id for o in self.ops if o.has_result and self.bounds.entry[o.id] > k]
         for r in range(R):
-            self._add(None, self._one_of(ent[r], present))
+            for value in absent:
+                self._add(None, ent[r] != value)
         for r, reg in enumerate(self.regs):
             kinds = [SEL_NONE, SEL_MOV]
             kinds.append(SEL_IMM if reg.cls is RegClass.B else SEL_HASH)
@@ -492,7 +494,7 @@ class Z3Model:
         try:
             for constraint in extra:
                 self.solver.add(constraint)
-            result = str(self.solver.check(*(g.literal for g in self.groups.values())))
+            result = str(self._guarded(lambda: self.solver.check(*self._literals())))
             return result, (self.schedule() if result == "sat" else None)
         finally:
             self.solver.pop()
@@ -515,7 +517,14 @@ class Z3Model:
         for present in self._instructions():
             opt.add_soft(z3.Not(present), 1, id="instructions")
         first_counts = self.last_counts
-        result = opt.check()
+        # Optimize does not always honour its timeout inside the MaxSAT engine: a watchdog
+        # interrupts this model's own context when the budget is spent.
+        watchdog = threading.Timer(budget_ms / 1000, self.ctx.interrupt)
+        watchdog.start()
+        try:
+            result = opt.check()
+        finally:
+            watchdog.cancel()
         try:
             model = opt.model()
         except z3.Z3Exception:
@@ -528,6 +537,19 @@ class Z3Model:
             self.last_counts = first_counts
             return first, False
         return better, result == z3.sat
+
+    def _literals(self) -> list[z3.BoolRef]:
+        return [g.literal for g in self.groups.values()]
+
+    def _guarded(self, check: Callable[[], z3.CheckSatResult]) -> z3.CheckSatResult:
+        """Run ``check`` with a watchdog that interrupts this model's context at the timeout
+        (a backstop: not every Z3 engine honours its timeout parameter)."""
+        watchdog = threading.Timer(self.timeout_ms / 1000 + 0.5, self.ctx.interrupt)
+        watchdog.start()
+        try:
+            return check()
+        finally:
+            watchdog.cancel()
 
     def set_timeout(self, timeout_ms: int) -> None:
         self.timeout_ms = max(1, timeout_ms)
