@@ -1,10 +1,12 @@
-"""``python -m dpfc.bench sim [--packets N] [--runs R]``: print the simulator's throughput."""
+"""``python -m dpfc.bench sim [--packets N] [--runs R]``: the simulator's throughput;
+``python -m dpfc.bench compile [--runs R] [--markdown]``: compile times and schedules."""
 
 from __future__ import annotations
 
 import argparse
 
 from dpfc.bench import format_table, simulator_rows
+from dpfc.bench.compile import compile_rows, format_compile_table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -13,7 +15,16 @@ def main(argv: list[str] | None = None) -> int:
     sim = commands.add_parser("sim", help="packets/s of the SwitchVM simulator")
     sim.add_argument("--packets", type=int, default=2000, help="packets per timed run")
     sim.add_argument("--runs", type=int, default=5, help="timed runs (the median is printed)")
+    comp = commands.add_parser("compile", help="compile time and schedule quality of the examples")
+    comp.add_argument("--runs", type=int, default=5, help="compiles per module (median)")
+    comp.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args(argv)
+    if args.command == "compile":
+        if args.runs < 1:
+            parser.error("--runs must be at least 1")
+        compiled = compile_rows(args.runs)
+        print(format_compile_table(compiled, runs=args.runs, markdown=args.markdown), end="")
+        return 0
     if args.packets < 1 or args.runs < 1:
         parser.error("--packets and --runs must be at least 1")
     rows = simulator_rows(args.packets, args.runs)

@@ -22,6 +22,7 @@ from dpfc.cli.numbers import parse_stack_text
 from dpfc.cli.objects import object_to_json, program_from_object
 from dpfc.cli.opt import opt_command
 from dpfc.cli.run import run_command
+from dpfc.codegen.objfile import format_object_with_source, read_object
 from dpfc.diagnostics import SourceFile
 from dpfc.encoding.errors import DecodeError
 from dpfc.encoding.header import OPTION_CLASS, SwitchVMHeader, decode_options, encode_options
@@ -225,13 +226,27 @@ def _detect_input(data: bytes, path: str) -> str:
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="write the text here instead of stdout"
 )
+@click.option(
+    "--source",
+    "with_source",
+    is_flag=True,
+    help="FILE is a dpfc compiler object: print its assembly with each line's source line",
+)
 @handle_errors
 def disasm_command(
-    input_file: str, input_kind: str, target: str | None, output: str | None
+    input_file: str, input_kind: str, target: str | None, output: str | None, with_source: bool
 ) -> None:
-    """Explain SwitchVM bytes: a pcap, a raw frame, raw Geneve options or a JSON object."""
+    """Explain SwitchVM bytes: a pcap, a raw frame, raw Geneve options or a JSON object;
+    with --source, a compiler object file annotated with the source lines."""
     profile = _profile(target) or BUILTIN_PROFILES["tofino1"]
     data = _read_bytes(input_file)
+    if with_source:
+        text = format_object_with_source(read_object(data, input_file))
+        if output is None:
+            click.echo(text, nl=False)
+        else:
+            _write(output, text)
+        return
     kind = _detect_input(data, input_file) if input_kind == "auto" else input_kind
     failures = 0
     chunks: list[str] = []

@@ -92,6 +92,11 @@ def _checked(schedule: Schedule, options: ScheduleOptions) -> Schedule:
     return schedule
 
 
+def instruction_count(schedule: Schedule) -> int:
+    """Prolog loads, EU selectors and ALU ops: the Z3 model's third objective."""
+    return len(schedule.prolog) + sum(len(s.selectors) + len(s.alu) for s in schedule.steps)
+
+
 def schedule_problem(problem: Problem, options: ScheduleOptions | None = None) -> ScheduleResult:
     """Schedule one DPF (see the module docstring). Raises DiagnosticError if it cannot fit."""
     options = options or ScheduleOptions()
@@ -121,6 +126,18 @@ def schedule_problem(problem: Problem, options: ScheduleOptions | None = None) -
     # exists, so the search starts there; a schedule at the bound is optimal by that proof,
     # one above it by Z3's unsat answer at one EU fewer.
     proven_below = bounds.min_eus - 1  # every EU count <= this is infeasible
+    if greedy is not None and greedy.eus_used == bounds.min_eus and options.secondary:
+        # The greedy schedule already meets the bound: the EU count is optimal, so Z3 only
+        # has to improve bundles and instructions, starting from it (no feasibility solve).
+        eus = greedy.eus_used
+        model = Z3Model(problem, eus, seed=options.seed, timeout_ms=remaining_ms())
+        model.last_counts = (greedy.bundle_count(), instruction_count(greedy))
+        improved, secondary = _improve(model, greedy, remaining_ms)
+        elapsed = time.perf_counter() - started
+        proof = "one EU" if eus == 1 else "bound"
+        return ScheduleResult(
+            _checked(improved, options), True, greedy_eus, elapsed, None, secondary, proof
+        )
     for eus in range(bounds.min_eus, problem.profile.num_eus + 1):
         model = Z3Model(problem, eus, seed=options.seed, timeout_ms=remaining_ms())
         outcome, schedule = model.solve()

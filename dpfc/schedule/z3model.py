@@ -58,6 +58,7 @@ SEL_NONE, SEL_MOV, SEL_IMM, SEL_HASH = -1, 0, 1, 2
 
 STEERING_IMMEDIATE_MAX = 0xFFFF
 COUNT_BITS = 16
+SECONDARY_RLIMIT = 8_000_000  # Z3 resource units for the secondary objectives
 
 
 @dataclass(frozen=True)
@@ -509,7 +510,9 @@ class Z3Model:
         and whether it is proven optimal for both objectives."""
         opt = z3.Optimize(ctx=self.ctx)
         opt.set("random_seed", self.seed)
-        opt.set("timeout", max(1, budget_ms))
+        # A resource limit, not a clock: the result must not depend on the machine's speed
+        # (golden schedules). About 1.5 s on a 2-core machine.
+        opt.set("rlimit", SECONDARY_RLIMIT)
         opt.add(self.solver.assertions())
         opt.add([g.literal for g in self.groups.values()])
         for own in (own for row in self.own for own in row):
@@ -519,7 +522,7 @@ class Z3Model:
         first_counts = self.last_counts
         # Optimize does not always honour its timeout inside the MaxSAT engine: a watchdog
         # interrupts this model's own context when the budget is spent.
-        watchdog = threading.Timer(budget_ms / 1000, self.ctx.interrupt)
+        watchdog = threading.Timer(max(budget_ms / 1000, 10.0), self.ctx.interrupt)
         watchdog.start()
         try:
             result = opt.check()
