@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from dpfc.bench import cache_setup, counter_setup, format_table, simulator_rows
 from dpfc.bench.__main__ import main
+from dpfc.bench.compile import compile_rows, format_compile_table
 from dpfc.target import BUILTIN_PROFILES
 from tests.conftest import ROOT
 
@@ -59,3 +61,14 @@ def test_bench_workloads_do_what_they_say() -> None:
     rows = simulator_rows(packets=2, runs=1)
     assert len(rows) == 3 and all(r.process_pps > 0 and r.network_pps > 0 for r in rows)
     assert "pkt/s" in format_table(rows, packets=2, runs=1)
+
+
+def test_compile_bench_prints_its_table(tmp_path: Path) -> None:
+    (tmp_path / "counter.dpf").write_text((ROOT / "examples/dpf/counter.dpf").read_text())
+    rows = compile_rows(runs=1, examples=tmp_path)
+    assert [(r.dpf, r.eus, r.greedy_eus, r.proven) for r in rows] == [("counter", 1, 1, True)]
+    table = format_compile_table(rows, runs=1)
+    assert table.splitlines()[1].split()[:3] == ["module", "DPF", "compile"]
+    assert "all proven optimal: yes; greedy never better than Z3: yes" in table
+    markdown = format_compile_table(rows, runs=1, markdown=True)
+    assert markdown.startswith("| module | DPF |")
