@@ -9,7 +9,7 @@ the hardware would compute. Ops whose value is not a function of their operands 
 from __future__ import annotations
 
 from dpfc.ir.core import WORD_MASK, Op
-from dpfc.isa.opcodes import AluOp, CtrlOp
+from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp
 from dpfc.isa.semantics import alu, branch_taken
 
 ALU_OPS: dict[Op, AluOp] = {
@@ -22,6 +22,17 @@ ALU_OPS: dict[Op, AluOp] = {
     Op.SHR: AluOp.RSH,
     Op.MIN: AluOp.MIN,
     Op.MAX: AluOp.MAX,
+}
+
+# memory op -> the memory unit's opcode (the interpreter and the scheduler share it)
+MEM_OPS: dict[Op, MemOp] = {
+    Op.LOAD: MemOp.LOAD,
+    Op.STORE: MemOp.STORE,
+    Op.FETCH_ADD: MemOp.FAADD,
+    Op.FETCH_AND: MemOp.FAAND,
+    Op.FETCH_OR: MemOp.FAOR,
+    Op.FETCH_MAX: MemOp.FAMAX,
+    Op.FETCH_MIN: MemOp.FAMIN,
 }
 
 # compare -> (branch kind, swap operands, negate): each compare is one of the CFU's strict

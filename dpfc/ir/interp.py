@@ -32,8 +32,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dpfc.ir.core import WORD_MASK, Block, Br, Exit, Function, Instr, Jump, Module, Op
-from dpfc.ir.evaluate import evaluate
-from dpfc.isa.opcodes import MemOp
+from dpfc.ir.evaluate import MEM_OPS, evaluate
 from dpfc.isa.semantics import hash_word, memory
 from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
 
@@ -144,17 +143,6 @@ def _words(cells: Mapping[int, int] | Sequence[int]) -> dict[int, int]:
     return {i: int(w) & WORD_MASK for i, w in enumerate(cells)}
 
 
-_FETCH: dict[Op, MemOp] = {
-    Op.LOAD: MemOp.LOAD,
-    Op.STORE: MemOp.STORE,
-    Op.FETCH_ADD: MemOp.FAADD,
-    Op.FETCH_AND: MemOp.FAAND,
-    Op.FETCH_OR: MemOp.FAOR,
-    Op.FETCH_MAX: MemOp.FAMAX,
-    Op.FETCH_MIN: MemOp.FAMIN,
-}
-
-
 def evaluate_op(op: Op, args: Sequence[int], imm: int | None = None) -> int:
     """The value of a pure op (ALU, compare, select, zext, const) on operand words."""
     if op is Op.CONST and imm is not None:
@@ -247,7 +235,7 @@ class _Run:
             if instr.imm is None or not 0 <= instr.imm < len(lanes) or len(args) != 1:
                 raise InterpError(f"invalid hash function index {instr.imm}")
             return hash_word(self.profile.hash_for_lane(instr.imm), args[0])
-        if op in _FETCH:
+        if op in MEM_OPS:
             return self.access(instr, args)
         if op is Op.CONST and instr.imm is None:
             raise InterpError("a constant without a value")
@@ -272,7 +260,7 @@ class _Run:
             return 0 if returns_value else None
         cells = self.memory.setdefault(decl.name, {})
         data = args[1] if len(args) > 1 else 0
-        new, old = memory(_FETCH[instr.op], cells.get(index, 0), data)
+        new, old = memory(MEM_OPS[instr.op], cells.get(index, 0), data)
         cells[index] = new
         return old if returns_value else None
 

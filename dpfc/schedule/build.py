@@ -25,46 +25,15 @@ from dataclasses import dataclass
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, Span
 from dpfc.ir.core import COMPARE_OPS, Br, Exit, Function, Instr, Jump, Module, Op, Ty
-from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp
+from dpfc.ir.evaluate import ALU_OPS as BINARY_ALU_OPS
+from dpfc.ir.evaluate import COMPARES, MEM_OPS
+from dpfc.isa.opcodes import AluOp
 from dpfc.schedule.problem import ArrayInfo, Branch, Kind, Operation, Problem, TreeNode
 from dpfc.schedule.problem import Exit as ProblemExit
 from dpfc.target.profile import TargetProfile
 
-ALU_OPS: dict[Op, AluOp] = {
-    Op.ADD: AluOp.ADD,
-    Op.SUB: AluOp.SUB,
-    Op.AND: AluOp.AND,
-    Op.OR: AluOp.OR,
-    Op.XOR: AluOp.XOR,
-    Op.SHL: AluOp.LSH,
-    Op.SHR: AluOp.RSH,
-    Op.NEG: AluOp.NEG,
-    Op.MIN: AluOp.MIN,
-    Op.MAX: AluOp.MAX,
-}
-MEM_OPS: dict[Op, MemOp] = {
-    Op.LOAD: MemOp.LOAD,
-    Op.STORE: MemOp.STORE,
-    Op.FETCH_ADD: MemOp.FAADD,
-    Op.FETCH_AND: MemOp.FAAND,
-    Op.FETCH_OR: MemOp.FAOR,
-    Op.FETCH_MAX: MemOp.FAMAX,
-    Op.FETCH_MIN: MemOp.FAMIN,
-}
-# compare -> (branch kind, swap the operands, swap the targets)
-COMPARES: dict[Op, tuple[CtrlOp, bool, bool]] = {
-    Op.EQ: (CtrlOp.BEQ, False, False),
-    Op.NE: (CtrlOp.BEQ, False, True),
-    Op.ULT: (CtrlOp.BLT, False, False),
-    Op.UGE: (CtrlOp.BLT, False, True),
-    Op.UGT: (CtrlOp.BGT, False, False),
-    Op.ULE: (CtrlOp.BGT, False, True),
-    Op.SLT: (CtrlOp.BSLT, False, False),
-    Op.SGE: (CtrlOp.BSLT, False, True),
-    Op.SGT: (CtrlOp.BSGT, False, False),
-    Op.SLE: (CtrlOp.BSGT, False, True),
-    Op.TEST: (CtrlOp.BSET, False, False),
-}
+# The IR ops' machine counterparts, from the one table the IR evaluator also uses.
+ALU_OPS: dict[Op, AluOp] = {**BINARY_ALU_OPS, Op.NEG: AluOp.NEG}
 
 
 @dataclass(frozen=True)
