@@ -508,11 +508,10 @@ EXAMPLES = sorted((ROOT / "examples" / "dpf").glob("*.dpf"))
 
 
 def _problems(path: Path, profile: TargetProfile) -> list[Problem]:
-    from dpfc.schedule.build import build_problem
-
     from dpfc.diagnostics import DiagnosticError
     from dpfc.lower import lower_program
     from dpfc.passes.manager import DEFAULT_PIPELINE, run_pipeline
+    from dpfc.schedule.build import build_problem
     from dpfc.sema import check_file
 
     try:
@@ -533,11 +532,10 @@ def test_example_dpfs(path: Path, profile: str) -> None:
 
 @pytest.mark.skipif(not HAVE_BUILD, reason="dpfc.schedule.build is not written yet")
 def test_generated_programs() -> None:
-    from dpfc.schedule.build import build_problem
-
     from dpfc.diagnostics import DiagnosticError, SourceFile
     from dpfc.lower import lower_program
     from dpfc.passes.manager import DEFAULT_PIPELINE, run_pipeline
+    from dpfc.schedule.build import build_problem
     from dpfc.sema import check_file
     from tests.dpf_programs import generate
 
