@@ -1,42 +1,68 @@
 """Run a compiled (or assembled) DPF through the simulator and compare it with the IR.
 
 :func:`run_compiled` sets up one simulated switch for one tenant the way a deployment
-would: permission entry (the DPF's app id, metadata and privileged bits), every array
-mapped at its (EU, lane) binding with power-of-two segments covering exactly its words,
-the initial memory written, forwarding entries 0..15 and multicast groups 0..15 (each to
-the port of that number, so the output port tells the steering value), in-switch code
-installed or in-packet code put in the packet. It sends one real frame (built by
-:mod:`dpfc.packet`) whose stack is the input stack and reads back what left the switch.
+would: a permission entry (the DPF's app id; the metadata, privileged and recirculate bits),
+every array mapped at its (EU, lane) binding for exactly its declared words (direct maps of
+up to :data:`DIRECT_LIMIT` words as direct mappings, one per key — so a binding in a lane
+without a direct table fails loudly —, larger ones and segment arrays as power-of-two
+segments), the initial memory written, forwarding entries and multicast groups
+0..:data:`STEER_VALUES`-1 (each to the port of that number, so the output port tells the
+steering value), and in-switch code installed (``install_program``) or in-packet code put
+in the packet. It sends one real frame (built by :mod:`dpfc.packet`) whose stack is the
+input stack, and reads back what left the switch (:class:`SimOutcome`).
+:func:`reference` runs the IR interpreter on the same inputs, and :func:`assert_same`
+compares the two with a readable diff.
 
 Choices that make the simulator and the interpreter see the same inputs:
 
-* metadata: the harness fixes ingress port, timestamp, queue depth and switch id, and
-  computes packet length and pipe id the way the simulator does, and gives the same values
-  to the interpreter;
-* RAND: the simulator's generator is replaced by one that returns ``inputs.rand[0]`` for
-  every draw (the prolog draws in register order, the interpreter in execution order: one
-  word for all draws makes the orders irrelevant);
-* out-of-bounds accesses: the interpreter reads 0 and writes nothing past an array's end;
-  the harness maps exactly the array's words, so such an address is unmapped in the
-  simulator, which reads 0 and writes nothing (docs/isa.md item 13);
-* steering values 0..15 have forwarding entries and groups; a larger value is refused by
-  the switch (the tenant's unauthorized action, drop), which the comparison expects.
+* metadata: the ingress port (mod 16), timestamp and queue depth come from ``inputs.meta``
+  when given there (defaults :data:`IN_PORT`, :data:`NOW_NS`, :data:`QUEUE_DEPTH`); the
+  switch id is :data:`SWITCH_ID`; packet length and pipe id are computed the way the
+  simulator does. :func:`reference` gives the interpreter exactly these values (keyed by
+  the profile's metadata names, the names the IR's ``meta`` op uses); other ``inputs.meta``
+  entries are ignored.
+* RAND: ``inputs.rand[k % len]`` is the word of the function's k-th ``rand`` instruction
+  (function order: blocks, then instructions; the numbering of
+  :mod:`dpfc.schedule.build`, which carries it as the RAND operation's ``index``). The
+  prolog draws in register order, so the simulator's generator is replaced by one that
+  returns, for its j-th draw, the word of the RAND operation the j-th RAND prolog load
+  holds (``rand_order``, from the schedule: :func:`rand_order`); the interpreter draws in
+  execution order, so :func:`reference` re-runs it until the words it consumed along the
+  path it took are the words of the instructions on that path (a fixed point: the draws
+  before a branch fix its direction, so each run gets one more block right). A compiled
+  DPF that draws one word twice or feeds one draw to two instructions is caught. Without
+  ``rand_order`` (hand-written assembly: machine code names no RAND operation) every draw
+  is ``inputs.rand[0]`` and so is every instruction's word.
+* out-of-bounds accesses: the interpreter reads 0 and writes nothing at an index at or
+  beyond an array's declared size; the harness maps exactly the declared words, so such an
+  address is unmapped in the simulator, which reads 0 and writes nothing (docs/isa.md,
+  unmapped memory). Initial words past the end (the differential inputs give two) are not
+  written to the switch, and the comparison of final memory covers the declared words only.
+* steering: values whose low 16 bits are below :data:`STEER_VALUES` have forwarding
+  entries and groups; for a larger value the switch refuses the action (the tenant's
+  unauthorized action: drop), which :func:`assert_same` expects. Outgoing stacks deeper
+  than the profile's ``stack_max_depth`` fault in the switch (dropped); the interpreter
+  has no such limit, so :func:`assert_same` expects the drop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from dpfc.backends.sim import Destination, Network, install_program
 
 from dpfc.asm.program import AssembledProgram, Placement
 from dpfc.encoding.errors import EncodingError
 from dpfc.encoding.header import encode_options
-from dpfc.ir.interp import Inputs, Outcome
+from dpfc.ir.core import Module, Op
+from dpfc.ir.interp import Inputs, Outcome, canonical_memory, run_function
 from dpfc.isa.bundle import PC
+from dpfc.isa.opcodes import SelectorKind
 from dpfc.packet.layers import build_frame, build_inner
 from dpfc.packet.wire import parse_packet
+from dpfc.schedule.problem import Problem
+from dpfc.schedule.schedule import Schedule
 
 TENANT = 7
 IN_PORT = 3
@@ -45,39 +71,58 @@ STEER_VALUES = 16
 SWITCH_ID = 0x5A
 NOW_NS = 123_456
 QUEUE_DEPTH = 9
+DIRECT_LIMIT = 64  # larger direct maps (kvs: 45,000 keys) are mapped as segments: faster
+IP_SRC = "10.0.0.1"
+IP_DST = "10.0.0.2"
 
 
 @dataclass(frozen=True)
 class ArraySpec:
+    """Where one array lives: ``size`` words at (``eu``, ``lane``)."""
+
     name: str
     size: int
     eu: int
     lane: int
+    mapping: str = "segment"  # "segment" | "direct"
 
 
 @dataclass
 class SimOutcome:
+    """What the switch did with the packet, and what it saw (for :func:`reference`)."""
+
     verdict: str
     reason: str
     port: int | None  # the port the (first) output frame left by
     stack: tuple[int, ...] | None  # the output stack (None: nothing left the switch)
     dpf_ptr: PC | None
     code_present: bool | None
+    returned: bool | None  # the outer IPv4 destination is the sender's address
     memory: dict[str, dict[int, int]]
+    # The run's circumstances, for reference() and assert_same().
+    meta: dict[str, int] = field(default_factory=dict)
+    rand_words: tuple[int, ...] = ()  # word of the IR's k-th rand instruction: [k % len]
+    entry: PC | None = None  # the DPF pointer the packet carried
+    in_port: int = IN_PORT
+    placement: Placement = Placement.PACKET
+    stack_limit: int = 16
 
 
-class _FixedRandom:
-    """Stands in for the pipe's random.Random: every RAND draw gives ``word``."""
+class _ListRandom:
+    """Stands in for the pipe's random.Random: the j-th draw gives ``words[j]``."""
 
-    def __init__(self, word: int) -> None:
-        self.word = word & 0xFFFF_FFFF
+    def __init__(self, words: Sequence[int]) -> None:
+        self.words = [w & 0xFFFF_FFFF for w in words]
+        self.drawn = 0
 
     def getrandbits(self, bits: int) -> int:
-        return self.word & ((1 << bits) - 1)
+        word = self.words[self.drawn] if self.drawn < len(self.words) else 0
+        self.drawn += 1
+        return word & ((1 << bits) - 1)
 
 
 def pieces(size: int) -> list[tuple[int, int]]:
-    """(vaddr, size) power-of-two segments that cover [0, size) exactly, aligned."""
+    """(vaddr, size) power-of-two segments that cover [0, size) exactly, each aligned."""
     out = []
     base = 0
     for bit in reversed(range(size.bit_length())):
@@ -88,21 +133,51 @@ def pieces(size: int) -> list[tuple[int, int]]:
     return out
 
 
+def arrays_of(problem: Problem, bindings: Mapping[str, tuple[int, int]]) -> list[ArraySpec]:
+    """The arrays a schedule binds (name order)."""
+    return [
+        ArraySpec(name, problem.arrays[name].size, *bindings[name], problem.arrays[name].mapping)
+        for name in sorted(bindings)
+    ]
+
+
+def rand_order(schedule: Schedule) -> tuple[int, ...]:
+    """For each RAND load of the prolog (register order = draw order): the index of the IR
+    ``rand`` instruction whose word it holds."""
+    problem = schedule.problem
+    return tuple(
+        problem.ops[load.op].index
+        for load in schedule.prolog
+        if load.kind is SelectorKind.RAND and load.op is not None
+    )
+
+
+def _word_of(words: Sequence[int], index: int) -> int:
+    return words[index % len(words)] & 0xFFFF_FFFF if words else 0
+
+
 def run_compiled(
     program: AssembledProgram,
-    arrays: list[ArraySpec],
+    arrays: Sequence[ArraySpec],
     inputs: Inputs,
     *,
-    chain_targets: Mapping[str, PC] | None = None,
-) -> tuple[SimOutcome | None, Inputs]:
-    """Run ``program`` once; returns what the switch did and the inputs to give the
-    interpreter (the metadata and random words the simulator used). The outcome is None
-    when the code and this stack together exceed the Geneve option limit."""
+    rand_order: Sequence[int] | None = None,
+) -> SimOutcome | None:
+    """Run ``program`` once on ``inputs`` (stack, memory, rand; see the module docstring).
+
+    Returns None when the code and this stack together exceed the Geneve option limit (no
+    such packet can exist)."""
     profile = program.profile
     net = Network(profile)
     switch = net.add_switch("s", ports_per_pipe=16, switch_id=SWITCH_ID)
-    word = inputs.rand[0] if isinstance(inputs.rand, list | tuple) and inputs.rand else 0
-    switch.rngs[0] = _FixedRandom(word)  # type: ignore[assignment]
+    given_rand = list(inputs.rand) if isinstance(inputs.rand, Sequence) else []
+    if rand_order is None:
+        rand_words: tuple[int, ...] = (_word_of(given_rand, 0),)
+        draws = [rand_words[0]] * (2 * profile.lanes)
+    else:
+        rand_words = tuple(_word_of(given_rand, k) for k in range(max(len(given_rand), 1)))
+        draws = [_word_of(rand_words, k) for k in rand_order]
+    switch.rngs[0] = _ListRandom(draws)  # type: ignore[assignment]
     control = switch.control
     control.authorize(
         TENANT,
@@ -117,14 +192,17 @@ def run_compiled(
         control.set_forwarding(TENANT, value, Destination(port=value))
         control.set_multicast_group(TENANT, value, [Destination(port=value)])
     for spec in arrays:
+        initial = _words(inputs.memory.get(spec.name, {}))
+        if spec.mapping == "direct" and spec.size <= DIRECT_LIMIT:
+            for key in range(spec.size):
+                control.map_direct(TENANT, spec.eu, spec.lane, key, value=initial.get(key, 0))
+            continue
         for vaddr, size in pieces(spec.size):
             control.map_segment(TENANT, spec.eu, spec.lane, vaddr, size)
-        cells = inputs.memory.get(spec.name, {})
-        items = cells.items() if isinstance(cells, Mapping) else enumerate(cells)
-        for index, value in items:
+        for index, value in sorted(initial.items()):
             if 0 <= index < spec.size and value:
-                control.write_memory(TENANT, spec.eu, spec.lane, index, [value & 0xFFFF_FFFF])
-    header = program.header(tuple(inputs.stack))
+                control.write_memory(TENANT, spec.eu, spec.lane, index, [value])
+    header = program.header(tuple(w & 0xFFFF_FFFF for w in inputs.stack))
     if program.placement is Placement.SWITCH:
         installed = install_program(control, program)
         header = replace(header, dpf_ptr=installed.entry)
@@ -132,30 +210,36 @@ def run_compiled(
         options = encode_options(header, profile).data
     except EncodingError:
         # The code fits a packet (codegen checks it with an empty stack) but not with this
-        # many stack words: no such packet can exist, so there is nothing to compare.
-        return None, inputs
+        # many stack words.
+        return None
     frame = build_frame(
         tenant_id=TENANT,
         options=options,
         inner=build_inner(b"payload"),
+        ip_src=IP_SRC,
+        ip_dst=IP_DST,
     )
     parsed_in = parse_packet(frame, profile)
+    in_port = inputs.meta.get("ingress_port", IN_PORT) % 16
+    now_ns = inputs.meta.get("timestamp", NOW_NS) & 0xFFFF_FFFF
+    queue_depth = inputs.meta.get("queue_depth", QUEUE_DEPTH) & 0xFFFF_FFFF
     meta = {
-        "ingress_port": IN_PORT,
-        "timestamp": NOW_NS,
+        "ingress_port": in_port,
+        "timestamp": now_ns,
         "switch_id": SWITCH_ID,
-        "queue_depth": QUEUE_DEPTH,
+        "queue_depth": queue_depth,
         "packet_length": len(parsed_in.inner) + parsed_in.inner_offset,
-        "pipe_id": 0,
+        "pipe_id": switch.pipe_of(in_port),
     }
-    result = switch.process(frame, IN_PORT, now_ns=NOW_NS, queue_depth=QUEUE_DEPTH)
-    port = stack = dpf_ptr = code_present = None
+    result = switch.process(frame, in_port, now_ns=now_ns, queue_depth=queue_depth)
+    port = stack = dpf_ptr = code_present = returned = None
     leaving = result.outputs[0] if result.outputs else None
     if leaving is None and result.recirculated is not None:
         leaving = (None, result.recirculated)
     if leaving is not None:
         port, out_frame = leaving
         out = parse_packet(out_frame, profile)
+        returned = out.ip_dst == parsed_in.ip_src
         if out.header is not None:
             stack = tuple(out.header.stack)
             dpf_ptr = out.header.dpf_ptr
@@ -163,58 +247,129 @@ def run_compiled(
     memory: dict[str, dict[int, int]] = {}
     for spec in arrays:
         words = control.read_memory(TENANT, spec.eu, spec.lane, 0, spec.size)
-        cells = {i: w for i, w in enumerate(words) if w}
-        if cells:
-            memory[spec.name] = cells
-    sim = SimOutcome(result.verdict, result.reason, port, stack, dpf_ptr, code_present, memory)
-    interp_inputs = Inputs(
-        stack=inputs.stack,
-        memory=inputs.memory,
+        memory[spec.name] = dict(enumerate(words))
+    return SimOutcome(
+        verdict=result.verdict,
+        reason=result.reason,
+        port=port,
+        stack=stack,
+        dpf_ptr=dpf_ptr,
+        code_present=code_present,
+        returned=returned,
+        memory=canonical_memory(memory),
         meta=meta,
-        rand=[word],
-        profile=profile,
+        rand_words=rand_words,
+        entry=header.dpf_ptr,
+        in_port=in_port,
+        placement=program.placement,
+        stack_limit=profile.stack_max_depth,
     )
-    return sim, interp_inputs
+
+
+def _words(cells: Mapping[int, int] | Sequence[int]) -> dict[int, int]:
+    items = cells.items() if isinstance(cells, Mapping) else enumerate(cells)
+    return {int(i): int(w) & 0xFFFF_FFFF for i, w in items}
+
+
+def reference(module: Module, name: str, inputs: Inputs, sim: SimOutcome) -> Outcome:
+    """The interpreter's outcome of DPF ``name`` on ``inputs`` with the metadata the switch
+    saw and each ``rand`` instruction given its word (see the module docstring)."""
+    function = module.function(name)
+    rand_blocks = [
+        block.label for block in function.blocks for i in block.instrs if i.op is Op.RAND
+    ]
+    words = sim.rand_words
+
+    def along(path: Sequence[str]) -> list[int]:
+        """The words of the rand instructions on ``path``, in execution order."""
+        order = {label: n for n, label in enumerate(path)}
+        on_path = [k for k, label in enumerate(rand_blocks) if label in order]
+        # Instructions of one block keep their order (sorted() is stable).
+        return [_word_of(words, k) for k in sorted(on_path, key=lambda k: order[rand_blocks[k]])]
+
+    sequence = [_word_of(words, k) for k in range(len(rand_blocks))]
+    for _ in range(len(function.blocks) + 1):
+        outcome = run_function(
+            module,
+            name,
+            Inputs(
+                stack=inputs.stack,
+                memory=inputs.memory,
+                meta=sim.meta,
+                rand=list(sequence),
+                profile=inputs.profile,
+            ),
+        )
+        wanted = along(outcome.path)
+        if sequence[: len(wanted)] == wanted:
+            return outcome
+        sequence = wanted + sequence
+    raise AssertionError(f"rand words of `{name}` did not reach a fixed point")
+
+
+def _expected_port(steer: str, value: int | None, in_port: int) -> int | None:
+    if steer in ("forward", "multicast", "set_port"):
+        return value
+    return {"pass": DEFAULT_PORT, "return_to_sender": in_port}.get(steer)
 
 
 def assert_same(
-    sim: SimOutcome,
+    sim: SimOutcome | None,
     expected: Outcome,
-    program: AssembledProgram,
-    arrays: list[ArraySpec],
+    sizes: Mapping[str, int],
     chain_targets: Mapping[str, PC] | None = None,
 ) -> None:
-    """The simulator did what the interpreter says the DPF does."""
-    sizes = {a.name: a.size for a in arrays}
-    want_memory = {
-        name: {i: w for i, w in cells.items() if i < sizes.get(name, 0) and w}
-        for name, cells in expected.memory.items()
-    }
-    want_memory = {k: v for k, v in want_memory.items() if v}
-    context = f"\nsim: {sim}\ninterp: {expected!r}"
-    assert sim.memory == want_memory, "memory differs" + context
+    """The simulator did what the interpreter says the DPF does (``sizes``: the declared
+    words of each array the DPF's program maps)."""
+    assert sim is not None, "no packet can carry this code and stack"
+    want_memory = canonical_memory(
+        {
+            name: {i: w for i, w in cells.items() if i < sizes[name]}
+            for name, cells in expected.memory.items()
+            if name in sizes
+        }
+    )
     steer = expected.steer
     value = None if expected.steer_value is None else expected.steer_value & 0xFFFF
-    refused = (
-        steer in ("forward", "multicast", "set_port")
-        and value is not None
-        and value >= STEER_VALUES
+    refused = steer in ("forward", "multicast", "set_port") and (
+        value is None or value >= STEER_VALUES
     )
-    if steer == "drop" or refused:
-        assert sim.verdict == "drop", "expected a drop" + context
-        return
-    assert sim.verdict == steer, "steering differs" + context
-    if steer in ("forward", "multicast", "set_port"):
-        assert sim.port == value, "steering value differs" + context
-    elif steer == "pass":
-        assert sim.port == DEFAULT_PORT, context
-    elif steer == "return_to_sender":
-        assert sim.port == IN_PORT, context
-    elif steer == "recirculate":
-        assert sim.port is None, context
-    assert sim.stack == expected.stack, "output stack differs" + context
-    if expected.chain is not None:
-        target = (chain_targets or {}).get(expected.chain, PC(False, 0))
-        assert sim.dpf_ptr == target, "chain target differs" + context
-    if program.placement is Placement.PACKET:
-        assert sim.code_present == (not expected.drop_code), "drop_code differs" + context
+    overflow = len(expected.stack) > sim.stack_limit
+    want: dict[str, object] = {"memory": want_memory}
+    got: dict[str, object] = {"memory": sim.memory}
+    if steer == "drop" or refused or overflow:
+        want["verdict"] = "drop"
+        got["verdict"] = sim.verdict
+    else:
+        if expected.chain is not None:
+            target: PC | None = (chain_targets or {}).get(expected.chain)
+            assert target is not None, f"no chain target given for `{expected.chain}`"
+        elif expected.drop_code and sim.placement is Placement.PACKET:
+            target = None  # the in-packet code the pointer named has left the packet
+        else:
+            target = sim.entry
+        want |= {
+            "verdict": steer,
+            "port": _expected_port(steer, value, sim.in_port),
+            "stack": expected.stack,
+            "dpf_ptr": target,
+        }
+        got |= {"verdict": sim.verdict, "port": sim.port, "stack": sim.stack}
+        got["dpf_ptr"] = sim.dpf_ptr
+        if steer == "return_to_sender":
+            want["returned"] = True
+            got["returned"] = sim.returned
+        if sim.placement is Placement.PACKET:
+            want["code_present"] = not expected.drop_code
+            got["code_present"] = sim.code_present
+    if want != got:
+        lines = [
+            f"  {key}: simulator {got.get(key)!r} != interpreter {want[key]!r}"
+            for key in want
+            if want[key] != got.get(key)
+        ]
+        raise AssertionError(
+            "the simulator and the IR interpreter disagree:\n"
+            + "\n".join(lines)
+            + f"\n  (switch: {sim.verdict}: {sim.reason})\n  interpreter: {expected!r}"
+        )

@@ -23,12 +23,12 @@ from hypothesis import strategies as st
 
 from dpfc.codegen.emit import generate as generate_code
 from dpfc.diagnostics import DiagnosticError, SourceFile
-from dpfc.ir.interp import Inputs, run_function
+from dpfc.ir.interp import Inputs
 from dpfc.isa.bundle import PC
 from dpfc.pipeline import compile_file
 from dpfc.schedule.driver import ScheduleOptions
 from tests.dpf_programs import GeneratedProgram, inputs_for, programs
-from tests.sim_harness import ArraySpec, assert_same, run_compiled
+from tests.sim_harness import arrays_of, assert_same, rand_order, reference, run_compiled
 
 OPTIONS = ScheduleOptions(timeout_ms=3_000, secondary=False, needed_eus=False, greedy_at_bound=True)
 INPUT_SETS = 2
@@ -49,20 +49,18 @@ def compile_and_compare(program: GeneratedProgram, seed: int) -> bool:
     for unit in compiled.units:
         chains = {n.end.chain for n in unit.problem.nodes if n.is_leaf}
         targets = {c: PC(False, 200) for c in chains if isinstance(c, str)}
-        program_code = generate_code(unit.result.schedule, chain_targets=targets).program
-        bindings = unit.result.schedule.bindings
-        arrays = [
-            ArraySpec(name, unit.problem.arrays[name].size, *bindings[name])
-            for name in sorted(bindings)
-        ]
+        schedule = unit.result.schedule
+        program_code = generate_code(schedule, chain_targets=targets).program
+        arrays = arrays_of(unit.problem, schedule.bindings)
+        sizes = {a.name: a.size for a in arrays}
         for _ in range(INPUT_SETS):
             raw = inputs_for(program, rng)
-            given_inputs = Inputs(stack=raw.stack, memory=raw.memory, rand=raw.rand[:1])
-            sim, interp_inputs = run_compiled(program_code, arrays, given_inputs)
+            given_inputs = Inputs(stack=raw.stack, memory=raw.memory, rand=raw.rand)
+            sim = run_compiled(program_code, arrays, given_inputs, rand_order=rand_order(schedule))
             if sim is None:
                 continue
-            expected = run_function(compiled.module, unit.name, interp_inputs)
-            assert_same(sim, expected, program_code, arrays, targets)
+            expected = reference(compiled.module, unit.name, given_inputs, sim)
+            assert_same(sim, expected, sizes, targets)
     return True
 
 
