@@ -1,8 +1,10 @@
-"""Cleanup: constfold, copyprop, cse, dce and simplifycfg, repeated until none changes.
+"""Cleanup: strength, constfold, copyprop, cse, dce and simplifycfg, repeated until none changes.
 
 Each of these passes can expose work for another (a folded branch removes an edge, so a
 phi becomes a copy, so a constant folds, so a block empties and can be bypassed), so the
 end of the pipeline runs them as a group to a fixpoint instead of guessing an order.
+Strength reduction is in the group because a folded branch can make a MUL's operand
+constant (a phi whose arms now agree), and no MUL by a constant may reach the scheduler.
 Example::
 
     entry:                                  entry:
@@ -18,17 +20,17 @@ Example::
       exit push(%4)
 
 Requires: a well-formed, acyclic function. Ensures: none of the five passes finds anything
-left to do (bounded by :data:`MAX_ROUNDS`, far more than any DPF needs); same behaviour.
+left to do, no MUL has a constant operand (bounded by :data:`MAX_ROUNDS`, far more than any DPF needs); same behaviour.
 """
 
 from __future__ import annotations
 
 from dpfc.ir.core import Function
-from dpfc.passes import constfold, copyprop, cse, dce, simplifycfg
+from dpfc.passes import constfold, copyprop, cse, dce, simplifycfg, strength
 from dpfc.passes.base import FunctionPass
 
 MAX_ROUNDS = 16
-GROUP = (constfold.PASS, copyprop.PASS, cse.PASS, dce.PASS, simplifycfg.PASS)
+GROUP = (strength.PASS, constfold.PASS, copyprop.PASS, cse.PASS, dce.PASS, simplifycfg.PASS)
 
 
 def cleanup_function(function: Function) -> bool:
@@ -44,5 +46,7 @@ def cleanup_function(function: Function) -> bool:
 
 
 PASS = FunctionPass(
-    "cleanup", "constfold, copyprop, cse, dce, simplifycfg repeated to a fixpoint", cleanup_function
+    "cleanup",
+    "strength, constfold, copyprop, cse, dce, simplifycfg repeated to a fixpoint",
+    cleanup_function,
 )

@@ -49,13 +49,19 @@ Step = tuple[Any, ...]
 Plan = tuple[int, Step]  # (ALU ops, step)
 
 
-def constant_tree(value: Instr, depth: int = 0) -> int | None:
-    """The value of a pure expression tree whose leaves are all CONSTs, or None."""
+def constant_tree(value: Instr, depth: int = 0, phis: frozenset[int] = frozenset()) -> int | None:
+    """The value of a pure expression tree whose leaves are all CONSTs, or None. A PHI
+    whose incoming values all have one such value has it too (the lowering of a branch
+    whose arms agree); ``phis`` are the PHIs being evaluated, so a loop is not constant."""
     if value.op is Op.CONST:
         return value.imm
-    if depth > 16 or not value.args or value.op is Op.PHI:
+    if depth > 16 or not value.args or id(value) in phis:
         return None
-    args = [constant_tree(a, depth + 1) for a in value.args]
+    if value.op is Op.PHI:
+        inner = phis | {id(value)}
+        incoming = {constant_tree(a, depth + 1, inner) for a in value.args}
+        return incoming.pop() if len(incoming) == 1 else None
+    args = [constant_tree(a, depth + 1, phis) for a in value.args]
     if any(a is None for a in args):
         return None
     return evaluate(value.op, [a for a in args if a is not None])
