@@ -52,13 +52,13 @@ from dataclasses import dataclass, field, replace
 
 from dpfc.backends.sim import Destination, Network, install_program
 
-from dpfc.asm.program import AssembledProgram, Placement
 from dpfc.encoding.errors import EncodingError
 from dpfc.encoding.header import encode_options
 from dpfc.ir.core import Module, Op
 from dpfc.ir.interp import Inputs, Outcome, canonical_memory, run_function
 from dpfc.isa.bundle import PC
 from dpfc.isa.opcodes import SelectorKind
+from dpfc.machine.program import MachineProgram, Placement
 from dpfc.packet.layers import build_frame, build_inner
 from dpfc.packet.wire import parse_packet
 from dpfc.schedule.problem import Problem
@@ -157,7 +157,7 @@ def _word_of(words: Sequence[int], index: int) -> int:
 
 
 def run_compiled(
-    program: AssembledProgram,
+    program: MachineProgram,
     arrays: Sequence[ArraySpec],
     inputs: Inputs,
     *,

@@ -22,7 +22,6 @@ from typing import TypeVar
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from dpfc.asm.program import AssembledProgram, PlacedBundle, Placement
 from dpfc.encoding import EncodingError, SwitchVMHeader, encode_options
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
@@ -42,6 +41,7 @@ from dpfc.isa.bundle import (
     stage_name,
 )
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
+from dpfc.machine.program import MachineProgram, PlacedBundle, Placement
 from dpfc.target.profile import (
     BUILTIN_PROFILES,
     BranchOperands,
@@ -435,7 +435,7 @@ def headers(draw: st.DrawFn, profile: TargetProfile) -> SwitchVMHeader:
 class GeneratedProgram:
     """A program and the profile it was generated for (the profile may be a custom one)."""
 
-    program: AssembledProgram
+    program: MachineProgram
     profile: TargetProfile
 
 
@@ -472,7 +472,7 @@ def _switch_bundles(
 
 
 @st.composite
-def packet_programs(draw: st.DrawFn, profile: TargetProfile) -> AssembledProgram:
+def packet_programs(draw: st.DrawFn, profile: TargetProfile) -> MachineProgram:
     """An in-packet program (>= 1 prolog, as the assembler requires), plus some in-switch
     bundles placed with ``@slot``."""
     image = draw(code_images(profile, min_prologs=1, max_bundles=draw(st.integers(1, 6))))
@@ -486,11 +486,11 @@ def packet_programs(draw: st.DrawFn, profile: TargetProfile) -> AssembledProgram
     placed += draw(_switch_bundles(profile, {}, draw(st.integers(0, 2))))
     entry = PC(True, draw(st.integers(0, len(image.prologs) - 1)))
     name = draw(NAMES)
-    return AssembledProgram(name, profile, Placement.PACKET, app_id, entry, tuple(placed))
+    return MachineProgram(name, profile, Placement.PACKET, app_id, entry, tuple(placed))
 
 
 @st.composite
-def switch_programs(draw: st.DrawFn, profile: TargetProfile) -> AssembledProgram:
+def switch_programs(draw: st.DrawFn, profile: TargetProfile) -> MachineProgram:
     """An in-switch program: every bundle at a code-memory slot, entry at a prolog slot."""
     used: dict[int, set[int]] = {}
     placed = draw(_switch_bundles(profile, used, draw(st.integers(0, 4))))
@@ -498,7 +498,7 @@ def switch_programs(draw: st.DrawFn, profile: TargetProfile) -> AssembledProgram
     entry = PlacedBundle(
         PROLOG_STAGE, PC(False, slot), draw_bundle(draw, profile, prolog=True), f"prolog_s{slot}"
     )
-    return AssembledProgram(
+    return MachineProgram(
         draw(NAMES),
         profile,
         Placement.SWITCH,

@@ -30,6 +30,7 @@ from dpfc.isa.check import (
     check_image,
     check_pc,
     check_register,
+    check_stage_bundle,
 )
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
 from dpfc.target import BUILTIN_PROFILES
@@ -341,6 +342,15 @@ def test_dpf1031_too_many_bundles_in_a_stage() -> None:
     [(stage, _, v)] = check_image(CodeImage(eus=((), (eu(),) * 5)), P)
     assert (stage, v.code) == (2, "DPF1031")
     assert "for eu1" in v.message
+
+
+def test_dpf1033_a_bundle_of_the_wrong_kind_for_its_stage() -> None:
+    [v] = check_stage_bundle(31, eu(), P)
+    assert (v.code, v.message) == ("DPF1033", "the epilog stage holds epilog bundles")
+    [v] = check_stage_bundle(2, EpilogBundle(), P)
+    assert (v.code, v.message) == ("DPF1033", "eu1 holds bundles, not epilogs")
+    assert check_stage_bundle(0, VALID_PROLOG, P) == []
+    assert check_stage_bundle(31, EpilogBundle(), P) == []
 
 
 def test_dpf1032_in_packet_pc_names_a_missing_bundle() -> None:

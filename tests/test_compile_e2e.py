@@ -23,12 +23,12 @@ from pathlib import Path
 import pytest
 
 from dpfc.asm import assemble_text
-from dpfc.asm.program import AssembledProgram
 from dpfc.codegen.emit import generate
 from dpfc.diagnostics import DiagnosticError
 from dpfc.ir.core import Module
 from dpfc.ir.interp import Inputs
 from dpfc.isa.bundle import PC
+from dpfc.machine.program import MachineProgram
 from dpfc.pipeline import CompiledModule, CompiledUnit, compile_file, optimised_ir
 from dpfc.sema import check_file
 from dpfc.target import BUILTIN_PROFILES
@@ -138,7 +138,7 @@ def random_inputs(rng: random.Random, params: int, arrays: Sequence[ArraySpec]) 
 def compare(
     module: Module,
     name: str,
-    program: AssembledProgram,
+    program: MachineProgram,
     arrays: Sequence[ArraySpec],
     cases: Sequence[Inputs],
     targets: Mapping[str, PC],

@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from scapy.contrib.geneve import GENEVE
 from scapy.packet import Packet
 
-from dpfc.asm import AssembledProgram, assemble_text
+from dpfc.asm import assemble_text
 from dpfc.encoding import OPTION_CLASS, SwitchVMHeader, encode_pc, split_options
 from dpfc.isa.bundle import PC, CodeImage
+from dpfc.machine import MachineProgram
 from dpfc.packet.build import PacketSpec, build_packet
 from dpfc.packet.layers import (
     SwitchVMCodeOption,
@@ -37,7 +38,7 @@ STACK_SIZES = [0, 1, 16]
 LAYER_OF_TYPE = {1: SwitchVMHeaderOption, 2: SwitchVMCodeOption, 3: SwitchVMStackOption}
 
 
-def _program(name: str) -> AssembledProgram:
+def _program(name: str) -> MachineProgram:
     text = (ROOT / "examples" / "asm" / f"{name}.dpfasm").read_text(encoding="utf-8")
     return assemble_text(text, f"{name}.dpfasm")
 

@@ -16,9 +16,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from dpfc.asm import assemble_text, format_program, program_from_image
+from dpfc.asm import assemble_text
 from dpfc.asm.objfile import object_from_json, object_to_json, stage_kind
-from dpfc.asm.program import AssembledProgram
 from dpfc.encoding import (
     StageKind,
     SwitchVMHeader,
@@ -30,6 +29,8 @@ from dpfc.encoding import (
 )
 from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE, CodeImage, EpilogBundle, StageBundle
 from dpfc.isa.check import check_bundle, check_epilog, check_image
+from dpfc.machine import format_program, program_from_image
+from dpfc.machine.program import MachineProgram
 from dpfc.target.profile import TargetProfile
 from tests.conftest import ROOT
 from tests.strategies import (
@@ -57,7 +58,7 @@ def profile_and(
     return profile, draw(make(profile))
 
 
-def program_bytes(program: AssembledProgram) -> tuple[bytes, tuple[tuple[int, int, bytes], ...]]:
+def program_bytes(program: MachineProgram) -> tuple[bytes, tuple[tuple[int, int, bytes], ...]]:
     """Everything a program encodes to: its in-packet options and its in-switch words."""
     profile = program.profile
     image = program.image()
@@ -70,7 +71,7 @@ def program_bytes(program: AssembledProgram) -> tuple[bytes, tuple[tuple[int, in
     return options, words
 
 
-def assert_generated_program_is_legal(program: AssembledProgram) -> None:
+def assert_generated_program_is_legal(program: MachineProgram) -> None:
     """The generators produce only code the checker accepts (in-packet and in-switch)."""
     profile = program.profile
     assert check_image(program.image(), profile) == []

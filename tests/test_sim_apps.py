@@ -31,10 +31,10 @@ from dpfc.backends.sim import (
 )
 
 from dpfc.asm import assemble_text
-from dpfc.asm.program import AssembledProgram
 from dpfc.encoding import encode_options
 from dpfc.isa.bundle import PC, CodeImage
 from dpfc.isa.semantics import hash_word
+from dpfc.machine.program import MachineProgram
 from dpfc.packet.layers import build_frame, build_inner
 from dpfc.packet.wire import ParsedPacket, parse_packet
 from dpfc.target import BUILTIN_PROFILES
@@ -46,7 +46,7 @@ VALID = 0x8000_0000  # the valid bit of a KVS tuple
 
 
 # -- helpers ----------------------------------------------------------------------------------
-def load(name: str, placement: str | None = None) -> AssembledProgram:
+def load(name: str, placement: str | None = None) -> MachineProgram:
     """Assemble ``examples/asm/NAME.dpfasm``; ``placement`` re-homes the same code (e.g. an
     in-switch copy of an in-packet example) by rewriting its ``.placement`` directive."""
     text = (ASM / f"{name}.dpfasm").read_text()
@@ -75,7 +75,7 @@ def _ip(raw: bytes) -> str:
 
 
 def frame(
-    program: AssembledProgram,
+    program: MachineProgram,
     stack: tuple[int, ...],
     *,
     tenant: int,
@@ -173,9 +173,9 @@ class Kvs:
     server: Host
     cached: dict[int, int]  # key -> tuple index
     values: list[list[int]]  # [lane][index]: the 12-byte values, 4 bytes per lane
-    get: AssembledProgram
-    put: AssembledProgram
-    update: AssembledProgram
+    get: MachineProgram
+    put: MachineProgram
+    update: MachineProgram
 
     def send_get(self, key: int) -> None:
         raw = frame(self.get, (key,), tenant=KVS_TENANT, src=self.client, dst=self.server)

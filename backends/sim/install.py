@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
-from dpfc.asm.program import AssembledProgram
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
     PC,
@@ -33,6 +32,7 @@ from dpfc.isa.bundle import (
     StageBundle,
 )
 from dpfc.isa.opcodes import CtrlOp
+from dpfc.machine.program import MachineProgram
 
 from .control import ControlPlane, ControlPlaneError
 
@@ -60,7 +60,7 @@ def _stage_order(num_eus: int) -> list[int]:
 
 def plan_install(
     control: ControlPlane,
-    program: AssembledProgram,
+    program: MachineProgram,
     *,
     prolog_slot: int | None = None,
     relocate: bool = True,
@@ -147,7 +147,7 @@ def _relocated(
 def plan_replace(
     control: ControlPlane,
     old: InstalledDPF,
-    program: AssembledProgram,
+    program: MachineProgram,
     *,
     pipes: int | Iterable[int] | None = None,
 ) -> tuple[list[CodeWrite], InstalledDPF]:
@@ -188,7 +188,7 @@ def apply(
 
 def install_program(
     control: ControlPlane,
-    program: AssembledProgram,
+    program: MachineProgram,
     *,
     prolog_slot: int | None = None,
     relocate: bool = True,

@@ -39,11 +39,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NoReturn
 
-from dpfc.asm import AssembledProgram, assemble
+from dpfc.asm import assemble
 from dpfc.asm.objfile import ObjectError, object_from_json
 from dpfc.diagnostics import DiagnosticError, Note, SourceFile
 from dpfc.encoding import DecodeError, EncodingError, SwitchVMHeader, encode_options
 from dpfc.isa.bundle import PC
+from dpfc.machine import MachineProgram
 from dpfc.packet import build_frame, build_inner, read_pcap
 from dpfc.target import BUILTIN_PROFILES, TargetError, TargetProfile, load_profile
 
@@ -395,7 +396,7 @@ class _Builder:
         self.file = file
         self.directory = directory
         self.fail = _Fail(file)
-        self.programs: dict[Path, AssembledProgram] = {}
+        self.programs: dict[Path, MachineProgram] = {}
 
     @contextmanager
     def refusals(self, path: str) -> Iterator[None]:
@@ -408,7 +409,7 @@ class _Builder:
     def resolve(self, relative: str) -> Path:
         return self.directory / relative
 
-    def program(self, table: _Table, key: str, profile: TargetProfile) -> AssembledProgram:
+    def program(self, table: _Table, key: str, profile: TargetProfile) -> MachineProgram:
         """The program of a ``.dpfasm`` file or of a ``dpfc asm --emit json`` object."""
         relative = table.string(key)
         path = self.resolve(relative)

@@ -1,22 +1,6 @@
-"""The ``.dpfasm`` assembler and disassembler (see docs/assembly.md)."""
+"""The ``.dpfasm`` assembler (see docs/assembly.md); it produces
+:class:`~dpfc.machine.program.MachineProgram` objects, printed back by :mod:`dpfc.machine.printer`."""
 
 from dpfc.asm.assembler import assemble, assemble_text
-from dpfc.asm.printer import (
-    disassemble_header,
-    format_program,
-    program_from_image,
-    program_from_slots,
-)
-from dpfc.asm.program import AssembledProgram, PlacedBundle, Placement
 
-__all__ = [
-    "AssembledProgram",
-    "PlacedBundle",
-    "Placement",
-    "assemble",
-    "assemble_text",
-    "disassemble_header",
-    "format_program",
-    "program_from_image",
-    "program_from_slots",
-]
+__all__ = ["assemble", "assemble_text"]

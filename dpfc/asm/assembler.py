@@ -1,4 +1,4 @@
-"""Assemble ``.dpfasm`` text into an :class:`AssembledProgram`, checking every ISA rule.
+"""Assemble ``.dpfasm`` text into an :class:`MachineProgram`, checking every ISA rule.
 
 Two passes: the first reads directives and bundle heads (stages, labels, addresses); the
 second builds each bundle from its instructions and resolves labels. Machine-code rules are
@@ -13,7 +13,6 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from dpfc.asm.program import AssembledProgram, PlacedBundle, Placement
 from dpfc.asm.syntax import Directive, Head, Instruction, Operand, parse_lines
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, SourceFile, Span
 from dpfc.encoding.code import encode_stage_bundle
@@ -45,6 +44,7 @@ from dpfc.isa.opcodes import (
     SelectorKind,
     Unit,
 )
+from dpfc.machine.program import MachineProgram, PlacedBundle, Placement
 from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
 
 _REGISTER = re.compile(r"^([ABab])(\d+)$")
@@ -105,7 +105,7 @@ class Assembler:
         self.diagnostics.append(Diagnostic(code, message, span, notes=tuple(notes), hint=hint))
 
     # -- pass 1 -------------------------------------------------------------------------
-    def run(self) -> AssembledProgram:
+    def run(self) -> MachineProgram:
         lines, syntax_errors = parse_lines(self.source)
         self.diagnostics.extend(syntax_errors)
         error_offsets = sorted(d.span.start for d in syntax_errors if d.span is not None)
@@ -857,7 +857,7 @@ class Assembler:
         b.steering = (Steering(action.name, value), instr.span)
 
     # -- whole program ------------------------------------------------------------------
-    def _finish(self, placed: list[PlacedBundle]) -> AssembledProgram | None:
+    def _finish(self, placed: list[PlacedBundle]) -> MachineProgram | None:
         prologs = [g for g in self.groups if g.stage == PROLOG_STAGE]
         if self.entry_name is not None:
             name, span = self.entry_name
@@ -892,7 +892,7 @@ class Assembler:
             return None
         if self.diagnostics or entry_group.pc is None:
             return None
-        program = AssembledProgram(
+        program = MachineProgram(
             self.name, self.profile, self.placement, self.app_id, entry_group.pc, tuple(placed)
         )
         by_key = {(p.stage, p.pc.index): p for p in placed if p.pc.in_packet}
@@ -973,12 +973,12 @@ def _section_hint(spec: InstructionSpec, section: str) -> str:
     return "ALU, memory, selector and branch instructions run only in EU bundles"
 
 
-def assemble(source: SourceFile, profile: TargetProfile | None = None) -> AssembledProgram:
+def assemble(source: SourceFile, profile: TargetProfile | None = None) -> MachineProgram:
     """Assemble a source file; raises :class:`DiagnosticError` listing every problem."""
     return Assembler(source, profile).run()
 
 
 def assemble_text(
     text: str, name: str = "<input>", profile: TargetProfile | None = None
-) -> AssembledProgram:
+) -> MachineProgram:
     return assemble(SourceFile(name, text), profile)

@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dpfc.asm.program import AssembledProgram, PlacedBundle, Placement
 from dpfc.encoding.errors import DecodeError
 from dpfc.encoding.header import decode_options, encode_options
 from dpfc.encoding.words import decode_slot, encode_slot, stage_kind
 from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, stage_name
+from dpfc.machine.program import MachineProgram, PlacedBundle, Placement
 from dpfc.target.profile import TargetProfile, load_profile
 
 __all__ = ["ObjectError", "object_from_json", "object_to_json", "parse_stage", "stage_kind"]
@@ -52,7 +52,7 @@ def parse_pc(text: str) -> PC:
         raise ObjectError(str(exc)) from None
 
 
-def object_to_json(program: AssembledProgram) -> dict[str, Any]:
+def object_to_json(program: MachineProgram) -> dict[str, Any]:
     profile = program.profile
     image = program.image()
     options = "" if image.is_empty() else encode_options(program.header(), profile).data.hex()
@@ -92,7 +92,7 @@ def _field(data: dict[str, Any], key: str, kind: type) -> Any:
     return value
 
 
-def object_from_json(text: str, profile: TargetProfile | None = None) -> AssembledProgram:
+def object_from_json(text: str, profile: TargetProfile | None = None) -> MachineProgram:
     """Rebuild a program from an object; raises :class:`ObjectError` or DecodeError."""
     try:
         data = json.loads(text)
@@ -158,4 +158,4 @@ def object_from_json(text: str, profile: TargetProfile | None = None) -> Assembl
     app_id = _field(data, "app_id", int)
     name = _field(data, "name", str)
     entry = parse_pc(_field(data, "entry", str))
-    return AssembledProgram(name, profile, placement, app_id, entry, tuple(placed))
+    return MachineProgram(name, profile, placement, app_id, entry, tuple(placed))

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dpfc.asm import AssembledProgram, assemble_text
+from dpfc.asm import assemble_text
 from dpfc.encoding import SwitchVMHeader, encode_options
+from dpfc.machine import MachineProgram
 from dpfc.packet import build_frame, build_inner
 from dpfc.target import BUILTIN_PROFILES, TargetProfile
 
@@ -52,7 +53,7 @@ class Row:
     network_pps: float
 
 
-def _program(name: str, profile: TargetProfile) -> AssembledProgram:
+def _program(name: str, profile: TargetProfile) -> MachineProgram:
     path = EXAMPLES / f"{name}.dpfasm"
     if not path.exists():
         raise SystemExit(f"dpfc.bench: {path} not found (run from a clone of the repository)")

@@ -13,8 +13,7 @@ from pathlib import Path
 import click
 
 from dpfc import __version__
-from dpfc.asm import AssembledProgram, assemble, disassemble_header
-from dpfc.asm.printer import format_program
+from dpfc.asm import assemble
 from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.lang import check_command, compile_command
 from dpfc.cli.numbers import number as _number
@@ -28,6 +27,8 @@ from dpfc.encoding.errors import DecodeError
 from dpfc.encoding.header import OPTION_CLASS, SwitchVMHeader, decode_options, encode_options
 from dpfc.encoding.words import StageKind, slot_bits, slot_bytes, stage_kind
 from dpfc.isa.bundle import PC, stage_name
+from dpfc.machine import MachineProgram, disassemble_header
+from dpfc.machine.printer import format_program
 from dpfc.packet.build import PacketSpec, build_packet, describe_packet
 from dpfc.packet.layers import read_pcap, show, write_pcap
 from dpfc.packet.wire import parse_packet
@@ -97,7 +98,7 @@ def main(ctx: click.Context, diagnostics_format: str) -> None:
     ctx.obj = {"diagnostics_format": diagnostics_format}
 
 
-def _size_report(program: AssembledProgram, stack: tuple[int, ...]) -> list[str]:
+def _size_report(program: MachineProgram, stack: tuple[int, ...]) -> list[str]:
     profile = program.profile
     counts: dict[str, int] = {}
     for placed in program.bundles:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dpfc.asm.objfile import ObjectError, object_from_json, object_to_json
-from dpfc.asm.program import AssembledProgram
 from dpfc.cli.errors import UserError
+from dpfc.machine.program import MachineProgram
 from dpfc.target.profile import TargetProfile
 
 
-def program_from_object(data: bytes, path: str, profile: TargetProfile | None) -> AssembledProgram:
+def program_from_object(data: bytes, path: str, profile: TargetProfile | None) -> MachineProgram:
     try:
         return object_from_json(data.decode("utf-8"), profile)
     except UnicodeDecodeError:

@@ -1,10 +1,11 @@
 """Schedule -> machine code: the bundles of one DPF, placed in the packet or the switch.
 
 Contract: the input is a schedule the checker accepts; the output (:class:`CompiledDPF`) is
-an :class:`~dpfc.asm.program.AssembledProgram` — the same object the assembler produces, so
-the encoders, the simulator and the disassembler take compiled and hand-written DPFs alike
-— plus, for every placed bundle, the source spans of each instruction in it, and the
-relocations (chain targets) the linker must resolve.
+a :class:`~dpfc.machine.program.MachineProgram` — the same type the assembler produces, so
+the encoders, the linker and the printer take compiled and hand-written DPFs alike — with
+its array bindings and the relocations (chain targets) the linker must resolve; its
+encoding (:class:`~dpfc.machine.encoded.EncodedProgram`, checked once); and, for every
+placed bundle, the source span of each instruction in it.
 
 * One bundle per :class:`~dpfc.schedule.schedule.Step`, one prolog, one epilog per leaf.
   A branch step's PCs name the children's first bundles (their epilogs if the branch is in
@@ -15,10 +16,14 @@ relocations (chain targets) the linker must resolve.
 * In-packet DPFs get ``@packet:i`` addresses in order of first use; in-switch DPFs slots
   from 0 per stage (the installer and the linker relocate them).
 * A chain (``NEXT_PC``) names the target's prolog from ``chain_targets``; without it the
-  epilog holds the placeholder ``@switch:0`` and a :class:`Relocation` records the name.
+  epilog holds the placeholder ``@switch:0`` and a :class:`Relocation` records the target's
+  symbol (``module.dpf``).
+* Array bindings carry module-qualified names (``kvs.index``): the linker matches arrays
+  shared by several modules by name.
 
-The result is checked with :mod:`dpfc.isa.check` (a failure is a compiler bug); in-packet
-code must also encode within the Geneve option limits (DPF6201, a user error).
+The result is checked with :mod:`dpfc.isa.check` once, while it is encoded (a failure is a
+compiler bug); in-packet code must also encode within the Geneve option limits (DPF6201, a
+user error).
 """
 
 from __future__ import annotations
@@ -26,11 +31,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from dpfc.asm.printer import _bundle_lines, _Labels  # the assembler's canonical printer
-from dpfc.asm.program import AssembledProgram, PlacedBundle, Placement
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Span
 from dpfc.encoding.errors import EncodingError
-from dpfc.encoding.header import encode_options
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
     PC,
@@ -44,35 +46,43 @@ from dpfc.isa.bundle import (
     Selector,
     StageBundle,
     Steering,
-    stage_name,
 )
-from dpfc.isa.check import check_bundle, check_epilog, check_image
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
+from dpfc.machine.encoded import EncodedProgram, encode_program
+from dpfc.machine.printer import format_program, program_lines
+from dpfc.machine.program import (
+    PLACEHOLDER,
+    ArrayBinding,
+    MachineProgram,
+    PlacedBundle,
+    Placement,
+    Relocation,
+)
 from dpfc.schedule.problem import Branch, Exit, Kind, Problem
 from dpfc.schedule.schedule import Schedule, Source
-
-PLACEHOLDER = PC(False, 0)  # NEXT_PC of an unresolved chain
-
-
-@dataclass(frozen=True)
-class Relocation:
-    """The epilog ``label`` chains to DPF ``target``: its NEXT_PC awaits the target's PC."""
-
-    label: str
-    target: str
 
 
 @dataclass(frozen=True)
 class CompiledDPF:
-    program: AssembledProgram
+    program: MachineProgram
+    encoded: EncodedProgram
     schedule: Schedule
     # label -> (assembly line, source span or None) for every instruction of the bundle
     source_map: dict[str, tuple[tuple[str, Span | None], ...]]
-    relocations: tuple[Relocation, ...]
 
     @property
     def problem(self) -> Problem:
         return self.schedule.problem
+
+    @property
+    def relocations(self) -> tuple[Relocation, ...]:
+        return self.program.relocations
+
+
+def qualified(module: str, ir_name: str) -> str:
+    """The symbol of a DPF or array: IR names of the main module are bare (``index``),
+    those of imported modules already qualified (``countmin.row0``)."""
+    return ir_name if "." in ir_name else f"{module}.{ir_name}"
 
 
 class _Emitter:
@@ -84,7 +94,6 @@ class _Emitter:
         self.in_packet = self.problem.placement == "packet"
         # stage -> bundle -> (PC, label); first-use order
         self.placed: dict[int, dict[StageBundle, tuple[PC, str, Span | None]]] = {}
-        self.annotations: dict[str, tuple[tuple[str, Span | None], ...]] = {}
         self.relocations: list[Relocation] = []
         self.lines: dict[str, list[Span | None]] = {}
 
@@ -132,7 +141,7 @@ class _Emitter:
         pc = self.place(EPILOG_STAGE, bundle, label, spans, end.span)
         placed_label = self.placed[EPILOG_STAGE][bundle][1]
         if end.chain is not None and end.chain not in self.chain_targets:
-            relocation = Relocation(placed_label, end.chain)
+            relocation = Relocation(placed_label, qualified(self.problem.module, end.chain))
             if relocation not in self.relocations:
                 self.relocations.append(relocation)
         return pc
@@ -217,28 +226,39 @@ class _Emitter:
         )
         return self.place(PROLOG_STAGE, bundle, "entry", spans, self.problem.span)
 
-    def program(self) -> AssembledProgram:
+    def program(self) -> MachineProgram:
         entry = self.prolog()
         placed = []
         for stage, table in self.placed.items():
             for bundle, (pc, label, span) in table.items():
                 placed.append(PlacedBundle(stage, pc, bundle, label, span))
         placed.sort(key=lambda b: (b.stage, b.pc.index))
-        labels = _Labels(placed, self.profile.num_eus)
-        for bundle_placed in placed:
-            lines = _bundle_lines(bundle_placed, labels, self.profile)
-            spans = self.lines.get(bundle_placed.label, [])
-            spans = spans + [None] * (len(lines) - len(spans))
-            self.annotations[bundle_placed.label] = tuple(zip(lines, spans, strict=False))
         p = self.problem
-        return AssembledProgram(
+        arrays = tuple(
+            ArrayBinding(
+                qualified(p.module, name), p.arrays[name].mapping, p.arrays[name].size, eu, lane
+            )
+            for name, (eu, lane) in sorted(self.schedule.bindings.items())
+        )
+        return MachineProgram(
             name=p.name,
             profile=self.profile,
             placement=Placement(p.placement),
             app_id=p.app_id or 0,
             entry=entry,
             bundles=tuple(placed),
+            arrays=arrays,
+            relocations=tuple(self.relocations),
         )
+
+    def source_map(self, program: MachineProgram) -> dict[str, tuple[tuple[str, Span | None], ...]]:
+        """label -> (assembly line, source span) of each instruction of the bundle."""
+        out = {}
+        for label, lines in program_lines(program).items():
+            spans = self.lines.get(label, [])
+            spans = spans + [None] * (len(lines) - len(spans))
+            out[label] = tuple(zip(lines, spans, strict=False))
+        return out
 
 
 def _first(spans: list[Span | None]) -> Span | None:
@@ -249,81 +269,42 @@ def generate(schedule: Schedule, *, chain_targets: Mapping[str, PC] | None = Non
     """Machine code for ``schedule`` (see the module docstring)."""
     emitter = _Emitter(schedule, chain_targets or {})
     program = emitter.program()
-    _validate(program)
-    return CompiledDPF(program, schedule, emitter.annotations, tuple(emitter.relocations))
+    return CompiledDPF(program, _encoded(program), schedule, emitter.source_map(program))
 
 
-def _validate(program: AssembledProgram) -> None:
-    profile = program.profile
-    if program.placement is Placement.PACKET:
-        problems = check_image(program.image(), profile)
-        if problems:
-            listing = "; ".join(
-                f"{stage_name(s)}[{i}] {v.code} {v.message}" for s, i, v in problems
-            )
+def _encoded(program: MachineProgram) -> EncodedProgram:
+    try:
+        return encode_program(program)
+    except EncodingError as exc:
+        # A broken ISA rule (DPF1xxx) is the compiler's fault; an encoding limit (the
+        # Geneve option size, DPF20xx) is the program's: it needs in-switch placement.
+        if program.placement is Placement.SWITCH or exc.code.startswith("DPF1"):
             raise AssertionError(
-                f"generated in-packet code of `{program.name}` is invalid: {listing}"
-            )
-        try:
-            encode_options(program.header(), profile)
-        except EncodingError as exc:
-            raise DiagnosticError(
-                Diagnostic(
-                    "DPF6201",
-                    f"the in-packet code of DPF `{program.name}` does not fit in a packet: {exc.message}",
-                    None,
-                    hint="place it in the switch with @placement(switch)",
-                )
+                f"generated code of `{program.name}` is invalid: [{exc.code}] {exc.message}"
             ) from None
-        return
-    for placed in program.bundles:
-        bundle = placed.bundle
-        if isinstance(bundle, EpilogBundle):
-            violations = check_epilog(bundle, profile)
-        else:
-            next_stage = (
-                "epilog" if placed.stage == profile.num_eus else stage_name(placed.stage + 1)
+        raise DiagnosticError(
+            Diagnostic(
+                "DPF6201",
+                f"the in-packet code of DPF `{program.name}` does not fit in a packet: {exc.message}",
+                None,
+                hint="place it in the switch with @placement(switch)",
             )
-            violations = check_bundle(
-                bundle, profile, prolog=placed.stage == PROLOG_STAGE, next_stage=next_stage
-            )
-        if violations:
-            raise AssertionError(
-                f"generated bundle {placed.label} of `{program.name}` is invalid: "
-                + "; ".join(f"{v.code} {v.message}" for v in violations)
-            )
+        ) from None
 
 
 def format_with_source(compiled: CompiledDPF) -> str:
     """Canonical assembly with every instruction's source line: ``; file:line: text``."""
-    program = compiled.program
-    profile = program.profile
-    out = [
-        f".dpf {program.name}",
-        f".target {profile.name}",
-        f".placement {program.placement.value}",
-    ]
-    if program.app_id:
-        out.append(f".app {program.app_id:#x}")
-    ordered = sorted(program.bundles, key=lambda b: (b.stage, b.pc.index))
-    entry = next(b.label for b in ordered if b.stage == PROLOG_STAGE and b.pc == program.entry)
-    out.append(f".entry {entry}")
-    width = max(
-        (len(line) for lines in compiled.source_map.values() for line, _ in lines), default=20
-    )
-    for placed in ordered:
-        out.append("")
-        slot = f" @{placed.pc.index}" if program.placement is Placement.SWITCH else ""
-        out.append(f"{stage_name(placed.stage)} {placed.label}{slot}:")
-        for line, span in compiled.source_map.get(placed.label, ()):
-            note = ""
-            if span is not None:
-                text = span.source.line_text(span.line).strip()
-                note = f"  ; {span.source.name}:{span.line}: {text}"
-            out.append(("    " + line.ljust(width) + note).rstrip())
-    for relocation in compiled.relocations:
-        out.append(f"; relocation: {relocation.label} NEXT_PC -> {relocation.target}")
-    return "\n".join(out) + "\n"
+    notes = {
+        label: [_source_note(span) for _, span in lines]
+        for label, lines in compiled.source_map.items()
+    }
+    return format_program(compiled.program, notes=notes)
 
 
-__all__ = ["CompiledDPF", "Kind", "Relocation", "format_with_source", "generate"]
+def _source_note(span: Span | None) -> str | None:
+    if span is None:
+        return None
+    return f"{span.source.name}:{span.line}: {span.source.line_text(span.line).strip()}"
+
+
+__all__ = ["CompiledDPF", "Kind", "Relocation", "format_with_source", "generate", "qualified"]

@@ -17,13 +17,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from dpfc.asm.program import Placement
 from dpfc.codegen.emit import CompiledDPF
 from dpfc.codegen.report import report_json
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.encoding.header import encode_options
 from dpfc.encoding.words import encode_slot, stage_kind
 from dpfc.isa.bundle import stage_name
+from dpfc.machine.program import Placement
 
 FORMAT = "dpfc-object"
 VERSION = 1

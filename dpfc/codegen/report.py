@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpfc.asm.program import Placement
 from dpfc.codegen.emit import CompiledDPF
 from dpfc.encoding.header import encode_options
 from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE, Bundle, EpilogBundle, Imm, stage_name
 from dpfc.isa.opcodes import AluOp, MemOp
+from dpfc.machine.program import Placement
 
 
 def segments_for(size: int) -> int:

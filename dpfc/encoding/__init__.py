@@ -12,6 +12,7 @@ from dpfc.encoding.header import (
     SwitchVMHeader,
     decode_options,
     encode_options,
+    pack_checked,
     split_options,
 )
 from dpfc.encoding.words import (
@@ -22,6 +23,7 @@ from dpfc.encoding.words import (
     slot_bits,
     slot_bytes,
     slot_layout,
+    stage_kind,
 )
 
 __all__ = [
@@ -43,10 +45,12 @@ __all__ = [
     "encode_options",
     "encode_pc",
     "encode_slot",
+    "pack_checked",
     "pack_code",
     "slot_bits",
     "slot_bytes",
     "slot_layout",
     "split_options",
+    "stage_kind",
     "unpack_code",
 ]

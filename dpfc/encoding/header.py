@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from dpfc.encoding.code import (
     MAX_BLOCK_BUNDLES,
+    PackedCode,
     decode_pc,
     encode_pc,
     field_offset,
@@ -95,12 +96,26 @@ def pointer_problem(pointer: PC | None, code: CodeImage, profile: TargetProfile)
     return None
 
 
-def encode_options(header: SwitchVMHeader, profile: TargetProfile) -> EncodedOptions:
-    """Encode the SwitchVM options; raises :class:`EncodingError` on any limit violation."""
-    problems = check_image(header.code, profile)
+def pack_checked(code: CodeImage, profile: TargetProfile) -> PackedCode:
+    """Check in-packet code with :mod:`dpfc.isa.check` and pack it into code options;
+    raises :class:`EncodingError` on the first violation."""
+    problems = check_image(code, profile)
     if problems:
         stage, index, v = problems[0]
         raise EncodingError(f"{stage_name(stage)} bundle {index}: {v.message}", v.code)
+    return pack_code(code, profile)
+
+
+def encode_options(
+    header: SwitchVMHeader, profile: TargetProfile, *, packed: PackedCode | None = None
+) -> EncodedOptions:
+    """Encode the SwitchVM options; raises :class:`EncodingError` on any limit violation.
+
+    ``packed`` is ``header.code`` as :func:`pack_checked` returned it, for callers that
+    encode one DPF's code into many packets (only the stack and pointers differ): the code
+    is then neither checked nor packed again."""
+    if packed is None:
+        packed = pack_checked(header.code, profile)
     for name, pointer in (("DPF pointer", header.dpf_ptr), ("egress pointer", header.egress_ptr)):
         problem = pointer_problem(pointer, header.code, profile)
         if problem:
@@ -119,7 +134,6 @@ def encode_options(header: SwitchVMHeader, profile: TargetProfile) -> EncodedOpt
         raise EncodingError(f"gas {header.gas} out of range 0..{profile.max_gas}", "DPF2003")
     if not 0 <= header.flags <= 0xF:
         raise EncodingError("flags must fit in 4 bits", "DPF2003")
-    packed = pack_code(header.code, profile)
     stack_chunks = [
         header.stack[i : i + STACK_ENTRIES_PER_OPTION]
         for i in range(0, len(header.stack), STACK_ENTRIES_PER_OPTION)

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from dpfc.isa.bundle import (
+    EPILOG_STAGE,
     PC,
+    PROLOG_STAGE,
     Bundle,
     CodeImage,
     EpilogBundle,
@@ -21,6 +23,8 @@ from dpfc.isa.bundle import (
     Operand,
     RegClass,
     Register,
+    StageBundle,
+    stage_name,
 )
 from dpfc.isa.opcodes import (
     EU_SELECTOR_KINDS,
@@ -256,6 +260,21 @@ def check_epilog(epilog: EpilogBundle, profile: TargetProfile) -> list[Violation
     elif isinstance(epilog.next_pc, PC):
         out += check_pc(epilog.next_pc, profile, ("next_pc",), target="a DPF pointer (prolog)")
     return out
+
+
+def check_stage_bundle(stage: int, bundle: StageBundle, profile: TargetProfile) -> list[Violation]:
+    """The rules for ``bundle`` in code memory of ``stage`` (0 prolog, 1..n EUs, 31 epilog),
+    including that its kind fits the stage (DPF1033)."""
+    if stage == EPILOG_STAGE:
+        if not isinstance(bundle, EpilogBundle):
+            return [Violation("DPF1033", "the epilog stage holds epilog bundles", ("bundle",))]
+        return check_epilog(bundle, profile)
+    if not isinstance(bundle, Bundle):
+        return [
+            Violation("DPF1033", f"{stage_name(stage)} holds bundles, not epilogs", ("bundle",))
+        ]
+    next_stage = "epilog" if stage == profile.num_eus else stage_name(stage + 1)
+    return check_bundle(bundle, profile, prolog=stage == PROLOG_STAGE, next_stage=next_stage)
 
 
 def check_image(image: CodeImage, profile: TargetProfile) -> list[tuple[int, int, Violation]]:

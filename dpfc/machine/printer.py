@@ -1,18 +1,24 @@
-"""Disassembler: print machine code as canonical ``.dpfasm`` text.
+"""The canonical assembly printer of machine code (the one printer of dpfc).
 
 The output assembles back to the same bytes, and printing is canonical (one text per
 program), so asm -> bytes -> disasm -> asm is an identity. Bundles print in stage order,
 in-packet ones first by index, then in-switch ones (with ``@slot``); instructions inside a
 bundle print in a fixed order: selectors by destination, ALU ops by lane, memory ops by
-lane, the branch; epilogs print PUSH, FWD, NEXT_PC, HDR_MOD.
+lane, the branch; epilogs print PUSH, FWD, NEXT_PC, HDR_MOD. PCs print as the label of the
+bundle they name (``@switch:N`` / ``@packet:N`` when the program has none there); a NEXT_PC
+awaiting a relocation prints its placeholder and the relocation is listed at the end.
+
+:func:`format_program` optionally ends each instruction line with a note (the compiler's
+source line of each instruction, ``; kvs.dpf:34: let tuple = index[key];``); the linker's
+disassembler reuses :func:`bundle_lines` with its own names for PCs.
 """
 
 from __future__ import annotations
 
-from dpfc.asm.program import AssembledProgram, PlacedBundle, Placement
+from collections.abc import Callable, Mapping, Sequence
+
 from dpfc.encoding.header import SwitchVMHeader
 from dpfc.isa.bundle import (
-    EPILOG_STAGE,
     PC,
     PROLOG_STAGE,
     Bundle,
@@ -24,25 +30,38 @@ from dpfc.isa.bundle import (
     stage_name,
 )
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
+from dpfc.machine.program import MachineProgram, PlacedBundle, Placement, successor_stage
 from dpfc.target.profile import TargetProfile
 
 INDENT = "    "
+
+# How a PC field is printed: (stage the PC points into, PC) -> text.
+PCNamer = Callable[[int, PC], str]
 
 
 def _operand(op: Operand) -> str:
     return str(op) if isinstance(op, Register) else format_imm(op.value)
 
 
-class _Labels:
-    def __init__(self, bundles: list[PlacedBundle], num_eus: int) -> None:
-        self.by_address = {(b.stage, b.pc): b.label for b in bundles}
-        self.num_eus = num_eus
+def label_namer(bundles: Sequence[PlacedBundle]) -> PCNamer:
+    """Names PCs by the label of the bundle at that (stage, PC), else ``@switch:N``."""
+    by_address = {(b.stage, b.pc): b.label for b in bundles}
 
-    def pc(self, stage: int, pc: PC) -> str:
-        return self.by_address.get((stage, pc), str(pc))
+    def name(stage: int, pc: PC) -> str:
+        return by_address.get((stage, pc), str(pc))
+
+    return name
 
 
-def _bundle_lines(placed: PlacedBundle, labels: _Labels, profile: TargetProfile) -> list[str]:
+def bundle_lines(
+    placed: PlacedBundle,
+    name_pc: PCNamer,
+    profile: TargetProfile,
+    *,
+    relocated: bool = False,
+) -> list[str]:
+    """The instructions of one bundle, in canonical order (``relocated``: its NEXT_PC awaits
+    a relocation and prints as the placeholder PC, never as a label)."""
     bundle = placed.bundle
     lines: list[str] = []
     if isinstance(bundle, EpilogBundle):
@@ -55,13 +74,13 @@ def _bundle_lines(placed: PlacedBundle, labels: _Labels, profile: TargetProfile)
         if isinstance(bundle.next_pc, Register):
             lines.append(f"NEXT_PC {bundle.next_pc}")
         elif isinstance(bundle.next_pc, PC):
-            lines.append(f"NEXT_PC {labels.pc(PROLOG_STAGE, bundle.next_pc)}")
+            target = str(bundle.next_pc) if relocated else name_pc(PROLOG_STAGE, bundle.next_pc)
+            lines.append(f"NEXT_PC {target}")
         if bundle.hdr_mod:
             lines.append("HDR_MOD")
         return lines
     assert isinstance(bundle, Bundle)
     for sel in bundle.selectors:
-        name = sel.kind.name
         if sel.kind is SelectorKind.MOV:
             lines.append(f"MOV {sel.dest}, {sel.source}")
         elif sel.kind is SelectorKind.LOAD_IMM:
@@ -72,7 +91,7 @@ def _bundle_lines(placed: PlacedBundle, labels: _Labels, profile: TargetProfile)
             md = profile.metadata_by_index(sel.value)
             lines.append(f"LOAD_MD {sel.dest}, {md.name if md else sel.value}")
         else:
-            lines.append(f"{name} {sel.dest}")
+            lines.append(f"{sel.kind.name} {sel.dest}")
     for lane, alu in enumerate(bundle.alu):
         if alu is AluOp.NEG:
             lines.append(f"NEG A{lane}")
@@ -84,27 +103,42 @@ def _bundle_lines(placed: PlacedBundle, labels: _Labels, profile: TargetProfile)
         elif mem is not MemOp.NOP:
             lines.append(f"{mem.name} B{lane}, [A{lane}]")
     ctrl = bundle.control
-    next_stage = EPILOG_STAGE if placed.stage == labels.num_eus else placed.stage + 1
+    into = successor_stage(placed.stage, ctrl.op, profile.num_eus)
     if ctrl.op is CtrlOp.HALT:
-        lines.append(f"HALT {labels.pc(EPILOG_STAGE, ctrl.taken)}")
+        lines.append(f"HALT {name_pc(into, ctrl.taken)}")
     elif ctrl.op is CtrlOp.JMP:
-        lines.append(f"JMP {labels.pc(next_stage, ctrl.taken)}")
+        lines.append(f"JMP {name_pc(into, ctrl.taken)}")
     else:
         assert ctrl.x is not None and ctrl.y is not None and ctrl.not_taken is not None
         lines.append(
             f"{ctrl.op.name} {_operand(ctrl.x)}, {_operand(ctrl.y)}, "
-            f"{labels.pc(next_stage, ctrl.taken)}, {labels.pc(next_stage, ctrl.not_taken)}"
+            f"{name_pc(into, ctrl.taken)}, {name_pc(into, ctrl.not_taken)}"
         )
     return lines
 
 
+def program_lines(program: MachineProgram) -> dict[str, list[str]]:
+    """label -> the canonical instructions of that bundle."""
+    name_pc = label_namer(program.bundles)
+    relocated = {r.label for r in program.relocations}
+    return {
+        b.label: bundle_lines(b, name_pc, program.profile, relocated=b.label in relocated)
+        for b in program.bundles
+    }
+
+
 def format_program(
-    program: AssembledProgram, *, comments: dict[tuple[int, PC], str] | None = None
+    program: MachineProgram,
+    *,
+    comments: Mapping[tuple[int, PC], str] | None = None,
+    notes: Mapping[str, Sequence[str | None]] | None = None,
 ) -> str:
-    """Canonical assembly text of a program."""
+    """Canonical assembly text of a program. ``comments`` put a comment line above the
+    bundle at (stage, PC); ``notes`` (label -> one note per instruction) end instruction
+    lines with ``; note``, the instructions padded to one column."""
     profile = program.profile
-    ordered = sorted(program.bundles, key=lambda b: (b.stage, not b.pc.in_packet, b.pc.index))
-    labels = _Labels(ordered, profile.num_eus)
+    ordered = program.ordered()
+    lines_of = program_lines(program)
     out = [
         f".dpf {program.name}",
         f".target {profile.name}",
@@ -112,18 +146,25 @@ def format_program(
     ]
     if program.app_id:
         out.append(f".app {program.app_id:#x}")
-    out.append(f".entry {labels.pc(PROLOG_STAGE, program.entry)}")
+    out.append(f".entry {label_namer(ordered)(PROLOG_STAGE, program.entry)}")
+    width = max((len(line) for lines in lines_of.values() for line in lines), default=20)
     for placed in ordered:
         out.append("")
         if comments and (placed.stage, placed.pc) in comments:
             out.append(f"; {comments[(placed.stage, placed.pc)]}")
         slot = ""
-        if (
-            program.placement is Placement.PACKET and not placed.pc.in_packet
-        ) or program.placement is Placement.SWITCH:
+        if program.placement is Placement.SWITCH or not placed.pc.in_packet:
             slot = f" @{placed.pc.index}"
         out.append(f"{stage_name(placed.stage)} {placed.label}{slot}:")
-        out.extend(INDENT + line for line in _bundle_lines(placed, labels, profile))
+        bundle_notes = list(notes.get(placed.label, ())) if notes else []
+        for k, line in enumerate(lines_of[placed.label]):
+            note = bundle_notes[k] if k < len(bundle_notes) else None
+            if note is None:
+                out.append(INDENT + line)
+            else:
+                out.append((INDENT + line.ljust(width) + "  ; " + note).rstrip())
+    for relocation in program.relocations:
+        out.append(f"; relocation: {relocation.label} NEXT_PC -> {relocation.target}")
     return "\n".join(out) + "\n"
 
 
@@ -134,7 +175,7 @@ def program_from_image(
     name: str = "dpf",
     app_id: int = 0,
     entry: PC | None = None,
-) -> AssembledProgram:
+) -> MachineProgram:
     """Wrap decoded in-packet code as a program with generated labels (``eu1_0``...)."""
     placed: list[PlacedBundle] = []
     for stage, bundles in image.stages():
@@ -142,7 +183,7 @@ def program_from_image(
             placed.append(
                 PlacedBundle(stage, PC(True, index), bundle, f"{stage_name(stage)}_{index}")
             )
-    return AssembledProgram(
+    return MachineProgram(
         name,
         profile,
         Placement.PACKET,
@@ -159,7 +200,7 @@ def program_from_slots(
     name: str = "dpf",
     app_id: int = 0,
     entry: PC | None = None,
-) -> AssembledProgram:
+) -> MachineProgram:
     """Wrap in-switch code (stage -> slot -> bundle) as a program with generated labels."""
     placed = [
         PlacedBundle(stage, PC(False, slot), bundle, f"{stage_name(stage)}_s{slot}")
@@ -167,7 +208,7 @@ def program_from_slots(
         for slot, bundle in sorted(slots[stage].items())
     ]
     first = entry if entry is not None else PC(False, min(slots.get(PROLOG_STAGE, {0: None})))
-    return AssembledProgram(name, profile, Placement.SWITCH, app_id, first, tuple(placed))
+    return MachineProgram(name, profile, Placement.SWITCH, app_id, first, tuple(placed))
 
 
 def disassemble_header(header: SwitchVMHeader, profile: TargetProfile, name: str = "dpf") -> str:
@@ -193,8 +234,12 @@ def disassemble_header(header: SwitchVMHeader, profile: TargetProfile, name: str
 
 
 __all__ = [
+    "PCNamer",
+    "bundle_lines",
     "disassemble_header",
     "format_program",
+    "label_namer",
     "program_from_image",
     "program_from_slots",
+    "program_lines",
 ]
