@@ -154,17 +154,17 @@ def test_raw_options_round_trip_to_the_canonical_text(run, tmp_path: Path) -> No
     assert (tmp_path / "again.bin").read_bytes() == options
 
 
-def test_json_object_round_trips_exactly(run, tmp_path: Path) -> None:
+def test_object_round_trips_exactly(run, tmp_path: Path) -> None:
     assert_ok(run("asm", CACHE_GET, "--emit", "asm", "-o", "canonical.dpfasm"))
-    assert_ok(run("asm", CACHE_GET, "-o", "X.json"))
-    result = run("disasm", "X.json")
+    assert_ok(run("asm", CACHE_GET, "-o", "X.dpfo"))
+    result = run("disasm", "X.dpfo")
     assert_ok(result)
     assert result.stdout == (tmp_path / "canonical.dpfasm").read_text()
 
 
-def test_in_switch_program_round_trips_through_json(run, tmp_path: Path) -> None:
+def test_in_switch_program_round_trips_through_an_object(run, tmp_path: Path) -> None:
     assert_ok(run("asm", COUNTER, "--emit", "asm", "-o", "canonical.dpfasm"))
-    assert_ok(run("asm", COUNTER, "-o", "counter.json"))
+    assert_ok(run("asm", COUNTER, "--emit", "obj", "-o", "counter.json"))
     result = run("disasm", "counter.json")
     assert_ok(result)
     assert result.stdout == (tmp_path / "canonical.dpfasm").read_text()
@@ -348,7 +348,7 @@ def test_disasm_truncated_pcap(run, tmp_path: Path) -> None:
 
 def test_disasm_wrong_explicit_input_kind(run, tmp_path: Path) -> None:
     assert_ok(run("asm", CACHE_GET, "-o", "X.bin"))
-    assert_user_error(run("disasm", "--input", "json", "X.bin"))
+    assert_user_error(run("disasm", "--input", "object", "X.bin"))
     assert_user_error(run("disasm", "--input", "pcap", "X.bin"))
 
 
@@ -372,7 +372,7 @@ def test_internal_error_names_the_input_and_exits_2(monkeypatch: pytest.MonkeyPa
     def crash(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("dpfc.cli.lang.check_file", crash)
+    monkeypatch.setattr("dpfc.cli.lang.check_source", crash)
     monkeypatch.delenv("DPFC_TRACEBACK", raising=False)
     monkeypatch.chdir(ROOT)
     result = CliRunner().invoke(main, ["check", "examples/dpf/counter.dpf"], prog_name="dpfc")

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from dpfc.cli.main import main
-from dpfc.codegen.objfile import read_object, write_module_object
 from dpfc.diagnostics import DiagnosticError
+from dpfc.driver import CompileOptions, compile_source
 from dpfc.encoding.header import decode_options
+from dpfc.machine import encode_program
+from dpfc.objfile import read_object, write_object
 from dpfc.packet.layers import read_pcap
 from dpfc.packet.wire import parse_packet
-from dpfc.pipeline import compile_file
 from dpfc.target import BUILTIN_PROFILES
 from tests.conftest import ROOT
 
@@ -35,39 +37,57 @@ def test_compile_writes_an_object_and_prints_the_report(tmp_path: Path) -> None:
     assert "kvs.cache_get: 4 EUs on tofino1 (proven optimal" in stdout
     assert "in-packet SwitchVM options: 104 bytes" in stdout
     assert "memory words    45000" in stdout
-    document = read_object(out.read_bytes(), str(out))
-    assert [d["name"] for d in document["dpfs"]] == ["cache_get", "cache_put", "empty"]
-    get = document["dpfs"][0]
-    assert get["relocations"] == [
-        {"bundle": "exit_n2", "field": "next_pc", "target": "count_min.count_min"}
+    obj = read_object(out.read_bytes(), str(out))
+    assert [d.symbol for d in obj.dpfs] == ["kvs.cache_get", "kvs.cache_put", "kvs.empty"]
+    get = obj.dpfs[0]
+    assert [(r.label, r.target) for r in get.program.relocations] == [
+        ("exit_n2", "count_min.count_min")
     ]
-    assert {a["name"]: (a["eu"], a["lane"]) for a in get["arrays"]}["hits"] == (3, 0)
+    assert {a.name: (a.eu, a.lane) for a in get.program.arrays}["kvs.hits"] == (3, 0)
+    # The object's bytes are the encoder's: the in-packet options and the switch form.
+    assert get.encoded.options == encode_program(get.program).options
+    assert get.encoded.switch_form is not None
+
+
+def _kvs_object() -> bytes:
+    return write_object(compile_source(KVS, CompileOptions(target=TOFINO1)).object())
 
 
 def test_objects_are_deterministic_bytes() -> None:
-    first = write_module_object([u.compiled for u in compile_file(KVS, TOFINO1).units])
-    second = write_module_object([u.compiled for u in compile_file(KVS, TOFINO1).units])
-    assert first == second and first.endswith(b"\n")
+    first = _kvs_object()
+    assert first == _kvs_object() and first.endswith(b"\n")
+    assert write_object(read_object(first, "kvs.dpfo")) == first
+
+
+def _swap_word(document: dict[str, Any]) -> None:
+    bundles = document["dpfs"][2]["bundles"]
+    bundles[0]["word"], bundles[-1]["word"] = bundles[-1]["word"], bundles[0]["word"]
 
 
 @pytest.mark.parametrize(
     ("mutate", "reason"),
     [
         (lambda d: d.update(format="other"), "`format` must be"),
-        (lambda d: d.update(version=9), "unsupported `version` 9"),
-        (lambda d: d["dpfs"][0].update(entry="nowhere"), "`dpfs[0].entry` names no bundle"),
+        (lambda d: d.update(version=1), "version 1 object; this dpfc reads version 2 only"),
+        (lambda d: d.update(format="dpfc-asm-object"), "dpfc asm --emit obj"),
+        (lambda d: d["dpfs"][0].update(entry="nowhere"), "`dpfs[0].entry` names no prolog"),
         (lambda d: d["dpfs"][0]["bundles"][0].update(source=[]), "one entry per asm line"),
-        (lambda d: d["dpfs"][0].update(params="1"), "`dpfs[0].params` must be int"),
+        (lambda d: d["dpfs"][0].update(params="1"), "`dpfs[0].params` must be an integer"),
+        (lambda d: d["dpfs"][0].update(extra=1), "`dpfs[0].extra` is not a field"),
+        (lambda d: d["dpfs"][0]["bundles"][1]["asm"].__setitem__(0, "NOP"), "does not match"),
+        (lambda d: d["dpfs"][2]["bundles"][0].update(word="00"), "DPF3050"),
+        (_swap_word, "DPF3050"),
+        (lambda d: d.update(target_fingerprint="0" * 16), "DPF6203"),
     ],
 )
 def test_malformed_objects_are_rejected_with_a_reason(mutate: object, reason: str) -> None:
-    data = write_module_object([u.compiled for u in compile_file(KVS, TOFINO1).units])
-    document = json.loads(data)
+    document = json.loads(_kvs_object())
     mutate(document)  # type: ignore[operator]
     with pytest.raises(DiagnosticError) as info:
         read_object(json.dumps(document).encode(), "bad.dpfo")
-    assert info.value.diagnostics[0].code == "DPF6202"
-    assert reason in info.value.diagnostics[0].message
+    diagnostic = info.value.diagnostics[0]
+    assert diagnostic.code in ("DPF6202", "DPF6203")
+    assert reason in diagnostic.message or reason == diagnostic.code, diagnostic.message
     with pytest.raises(DiagnosticError):
         read_object(b"\xff not json", "bad.dpfo")
 

@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 
 from dpfc.codegen.emit import generate as generate_code
 from dpfc.diagnostics import DiagnosticError, SourceFile
+from dpfc.driver import CompileOptions, compile_source
 from dpfc.ir.interp import Inputs
 from dpfc.isa.bundle import PC
-from dpfc.pipeline import compile_file
 from dpfc.schedule.driver import ScheduleOptions
 from tests.dpf_programs import GeneratedProgram, inputs_for, programs
 from tests.sim_harness import arrays_of, assert_same, rand_order, reference, run_compiled
@@ -37,7 +37,9 @@ STATS = {"accepted": 0, "rejected": 0, "z3": 0, "greedy": 0}
 
 def compile_and_compare(program: GeneratedProgram, seed: int) -> bool:
     try:
-        compiled = compile_file(SourceFile("generated.dpf", program.source), None, OPTIONS)
+        compiled = compile_source(
+            SourceFile("generated.dpf", program.source), CompileOptions(schedule=OPTIONS)
+        )
     except DiagnosticError as exc:
         assert exc.diagnostics and all(d.code.startswith("DPF") for d in exc.diagnostics)
         STATS["rejected"] += 1

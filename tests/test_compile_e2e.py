@@ -25,12 +25,18 @@ import pytest
 from dpfc.asm import assemble_text
 from dpfc.codegen.emit import generate
 from dpfc.diagnostics import DiagnosticError
+from dpfc.driver import (
+    CompiledModule,
+    CompiledUnit,
+    CompileOptions,
+    check_source,
+    compile_source,
+    optimised_ir,
+)
 from dpfc.ir.core import Module
 from dpfc.ir.interp import Inputs
 from dpfc.isa.bundle import PC
 from dpfc.machine.program import MachineProgram
-from dpfc.pipeline import CompiledModule, CompiledUnit, compile_file, optimised_ir
-from dpfc.sema import check_file
 from dpfc.target import BUILTIN_PROFILES
 from dpfc.target.profile import TargetProfile
 from tests.conftest import ROOT
@@ -52,7 +58,7 @@ RANDOM_CASES = 6
 
 @functools.cache
 def compiled(path: Path, profile: TargetProfile) -> CompiledModule:
-    return compile_file(path, profile)
+    return compile_source(path, CompileOptions(target=profile))
 
 
 def chain_targets(module: CompiledModule) -> dict[str, PC]:
@@ -213,9 +219,9 @@ def test_other_profiles_compile_or_name_the_constraint(path: Path, profile: Targ
         module = compiled(path, profile)
     except DiagnosticError as exc:
         # A diagnostic that names the constraint: sema (DPF52xx, e.g. a @pin outside the
-        # profile's lanes) or the scheduler (DPF60xx).
+        # profile's lanes; DPF5117, a hash lane the profile lacks) or the scheduler (DPF60xx).
         codes = [d.code for d in exc.diagnostics]
-        assert codes and all(c.startswith(("DPF52", "DPF60")) for c in codes), codes
+        assert codes and all(c.startswith(("DPF52", "DPF60", "DPF5117")) for c in codes), codes
         return
     for unit in module.units:
         assert run_unit(module, unit, 2) >= 2
@@ -260,7 +266,7 @@ def test_the_harness_runs_hand_written_assembly_as_the_ir_says(hand: HandWritten
     draws (lb3_client with i = j)."""
     asm_path = ROOT / "examples" / "asm" / f"{hand.asm}.dpfasm"
     program = assemble_text(asm_path.read_text(), str(asm_path), TOFINO1)
-    module = optimised_ir(check_file(ROOT / "examples" / "dpf" / f"{hand.dpf}.dpf", TOFINO1))
+    module = optimised_ir(check_source(ROOT / "examples" / "dpf" / f"{hand.dpf}.dpf", TOFINO1))
     placed = {name: (eu, lane) for name, eu, lane in hand.placed}
     function = module.function(hand.name)
     used = sorted({i.symbol for i in function.instrs() if i.symbol in module.arrays})

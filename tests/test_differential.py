@@ -23,12 +23,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpfc.diagnostics import DiagnosticError, SourceFile
+from dpfc.driver import check_source
 from dpfc.ir.interp import Inputs, run_function
 from dpfc.ir.verify import verify_module
 from dpfc.lower import lower_program
 from dpfc.oracle.ast_eval import evaluate
 from dpfc.passes.manager import run_pipeline
-from dpfc.sema import CheckedProgram, check_file
+from dpfc.sema import CheckedProgram
 from tests.dpf_programs import GeneratedProgram, generate, inputs_for, programs
 
 INPUT_SETS = 4  # input sets per program: checking and compiling is the expensive part
@@ -36,7 +37,7 @@ INPUT_SETS = 4  # input sets per program: checking and compiling is the expensiv
 
 def _check(source: str) -> CheckedProgram:
     try:
-        return check_file(SourceFile("generated.dpf", source))
+        return check_source(SourceFile("generated.dpf", source))
     except DiagnosticError as exc:
         rendered = "\n".join(d.render() for d in exc.diagnostics)
         pytest.fail(f"a generated program does not check:\n{source}\n{rendered}")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Severity, SourceFile, render_all
-from dpfc.sema import check_file
+from dpfc.driver import check_source
 from dpfc.syntax.syntax_errors import Code
 from tests.conftest import ROOT, assert_golden
 from tests.corpus import (
@@ -43,7 +43,7 @@ def run_checker(path: Path) -> list[Diagnostic]:
     """The errors for ``path`` (run from the repository root, named by its relative path)."""
     text = path.read_text(encoding="utf-8")
     try:
-        check_file(SourceFile(relative(path), text))
+        check_source(SourceFile(relative(path), text))
     except DiagnosticError as exc:
         return [d for d in exc.diagnostics if d.severity is Severity.ERROR]
     return []  # a program that checks has no errors (only warnings)

@@ -15,7 +15,7 @@ import random
 import pytest
 
 from dpfc.diagnostics import DiagnosticError, SourceFile, render_all
-from dpfc.sema import check_file
+from dpfc.driver import check_source
 from dpfc.syntax.parser import parse_module
 from dpfc.syntax.printer import format_module
 from dpfc.syntax.syntax_errors import KEYWORDS
@@ -117,7 +117,7 @@ def check(text: str) -> None:
         printed = format_module(module)
         assert parse_module(SourceFile("printed.dpf", printed)) == module, text
     try:
-        check_file(SourceFile("fuzz.dpf", text))
+        check_source(SourceFile("fuzz.dpf", text))
     except DiagnosticError as exc:
         render_all(exc.diagnostics)
 

@@ -15,12 +15,12 @@ from click.testing import CliRunner
 
 from dpfc.cli.main import main
 from dpfc.diagnostics import SourceFile
+from dpfc.driver import check_source
 from dpfc.ir.interp import Inputs, Outcome, run_function
 from dpfc.isa.semantics import hash_word
 from dpfc.lower import lower_program
 from dpfc.oracle.ast_eval import evaluate
 from dpfc.passes import run_pipeline
-from dpfc.sema import check_file
 from dpfc.syntax.parser import parse_module
 from dpfc.target.profile import BUILTIN_PROFILES
 from tests.conftest import ROOT, assert_golden
@@ -63,7 +63,7 @@ VALID = 0x8000_0000
 
 def _run_all(example: str, dpf: str, **inputs: object) -> Outcome:
     """Run ``dpf`` of examples/dpf/``example``.dpf three ways; they must agree."""
-    checked = check_file(ROOT / "examples" / "dpf" / f"{example}.dpf")
+    checked = check_source(ROOT / "examples" / "dpf" / f"{example}.dpf")
     lowered = lower_program(checked)
     optimised = lower_program(checked)
     run_pipeline(optimised, verify=True)

@@ -10,8 +10,14 @@ from __future__ import annotations
 import pytest
 
 from dpfc.asm import assemble_text
-from dpfc.asm.objfile import stage_kind
-from dpfc.encoding import OPTIONS_MAX, decode_options, decode_slot, encode_options, encode_slot
+from dpfc.encoding import (
+    OPTIONS_MAX,
+    decode_options,
+    decode_slot,
+    encode_options,
+    encode_slot,
+    stage_kind,
+)
 from dpfc.encoding.header import split_options
 from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, EpilogBundle, stage_name
 from dpfc.machine import format_program

@@ -18,13 +18,13 @@ from click.testing import CliRunner
 
 from dpfc.cli.main import main
 from dpfc.diagnostics import DiagnosticError, Severity, SourceFile
+from dpfc.driver import check_source
 from dpfc.ir.core import Op
 from dpfc.ir.interp import Inputs, run_function
 from dpfc.ir.printer import format_module
 from dpfc.ir.verify import verify_module
-from dpfc.lower import lower_file, lower_program
+from dpfc.lower import lower_program
 from dpfc.oracle.ast_eval import evaluate
-from dpfc.sema import check_file
 from tests.conftest import ROOT, assert_golden
 from tests.dpf_programs import generate, inputs_for
 
@@ -141,7 +141,7 @@ dpf g() {
 
 
 def lower_text(name: str, text: str) -> str:
-    module = lower_program(check_file(SourceFile(f"{name}.dpf", text)))
+    module = lower_program(check_source(SourceFile(f"{name}.dpf", text)))
     errors = [d for d in verify_module(module) if d.severity is Severity.ERROR]
     assert not errors, "\n".join(d.render() for d in errors)
     return format_module(module)
@@ -153,7 +153,7 @@ def test_golden_ir(name: str) -> None:
 
 
 def test_every_instruction_has_a_span() -> None:
-    module = lower_program(check_file(SourceFile("m.dpf", PROGRAMS["memory"])))
+    module = lower_program(check_source(SourceFile("m.dpf", PROGRAMS["memory"])))
     for function in module.functions:
         assert function.attrs == {"placement": "packet", "target": "tofino1", "pipeline": "ingress"}
         for instr in function.instrs():
@@ -163,7 +163,7 @@ def test_every_instruction_has_a_span() -> None:
 
 
 def test_signed_min_uses_the_bias_trick() -> None:
-    module = lower_program(check_file(SourceFile("s.dpf", PROGRAMS["signed"])))
+    module = lower_program(check_source(SourceFile("s.dpf", PROGRAMS["signed"])))
     ops = [i.op for i in module.functions[0].instrs()]
     assert Op.SLT in ops and Op.ULT not in ops
     assert ops.count(Op.XOR) == 6  # two operands and the result, for min and for max
@@ -171,7 +171,7 @@ def test_signed_min_uses_the_bias_trick() -> None:
 
 @pytest.mark.parametrize("path", sorted((ROOT / "examples" / "dpf").glob("*.dpf")), ids=str)
 def test_examples_lower_to_valid_ir(path: Path) -> None:
-    module = lower_file(path)
+    module = lower_program(check_source(path))
     errors = [d for d in verify_module(module) if d.severity is Severity.ERROR]
     assert not errors
 
@@ -182,7 +182,7 @@ def test_lowering_matches_the_ast_evaluator() -> None:
     for seed in range(300):
         program = generate(seed)
         try:
-            checked = check_file(SourceFile("gen.dpf", program.source))
+            checked = check_source(SourceFile("gen.dpf", program.source))
         except DiagnosticError:
             continue  # the generator's rare ill-typed programs are not the lowering's business
         module = lower_program(checked)
@@ -209,7 +209,7 @@ def test_compile_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     runner = CliRunner()
     ir = runner.invoke(main, ["compile", "examples/dpf/counter.dpf", "--emit", "ir"])
     assert ir.exit_code == 0, ir.output
-    assert ir.output == format_module(lower_file("examples/dpf/counter.dpf"))
+    assert ir.output == format_module(lower_program(check_source("examples/dpf/counter.dpf")))
     ast_text = runner.invoke(main, ["compile", "examples/dpf/lb1.dpf", "--emit", "ast"])
     assert ast_text.exit_code == 0 and ast_text.output.startswith("module lb1;\n")
     out = tmp_path / "kvs.ir"

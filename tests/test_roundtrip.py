@@ -7,7 +7,6 @@ built-in profiles tofino1/tofino2 and the custom profiles of :mod:`tests.strateg
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -17,7 +16,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from dpfc.asm import assemble_text
-from dpfc.asm.objfile import object_from_json, object_to_json, stage_kind
+from dpfc.asm.objfile import assembled_object
 from dpfc.encoding import (
     StageKind,
     SwitchVMHeader,
@@ -26,11 +25,13 @@ from dpfc.encoding import (
     encode_options,
     encode_slot,
     slot_bytes,
+    stage_kind,
 )
 from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE, CodeImage, EpilogBundle, StageBundle
 from dpfc.isa.check import check_bundle, check_epilog, check_image
-from dpfc.machine import format_program, program_from_image
+from dpfc.machine import encode_program, format_program, program_from_image
 from dpfc.machine.program import MachineProgram
+from dpfc.objfile import read_object, write_object
 from dpfc.target.profile import TargetProfile
 from tests.conftest import ROOT
 from tests.strategies import (
@@ -156,16 +157,16 @@ def test_slot_decode_encode_is_identity(case: tuple[TargetProfile, StageKind, St
     assert encode_slot(kind, decode_slot(kind, word, profile), profile) == word
 
 
-# -- JSON objects ------------------------------------------------------------------------------
+# -- object files ------------------------------------------------------------------------------
 @given(programs())
-def test_json_object_round_trip(case: GeneratedProgram) -> None:
+def test_object_round_trip(case: GeneratedProgram) -> None:
+    """dpfc-object v2 of an assembled program reads back to the same program and bytes."""
     program = case.program
-    text = format_program(program)
-    obj = object_to_json(program)
-    again = object_from_json(json.dumps(obj), case.profile)
-    assert format_program(again) == text
-    assert program_bytes(again) == program_bytes(program)
-    assert object_to_json(again) == obj
+    data = write_object(assembled_object(encode_program(program)))
+    [dpf] = read_object(data, "prog.dpfo", case.profile).dpfs
+    assert format_program(dpf.program) == format_program(program)
+    assert program_bytes(dpf.program) == program_bytes(program)
+    assert write_object(assembled_object(dpf.encoded)) == data
 
 
 # -- the examples --------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dpfc.pipeline import compile_file
+from dpfc.driver import CompileOptions, compile_source
 from dpfc.schedule.explain import format_grid, render_svg
 from dpfc.target import BUILTIN_PROFILES
 from tests.conftest import ROOT, assert_golden
@@ -24,13 +24,17 @@ GOLDEN = ROOT / "tests" / "golden" / "schedules"
 
 @pytest.mark.parametrize("app", APPS)
 def test_schedule_grid(app: str) -> None:
-    compiled = compile_file(ROOT / "examples" / "dpf" / f"{app}.dpf", BUILTIN_PROFILES["tofino1"])
+    compiled = compile_source(
+        ROOT / "examples" / "dpf" / f"{app}.dpf", CompileOptions(target=BUILTIN_PROFILES["tofino1"])
+    )
     text = "\n".join(format_grid(u.result.schedule, result=u.result) for u in compiled.units)
     assert_golden(GOLDEN / f"{app}.txt", text)
 
 
 def test_svg_is_well_formed_and_names_every_operation(tmp_path: Path) -> None:
-    compiled = compile_file(ROOT / "examples/dpf/kvs.dpf", BUILTIN_PROFILES["tofino1"])
+    compiled = compile_source(
+        ROOT / "examples/dpf/kvs.dpf", CompileOptions(target=BUILTIN_PROFILES["tofino1"])
+    )
     unit = compiled.unit("cache_get")
     svg = render_svg(unit.result.schedule, result=unit.result)
     root = ET.fromstring(svg)

@@ -509,13 +509,13 @@ EXAMPLES = sorted((ROOT / "examples" / "dpf").glob("*.dpf"))
 
 def _problems(path: Path, profile: TargetProfile) -> list[Problem]:
     from dpfc.diagnostics import DiagnosticError
+    from dpfc.driver import check_source
     from dpfc.lower import lower_program
     from dpfc.passes.manager import DEFAULT_PIPELINE, run_pipeline
     from dpfc.schedule.build import build_problem
-    from dpfc.sema import check_file
 
     try:
-        module = lower_program(check_file(path, profile))
+        module = lower_program(check_source(path, profile))
         run_pipeline(module, DEFAULT_PIPELINE)
         return [build_problem(module, f, profile) for f in module.functions]
     except DiagnosticError:
@@ -533,16 +533,16 @@ def test_example_dpfs(path: Path, profile: str) -> None:
 @pytest.mark.skipif(not HAVE_BUILD, reason="dpfc.schedule.build is not written yet")
 def test_generated_programs() -> None:
     from dpfc.diagnostics import DiagnosticError, SourceFile
+    from dpfc.driver import check_source
     from dpfc.lower import lower_program
     from dpfc.passes.manager import DEFAULT_PIPELINE, run_pipeline
     from dpfc.schedule.build import build_problem
-    from dpfc.sema import check_file
     from tests.dpf_programs import generate
 
     for seed in range(60):
         program = generate(seed)
         try:
-            module = lower_program(check_file(SourceFile("generated.dpf", program.source)))
+            module = lower_program(check_source(SourceFile("generated.dpf", program.source)))
             run_pipeline(module, DEFAULT_PIPELINE)
             problems = [build_problem(module, f, T1) for f in module.functions]
         except DiagnosticError:

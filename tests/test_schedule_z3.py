@@ -15,13 +15,12 @@ from pathlib import Path
 import pytest
 
 from dpfc.diagnostics import DiagnosticError, SourceFile
-from dpfc.pipeline import optimised_ir
+from dpfc.driver import check_source, optimised_ir
 from dpfc.schedule.build import build_problem
 from dpfc.schedule.check import check_schedule
 from dpfc.schedule.diagnose import from_core
 from dpfc.schedule.driver import ScheduleOptions, schedule_module, schedule_problem
 from dpfc.schedule.problem import Problem
-from dpfc.sema import check_file
 from dpfc.target import BUILTIN_PROFILES
 from dpfc.target.profile import BranchOperands, MemoryAddress, TargetProfile
 from tests.conftest import ROOT
@@ -48,7 +47,7 @@ EXPECTED_EUS = {
 
 
 def problems(path: Path | str, profile: TargetProfile = TOFINO1) -> list[Problem]:
-    module = optimised_ir(check_file(path, profile))
+    module = optimised_ir(check_source(path, profile))
     return [build_problem(module, f, profile) for f in module.functions]
 
 
@@ -58,7 +57,7 @@ def source_problems(text: str, profile: TargetProfile = TOFINO1) -> list[Problem
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_examples_are_proven_optimal_on_tofino1(path: Path) -> None:
-    module = optimised_ir(check_file(path, TOFINO1))
+    module = optimised_ir(check_source(path, TOFINO1))
     for problem, result in schedule_module(module, TOFINO1):
         schedule = result.schedule
         assert check_schedule(schedule) == []
@@ -91,7 +90,7 @@ def test_paper_apps_fit_four_eus() -> None:
 def test_timing_options_give_valid_schedules(variant: dict[str, object]) -> None:
     profile = replace(TOFINO1, name="variant", **variant)  # type: ignore[arg-type]
     for name in ("kvs", "lb3"):
-        module = optimised_ir(check_file(ROOT / f"examples/dpf/{name}.dpf", profile))
+        module = optimised_ir(check_source(ROOT / f"examples/dpf/{name}.dpf", profile))
         for _problem, result in schedule_module(module, profile):
             assert check_schedule(result.schedule) == []
             assert result.proven_optimal
@@ -202,7 +201,7 @@ segment array counts: u32[64];
 dpf bump(x: u32) { counts[x] += 1; }
 dpf read(x: u32) { let y = x + 1; push(counts[y]); }
 """
-    module = optimised_ir(check_file(SourceFile("shared.dpf", text), TOFINO1))
+    module = optimised_ir(check_source(SourceFile("shared.dpf", text), TOFINO1))
     (bump_problem, bump), (_, read) = schedule_module(module, TOFINO1)
     assert bump.schedule.bindings["counts"] == read.schedule.bindings["counts"]
     # `read` needs `counts` in EU1 at the earliest, so it is scheduled (and binds) first.

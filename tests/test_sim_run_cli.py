@@ -389,8 +389,8 @@ def test_json_scenario_equals_toml(run: Invoke, steer: Path, tmp_path: Path) -> 
     assert from_toml == from_json
 
 
-def test_json_object_code(run: Invoke, tmp_path: Path) -> None:
-    obj = tmp_path / "counter.json"
+def test_object_code(run: Invoke, tmp_path: Path) -> None:
+    obj = tmp_path / "counter.dpfo"
     ok(run("asm", "examples/asm/counter.dpfasm", "-o", str(obj)))
     text = (SCENARIOS / "counter.toml").read_text().replace("../asm/counter.dpfasm", str(obj))
     scenario = tmp_path / "counter.toml"

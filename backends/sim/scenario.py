@@ -40,11 +40,11 @@ from pathlib import Path
 from typing import NoReturn
 
 from dpfc.asm import assemble
-from dpfc.asm.objfile import ObjectError, object_from_json
 from dpfc.diagnostics import DiagnosticError, Note, SourceFile
-from dpfc.encoding import DecodeError, EncodingError, SwitchVMHeader, encode_options
+from dpfc.encoding import EncodingError, SwitchVMHeader, encode_options
 from dpfc.isa.bundle import PC
 from dpfc.machine import MachineProgram
+from dpfc.objfile import read_object
 from dpfc.packet import build_frame, build_inner, read_pcap
 from dpfc.target import BUILTIN_PROFILES, TargetError, TargetProfile, load_profile
 
@@ -410,7 +410,7 @@ class _Builder:
         return self.directory / relative
 
     def program(self, table: _Table, key: str, profile: TargetProfile) -> MachineProgram:
-        """The program of a ``.dpfasm`` file or of a ``dpfc asm --emit json`` object."""
+        """The program of a ``.dpfasm`` file or of a one-DPF object (``.dpfo``)."""
         relative = table.string(key)
         path = self.resolve(relative)
         cached = self.programs.get(path)
@@ -418,26 +418,28 @@ class _Builder:
             return cached
         where = table.at(key)
         suffix = path.suffix.lower()
-        if suffix not in (".dpfasm", ".json"):
+        if suffix not in (".dpfasm", ".dpfo"):
             self.fail(
                 CODE_FILE,
-                f"{where}: {_quote(relative)} is neither assembly (.dpfasm) nor a JSON object "
-                "(.json)",
+                f"{where}: {_quote(relative)} is neither assembly (.dpfasm) nor an object (.dpfo)",
             )
         try:
-            text = path.read_text(encoding="utf-8")
+            data = path.read_bytes()
         except OSError as exc:
             self.fail(CODE_FILE, f"{where}: cannot read {path}: {exc.strerror}")
-        except UnicodeDecodeError:
-            self.fail(CODE_FILE, f"{where}: cannot read {path}: not UTF-8 text")
-        if suffix == ".json":
+        if suffix == ".dpfo":
             try:
-                program = object_from_json(text, profile)
-            except ObjectError as exc:
-                self.fail(CODE_FILE, f"{where}: {path}: malformed object: {exc}")
-            except DecodeError as exc:
-                self.fail(exc.code, f"{where}: {path}: malformed object: {exc.message}")
+                obj = read_object(data, str(path), profile)
+            except DiagnosticError as exc:
+                self.fail(CODE_FILE, f"{where}: {exc.diagnostics[0].message}")
+            if len(obj.dpfs) != 1:
+                self.fail(CODE_FILE, f"{where}: {path} holds {len(obj.dpfs)} DPFs, not one")
+            program = obj.dpfs[0].program
         else:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                self.fail(CODE_FILE, f"{where}: cannot read {path}: not UTF-8 text")
             try:
                 program = assemble(SourceFile(str(path), text), profile)
             except DiagnosticError as exc:

@@ -14,8 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from dpfc.encoding.header import encode_options
-from dpfc.pipeline import compile_file
+from dpfc.driver import CompileOptions, compile_source
 from dpfc.target.profile import BUILTIN_PROFILES
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "dpf"
@@ -41,15 +40,13 @@ def compile_rows(runs: int = 5, examples: Path = EXAMPLES) -> list[CompileRow]:
         compiled = None
         for _ in range(runs):
             started = time.perf_counter()
-            compiled = compile_file(path, profile)
+            compiled = compile_source(path, CompileOptions(target=profile))
             times.append(time.perf_counter() - started)
         assert compiled is not None
         median = statistics.median(times)
         for unit in compiled.units:
-            program = unit.compiled.program
-            header = None
-            if program.placement.value == "packet":
-                header = len(encode_options(program.header(), profile).data)
+            encoded = unit.compiled.encoded
+            header = len(encoded.options) if encoded.packed is not None else None
             rows.append(
                 CompileRow(
                     path.stem,

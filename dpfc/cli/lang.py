@@ -1,47 +1,66 @@
-"""``dpfc check FILE`` and ``dpfc compile FILE --emit ast|ir|opt-ir``: the DPF language.
+"""``dpfc check FILE`` and ``dpfc compile FILE``: the DPF language, through the driver.
 
-``check`` loads the file and its imports, runs every check of :mod:`dpfc.sema` and prints
-``FILE: ok (N DPFs)`` (warnings, if any, on stderr) or the errors (exit 1). ``compile``
-checks, then prints the canonical source (``ast``), the lowered SSA IR (``ir``) or the IR
-after the default pass pipeline (``opt-ir``, the default), to stdout or ``-o FILE``.
+``check`` loads the file and its imports, resolves the target profile and runs every check
+of :mod:`dpfc.sema`, printing ``FILE: ok (N DPFs)`` (warnings, if any, on stderr) or the
+errors (exit 1). ``compile`` first validates every option (numbers, files, combinations)
+so that a mistake is reported before any phase runs; then it asks the driver
+(:mod:`dpfc.driver`) for as many phases as the emitted kind needs — the canonical source
+(``ast``), the lowered or optimised IR (``ir``, ``opt-ir``), or machine code — and hands
+the result to the emitter of that kind (:mod:`dpfc.cli.emitters`).
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
+from dpfc.cli.emitters import EMITTERS, NEEDS_OUTPUT, EmitRequest, emit_text, write_file
 from dpfc.cli.errors import UserError, handle_errors, report_diagnostics
 from dpfc.cli.numbers import number as _number
 from dpfc.cli.numbers import parse_stack_text
-from dpfc.codegen.emit import format_with_source
-from dpfc.codegen.objfile import write_module_object
 from dpfc.codegen.report import format_report
+from dpfc.driver import (
+    CompiledUnit,
+    CompileOptions,
+    check_source,
+    compile_checked,
+    lower,
+    optimise,
+)
 from dpfc.ir.printer import format_module as format_ir
-from dpfc.lower import lower_program
-from dpfc.packet.build import PacketSpec, build_packet
-from dpfc.packet.layers import write_pcap
-from dpfc.passes.manager import DEFAULT_PIPELINE, run_pipeline
-from dpfc.pipeline import CompiledUnit, compile_module
+from dpfc.objfile.model import ObjectFile
+from dpfc.objfile.read import read_object
 from dpfc.schedule.driver import ScheduleOptions
 from dpfc.schedule.explain import format_grid, render_svg
-from dpfc.sema import CheckedProgram, check_file
+from dpfc.sema import CheckedProgram
 from dpfc.syntax.printer import format_module as format_source
 from dpfc.target.profile import TargetProfile, load_profile
 
-TARGET_HELP = "default target profile of DPFs without @target: tofino1, tofino2, bmv2 or a .toml"
+TARGET_HELP = (
+    "target profile: tofino1, tofino2, bmv2 or a .toml file; wins over @target "
+    "(default: the profile @target names, else tofino1)"
+)
+FRONT_END = ("ast", "ir", "opt-ir")
+EMITS = [*EMITTERS, *FRONT_END]
 
 
-def _checked(source: str, target: str | None) -> CheckedProgram:
+def _source_file(source: str) -> None:
     if not Path(source).is_file():
         raise UserError(f"cannot read {source}: no such file")
-    profile: TargetProfile | None = load_profile(target) if target is not None else None
-    checked = check_file(source, profile)
+
+
+def _checked(source: str, profile: TargetProfile | None) -> CheckedProgram:
+    checked = check_source(source, profile)
     if checked.warnings:
         report_diagnostics(checked.warnings)
     return checked
+
+
+def _target(target: str | None) -> TargetProfile | None:
+    return load_profile(target) if target is not None else None
 
 
 @click.command("check")
@@ -51,13 +70,36 @@ def _checked(source: str, target: str | None) -> CheckedProgram:
 @handle_errors
 def check_command(source: str, target: str | None, quiet: bool) -> None:
     """Check a .dpf file and the modules it imports (names, types, rules)."""
-    checked = _checked(source, target)
+    profile = _target(target)
+    _source_file(source)
+    checked = _checked(source, profile)
     if not quiet:
         count = len(checked.dpfs)
         click.echo(f"{source}: ok ({count} DPF{'s' if count != 1 else ''})")
 
 
-EMITS = ["obj", "asm", "header", "pcap", "schedule", "ast", "ir", "opt-ir"]
+@dataclass(frozen=True)
+class CompileRequest:
+    """Every option of ``dpfc compile``, validated."""
+
+    source: str
+    emit: str
+    emit_request: EmitRequest
+    options: CompileOptions
+    explain: bool
+    schedule_svg: str | None
+    report: bool
+
+
+def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tuple[ObjectFile, ...]:
+    objects = []
+    for path in paths:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise UserError(f"cannot read {path}: {exc.strerror}") from None
+        objects.append(read_object(data, path, profile))
+    return tuple(objects)
 
 
 @click.command("compile")
@@ -72,8 +114,15 @@ EMITS = ["obj", "asm", "header", "pcap", "schedule", "ast", "ir", "opt-ir"]
     "ast / ir / opt-ir: the front end's output",
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="write here, not stdout")
-@click.option("--target", "target", default=None, help=TARGET_HELP + " (overrides @target)")
+@click.option("--target", "target", default=None, help=TARGET_HELP)
 @click.option("--dpf", "only", default=None, help="compile only this DPF of the module")
+@click.option(
+    "--bindings",
+    "bindings",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="an object whose array placements this module must use (repeatable)",
+)
 @click.option(
     "--scheduler",
     type=click.Choice(["z3", "greedy"]),
@@ -107,6 +156,7 @@ def compile_command(
     output: str | None,
     target: str | None,
     only: str | None,
+    bindings: tuple[str, ...],
     scheduler: str,
     timeout: float,
     explain: bool,
@@ -121,78 +171,63 @@ def compile_command(
 
     Reports (the resource report, --explain) go to stdout when -o names the output, and
     to stderr when the output itself goes to stdout."""
-    checked = _checked(source, target)
-    if emit == "ast":
-        _emit_text(format_source(checked.main_module.tree), output)
+    # Every option is validated here, before any phase runs.
+    if emit in NEEDS_OUTPUT and output is None:
+        raise UserError(f"--emit {emit} needs -o FILE")
+    profile = _target(target)
+    emit_request = EmitRequest(
+        output, parse_stack_text(stack), _number(tenant, "tenant id", (1 << 24) - 1)
+    )
+    _source_file(source)
+    options = CompileOptions(
+        target=profile,
+        schedule=ScheduleOptions(scheduler=scheduler, timeout_ms=int(timeout * 1000)),
+        only=only,
+        objects=_read_objects(bindings, profile),
+        print_after_all=sys.stderr if print_after_all else None,
+        time_passes=sys.stderr if time_passes else None,
+    )
+    run_compile(CompileRequest(source, emit, emit_request, options, explain, schedule_svg, report))
+
+
+def run_compile(request: CompileRequest) -> None:
+    """The phases ``request.emit`` needs, then its emitter."""
+    options = request.options
+    checked = _checked(request.source, options.target)
+    if request.emit == "ast":
+        emit_text(format_source(checked.main_module.tree), request.emit_request.output)
         return
-    module = lower_program(checked)
-    if emit != "ir":
-        run_pipeline(
-            module,
-            DEFAULT_PIPELINE,
-            print_after_all=sys.stderr if print_after_all else None,
-            time_passes=sys.stderr if time_passes else None,
+    module = lower(checked)
+    if request.emit != "ir":
+        optimise(module, options)
+    if request.emit in ("ir", "opt-ir"):
+        emit_text(format_ir(module), request.emit_request.output)
+        return
+    names = [f.name for f in module.functions]
+    if options.only is not None and options.only not in names:
+        raise UserError(
+            f"no DPF `{options.only}` in {request.source} (it has: {', '.join(names) or 'none'})"
         )
-    if emit in ("ir", "opt-ir"):
-        _emit_text(format_ir(module), output)
-        return
-    if only is not None:
-        names = [f.name for f in module.functions]
-        if only not in names:
-            raise UserError(f"no DPF `{only}` in {source} (it has: {', '.join(names)})")
-    profile = load_profile(target) if target is not None else None
-    options = ScheduleOptions(scheduler=scheduler, timeout_ms=int(timeout * 1000))
-    compiled = compile_module(checked, module, profile, options)
-    units = [u for u in compiled.units if only is None or u.name == only]
-    to_stdout = output is None and emit != "pcap"
-    if emit == "pcap" and output is None:
-        raise UserError("--emit pcap needs -o FILE")
+    compiled = compile_checked(checked, module, options)
+    to_stdout = request.emit_request.output is None
 
     def say(text: str) -> None:
         click.echo(text, nl=False, err=to_stdout)
 
-    if report:
+    units = compiled.units
+    if request.report:
         for unit in units:
             say(_summary(unit) + format_report(unit.compiled) + "\n")
-    if explain:
+    if request.explain:
         for unit in units:
             say(format_grid(unit.result.schedule, result=unit.result) + "\n")
-    if schedule_svg is not None:
+    if request.schedule_svg is not None:
         for unit in units:
-            path = schedule_svg if len(units) == 1 else _suffixed(schedule_svg, unit.name)
-            _write_file(path, render_svg(unit.result.schedule, result=unit.result))
-    stack_values = parse_stack_text(stack)
-    if emit == "obj":
-        _emit_bytes(write_module_object([u.compiled for u in units]), output)
-    elif emit == "asm":
-        _emit_text("\n".join(format_with_source(u.compiled) for u in units), output)
-    elif emit == "schedule":
-        text = "\n".join(format_grid(u.result.schedule, result=u.result) for u in units)
-        _emit_text(text, output)
-    elif emit in ("header", "pcap"):
-        packets = [u for u in units if u.compiled.program.placement.value == "packet"]
-        if not packets:
-            raise UserError(
-                "no in-packet DPF to emit: in-switch code is installed, not sent "
-                "(use --emit obj for the linker)"
-            )
-        tenant_id = _number(tenant, "tenant id", (1 << 24) - 1)
-        frames = []
-        lines = []
-        for unit in packets:
-            program = unit.compiled.program
-            header = program.header(stack_values)
-            built = build_packet(PacketSpec(tenant_id, header, b""), program.profile)
-            frames.append(built.frame)
-            lines.append(f"{unit.name}: {built.options.data.hex()}\n")
-        if emit == "pcap":
-            assert output is not None
-            try:
-                write_pcap(output, frames)
-            except OSError as exc:
-                raise UserError(f"cannot write {output}: {exc.strerror}") from None
-        else:
-            _emit_text("".join(lines), output)
+            path = request.schedule_svg
+            if len(units) != 1:
+                path = _suffixed(path, unit.name)
+            write_file(path, render_svg(unit.result.schedule, result=unit.result))
+    EMITTERS[request.emit](compiled, request.emit_request)
 
 
 def _summary(unit: CompiledUnit) -> str:
@@ -210,27 +245,3 @@ def _summary(unit: CompiledUnit) -> str:
 def _suffixed(path: str, name: str) -> str:
     p = Path(path)
     return str(p.with_name(f"{p.stem}-{name}{p.suffix or '.svg'}"))
-
-
-def _write_file(path: str, data: str | bytes) -> None:
-    try:
-        if isinstance(data, str):
-            Path(path).write_text(data, encoding="utf-8")
-        else:
-            Path(path).write_bytes(data)
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror}") from None
-
-
-def _emit_text(text: str, output: str | None) -> None:
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        _write_file(output, text)
-
-
-def _emit_bytes(data: bytes, output: str | None) -> None:
-    if output is None:
-        click.echo(data.decode("utf-8"), nl=False)
-    else:
-        _write_file(output, data)

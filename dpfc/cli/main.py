@@ -7,35 +7,34 @@ a built-in profile or a TOML profile file.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from dpfc import __version__
 from dpfc.asm import assemble
+from dpfc.asm.objfile import assembled_object
 from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.lang import check_command, compile_command
 from dpfc.cli.numbers import number as _number
 from dpfc.cli.numbers import parse_stack_text
-from dpfc.cli.objects import object_to_json, program_from_object
 from dpfc.cli.opt import opt_command
 from dpfc.cli.run import run_command
-from dpfc.codegen.objfile import format_object_with_source, read_object
 from dpfc.diagnostics import SourceFile
 from dpfc.encoding.errors import DecodeError
 from dpfc.encoding.header import OPTION_CLASS, SwitchVMHeader, decode_options, encode_options
 from dpfc.encoding.words import StageKind, slot_bits, slot_bytes, stage_kind
 from dpfc.isa.bundle import PC, stage_name
-from dpfc.machine import MachineProgram, disassemble_header
+from dpfc.machine import EncodedProgram, disassemble_header, encode_program
 from dpfc.machine.printer import format_program
+from dpfc.objfile import format_object, read_object, write_object
 from dpfc.packet.build import PacketSpec, build_packet, describe_packet
 from dpfc.packet.layers import read_pcap, show, write_pcap
 from dpfc.packet.wire import parse_packet
 from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile, load_profile
 
 TARGET_HELP = "target profile: tofino1 (default), tofino2, bmv2, or a .toml profile file"
-EMIT_CHOICES = ["auto", "options", "packet", "pcap", "json", "asm"]
+EMIT_CHOICES = ["auto", "options", "packet", "pcap", "obj", "asm"]
 PCAP_MAGICS = (
     b"\xa1\xb2\xc3\xd4",
     b"\xd4\xc3\xb2\xa1",
@@ -98,7 +97,8 @@ def main(ctx: click.Context, diagnostics_format: str) -> None:
     ctx.obj = {"diagnostics_format": diagnostics_format}
 
 
-def _size_report(program: MachineProgram, stack: tuple[int, ...]) -> list[str]:
+def _size_report(encoded: EncodedProgram, stack: tuple[int, ...]) -> list[str]:
+    program = encoded.program
     profile = program.profile
     counts: dict[str, int] = {}
     for placed in program.bundles:
@@ -109,10 +109,10 @@ def _size_report(program: MachineProgram, stack: tuple[int, ...]) -> list[str]:
         f"{program.name}: target {profile.name}, placement {program.placement.value}, "
         f"{len(program.bundles)} bundles ({per_stage}), entry {program.entry}"
     ]
-    encoded = encode_options(program.header(stack), profile)
+    options = encode_options(program.header(stack), profile, packed=encoded.packed)
     lines.append(
-        f"SwitchVM Geneve options: {len(encoded.data)} bytes (header {encoded.header_bytes}, "
-        f"code {encoded.code_bytes} in {encoded.code_options} option(s), stack {encoded.stack_bytes}); "
+        f"SwitchVM Geneve options: {len(options.data)} bytes (header {options.header_bytes}, "
+        f"code {options.code_bytes} in {options.code_options} option(s), stack {options.stack_bytes}); "
         f"Geneve limit 252"
     )
     slots = program.switch_slots()
@@ -134,7 +134,8 @@ def _emit_kind(emit: str, output: str | None) -> str:
     if output is None:
         return "none"
     suffix = Path(output).suffix.lower()
-    return {".pcap": "pcap", ".json": "json", ".dpfasm": "asm", ".s": "asm"}.get(suffix, "options")
+    kinds = {".pcap": "pcap", ".dpfo": "obj", ".json": "obj", ".dpfasm": "asm", ".s": "asm"}
+    return kinds.get(suffix, "options")
 
 
 @main.command("asm")
@@ -150,7 +151,8 @@ def _emit_kind(emit: str, output: str | None) -> str:
     type=click.Choice(EMIT_CHOICES),
     default="auto",
     show_default=True,
-    help="options: raw Geneve options; packet: one raw frame; pcap; json: object; asm: canonical text",
+    help="options: raw Geneve options; packet: one raw frame; pcap; obj: object file for the "
+    "linker (dpfc-object v2); asm: canonical text",
 )
 @click.option("--target", "target", default=None, help=TARGET_HELP)
 @click.option(
@@ -170,16 +172,19 @@ def asm_command(
     payload: str,
     disasm: bool,
 ) -> None:
-    """Assemble a .dpfasm file; print a size report, write bytes, a pcap or a JSON object."""
+    """Assemble a .dpfasm file; print a size report, write bytes, a pcap or an object."""
     kind = _emit_kind(emit, output)
     if kind != "none" and output is None:
         raise UserError(f"--emit {kind} needs -o FILE")
-    program = assemble(_read_text(source), _profile(target))
     stack_values = parse_stack_text(stack)
     tenant_id = _number(tenant, "tenant id", (1 << 24) - 1)
+    profile = _profile(target)
+    program = assemble(_read_text(source), profile)
+    encoded = encode_program(program)
     header = program.header(stack_values)
-    built = build_packet(PacketSpec(tenant_id, header, payload.encode()), program.profile)
-    for line in _size_report(program, stack_values):
+    spec = PacketSpec(tenant_id, header, payload.encode())
+    built = build_packet(spec, program.profile, packed=encoded.packed)
+    for line in _size_report(encoded, stack_values):
         click.echo(line)
     if output is not None:
         if kind == "options":
@@ -188,8 +193,8 @@ def asm_command(
             _write(output, built.frame)
         elif kind == "pcap":
             write_pcap(output, [built.frame])
-        elif kind == "json":
-            _write(output, json.dumps(object_to_json(program), indent=2, sort_keys=True) + "\n")
+        elif kind == "obj":
+            _write(output, write_object(assembled_object(encoded)))
         elif kind == "asm":
             _write(output, format_program(program))
         size = Path(output).stat().st_size
@@ -206,8 +211,8 @@ def asm_command(
 def _detect_input(data: bytes, path: str) -> str:
     if data[:4] in PCAP_MAGICS or Path(path).suffix.lower() in (".pcap", ".pcapng", ".cap"):
         return "pcap"
-    if data[:1] == b"{" or Path(path).suffix.lower() == ".json":
-        return "json"
+    if data[:1] == b"{" or Path(path).suffix.lower() in (".json", ".dpfo"):
+        return "object"
     if data[:2] == OPTION_CLASS.to_bytes(2, "big"):
         return "options"
     return "packet"
@@ -218,10 +223,10 @@ def _detect_input(data: bytes, path: str) -> str:
 @click.option(
     "--input",
     "input_kind",
-    type=click.Choice(["auto", "pcap", "packet", "options", "json"]),
+    type=click.Choice(["auto", "pcap", "packet", "options", "object"]),
     default="auto",
     show_default=True,
-    help="what FILE holds (auto: pcap magic, JSON object, SwitchVM options, else a raw frame)",
+    help="what FILE holds (auto: pcap magic, a dpfc object, SwitchVM options, else a raw frame)",
 )
 @click.option("--target", "target", default=None, help=TARGET_HELP)
 @click.option(
@@ -231,24 +236,19 @@ def _detect_input(data: bytes, path: str) -> str:
     "--source",
     "with_source",
     is_flag=True,
-    help="FILE is a dpfc compiler object: print its assembly with each line's source line",
+    help="FILE is a dpfc object: print its assembly with each line's source line",
 )
 @handle_errors
 def disasm_command(
     input_file: str, input_kind: str, target: str | None, output: str | None, with_source: bool
 ) -> None:
-    """Explain SwitchVM bytes: a pcap, a raw frame, raw Geneve options or a JSON object;
-    with --source, a compiler object file annotated with the source lines."""
+    """Explain SwitchVM bytes: a pcap, a raw frame, raw Geneve options or an object file;
+    with --source, an object annotated with the source lines."""
     profile = _profile(target) or BUILTIN_PROFILES["tofino1"]
     data = _read_bytes(input_file)
-    if with_source:
-        text = format_object_with_source(read_object(data, input_file))
-        if output is None:
-            click.echo(text, nl=False)
-        else:
-            _write(output, text)
-        return
     kind = _detect_input(data, input_file) if input_kind == "auto" else input_kind
+    if with_source:
+        kind = "object"
     failures = 0
     chunks: list[str] = []
     if kind == "pcap":
@@ -276,8 +276,8 @@ def disasm_command(
         header: SwitchVMHeader = decode_options(data, profile)
         chunks.append(disassemble_header(header, profile))
     else:
-        program = program_from_object(data, input_file, _profile(target))
-        chunks.append(format_program(program))
+        obj = read_object(data, input_file, _profile(target))
+        chunks.append(format_object(obj, with_source=with_source))
     text = "\n".join(chunks)
     if output is not None:
         _write(output, text)

@@ -80,9 +80,10 @@ class CompiledDPF:
 
 
 def qualified(module: str, ir_name: str) -> str:
-    """The symbol of a DPF or array: IR names of the main module are bare (``index``),
-    those of imported modules already qualified (``countmin.row0``)."""
-    return ir_name if "." in ir_name else f"{module}.{ir_name}"
+    """The symbol of a DPF or array: ``<module>.<name>`` with the last component of the
+    module's name, as sema names items of imported modules in the IR (``countmin.row0``
+    for ``stdlib.countmin``); IR names of the main module are bare (``index``)."""
+    return ir_name if "." in ir_name else f"{module.split('.')[-1]}.{ir_name}"
 
 
 class _Emitter:

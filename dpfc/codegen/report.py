@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from dpfc.codegen.emit import CompiledDPF
-from dpfc.encoding.header import encode_options
 from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE, Bundle, EpilogBundle, Imm, stage_name
 from dpfc.isa.opcodes import AluOp, MemOp
 from dpfc.machine.program import Placement
@@ -57,7 +56,7 @@ def report_json(compiled: CompiledDPF) -> dict[str, Any]:
                 forwarding.add(f"{steering.action} {key}")
     header_bytes = None
     if program.placement is Placement.PACKET:
-        header_bytes = len(encode_options(program.header(), profile).data)
+        header_bytes = len(compiled.encoded.options)
     return {
         "dpf": f"{problem.module}.{problem.name}",
         "target": profile.name,

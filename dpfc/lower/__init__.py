@@ -1,5 +1,5 @@
 """Lowering of checked DPF programs to the SSA IR (:mod:`.lower`)."""
 
-from dpfc.lower.lower import lower_file, lower_program
+from dpfc.lower.lower import lower_program
 
-__all__ = ["lower_file", "lower_program"]
+__all__ = ["lower_program"]

@@ -37,16 +37,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from dpfc.diagnostics import SourceFile, Span
+from dpfc.diagnostics import Span
 from dpfc.ir import core as ir
 from dpfc.ir.core import Instr, Op, Ty
-from dpfc.sema.check import CheckedProgram, check_file
+from dpfc.sema.check import CheckedProgram
 from dpfc.sema.resolve import ConstInfo, DpfInfo, MemoryInfo
 from dpfc.sema.types import SemType, is_signed
 from dpfc.syntax import ast
-from dpfc.target.profile import TargetProfile
 
 WORD_MASK = 0xFFFF_FFFF
 SIGN_BIT = 0x8000_0000
@@ -578,8 +576,3 @@ class Lowering:
 def lower_program(checked: CheckedProgram) -> ir.Module:
     """The IR of the main module of ``checked`` (see the module docstring)."""
     return Lowering(checked).run()
-
-
-def lower_file(path: str | Path | SourceFile, profile: TargetProfile | None = None) -> ir.Module:
-    """Check and lower a file (raises DiagnosticError if it does not check)."""
-    return lower_program(check_file(path, profile))

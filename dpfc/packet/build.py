@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dpfc.encoding.code import PackedCode
 from dpfc.encoding.header import EncodedOptions, SwitchVMHeader, encode_options
 from dpfc.machine.printer import disassemble_header
 from dpfc.packet.layers import build_frame, build_inner
@@ -27,11 +28,14 @@ class BuiltPacket:
     options: EncodedOptions
 
 
-def build_packet(spec: PacketSpec, profile: TargetProfile) -> BuiltPacket:
-    """Encode the SwitchVM options and wrap them; raises EncodingError or ValueError."""
+def build_packet(
+    spec: PacketSpec, profile: TargetProfile, *, packed: PackedCode | None = None
+) -> BuiltPacket:
+    """Encode the SwitchVM options and wrap them; raises EncodingError or ValueError.
+    ``packed``: the header's code as already packed (see :func:`encode_options`)."""
     if not 0 <= spec.tenant_id <= TENANT_MAX:
         raise ValueError(f"tenant id {spec.tenant_id} does not fit the 24-bit Geneve VNI")
-    options = encode_options(spec.header, profile)
+    options = encode_options(spec.header, profile, packed=packed)
     inner = spec.inner if spec.inner is not None else build_inner(spec.payload)
     return BuiltPacket(
         build_frame(tenant_id=spec.tenant_id, options=options.data, inner=inner), options

@@ -486,6 +486,7 @@ class _Builder:
             nodes=tuple(nodes),
             arrays=self.arrays(),
             span=self.function.span,
+            pipeline=attrs.get("pipeline", "ingress"),
         )
 
 

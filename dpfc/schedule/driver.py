@@ -23,7 +23,7 @@ earlier DPF is pinned for the later ones ("the same binding for every DPF of a m
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError
@@ -198,9 +198,17 @@ def _failure(problem: Problem, options: ScheduleOptions) -> list[Diagnostic]:
 
 
 def schedule_module(
-    module: Module, profile: TargetProfile, options: ScheduleOptions | None = None
+    module: Module,
+    profile: TargetProfile,
+    options: ScheduleOptions | None = None,
+    *,
+    bindings: Mapping[str, tuple[int, int]] | None = None,
+    bound_by: Mapping[str, str] | None = None,
 ) -> list[tuple[Problem, ScheduleResult]]:
     """Every DPF of ``module`` (results in module order); arrays stay bound across DPFs.
+
+    ``bindings`` fixes arrays before any DPF is scheduled (where another module's object
+    placed them; ``bound_by`` names who, for diagnostics).
 
     An unpinned array shared by several DPFs is bound by the first DPF scheduled that
     accesses it, and pinned for the others. DPFs are scheduled most constrained first: the
@@ -211,6 +219,7 @@ def schedule_module(
         name
         for name, decl in module.arrays.items()
         if decl.pin is None
+        and name not in (bindings or {})
         and sum(any(i.symbol == name for i in f.instrs()) for f in module.functions) > 1
     ]
 
@@ -224,16 +233,16 @@ def schedule_module(
         return max(runs, default=-1)
 
     order = sorted(range(len(module.functions)), key=lambda i: (-urgency(i), i))
-    bindings: dict[str, tuple[int, int]] = {}
-    bound_by: dict[str, str] = {}
+    bound: dict[str, tuple[int, int]] = dict(bindings or {})
+    by: dict[str, str] = {name: (bound_by or {}).get(name, "another module") for name in bound}
     results: dict[int, tuple[Problem, ScheduleResult]] = {}
     for index in order:
         function = module.functions[index]
-        problem = build_problem(module, function, profile, bindings=bindings, bound_by=bound_by)
+        problem = build_problem(module, function, profile, bindings=bound, bound_by=by)
         result = schedule_problem(problem, options)
         for array, where in result.schedule.bindings.items():
-            if array not in bindings:
-                bindings[array] = where
-                bound_by[array] = function.name
+            if array not in bound:
+                bound[array] = where
+                by[array] = function.name
         results[index] = (problem, result)
     return [results[i] for i in range(len(module.functions))]

@@ -156,6 +156,7 @@ class Problem:
     nodes: tuple[TreeNode, ...]
     arrays: dict[str, ArrayInfo] = field(default_factory=dict)
     span: Span | None = None
+    pipeline: str = "ingress"  # "ingress" | "egress"
 
     def op(self, op_id: int) -> Operation:
         return self.ops[op_id]

@@ -2,8 +2,9 @@
 (:mod:`.resolve`), constants (:mod:`.consteval`), declarations (:mod:`.items`), bodies
 (:mod:`.check`, with the per-path rules of :mod:`.paths`).
 
-``check_file(path, profile=None) -> CheckedProgram`` is what ``dpfc check`` runs; it raises
-:class:`~dpfc.diagnostics.DiagnosticError` with every error found (DPF50xx-DPF52xx).
+``check_program(program, profile) -> CheckedProgram`` checks a loaded program for the
+profile :mod:`dpfc.driver` resolved; it raises :class:`~dpfc.diagnostics.DiagnosticError`
+with every error found (DPF50xx-DPF52xx).
 """
 
 from dpfc.sema.check import CheckedProgram, check_file, check_program

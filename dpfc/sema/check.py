@@ -878,8 +878,9 @@ def _check_chain_cycles(ctx: _Context) -> None:
                 visit(dpf, [], [])
 
 
-def check_program(program: Program, profile: TargetProfile | None = None) -> CheckedProgram:
-    """Check every module of ``program``; raise DiagnosticError with all errors found."""
+def check_program(program: Program, profile: TargetProfile) -> CheckedProgram:
+    """Check every module of ``program`` for ``profile`` (resolved by :mod:`dpfc.driver`
+    from ``--target`` and ``@target``); raise DiagnosticError with all errors found."""
     report = Reporter()
     tables = build_tables(program, report)
     resolver = Resolver(tables, report)
@@ -910,10 +911,11 @@ def check_program(program: Program, profile: TargetProfile | None = None) -> Che
 
 def check_file(
     path: str | Path | SourceFile,
-    profile: TargetProfile | None = None,
+    profile: TargetProfile,
     search_path: list[str | Path] | None = None,
 ) -> CheckedProgram:
-    """Load ``path`` and its imports and check them (``dpfc check``).
+    """Load ``path`` and its imports and check them for ``profile`` (``dpfc check`` goes
+    through :func:`dpfc.driver.check_source`, which also resolves the profile).
 
     Raises :class:`DiagnosticError` with every error found, sorted by position.
     """

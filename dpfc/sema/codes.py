@@ -54,6 +54,8 @@ class Code:
     MEMORY_SIZE = "DPF5217"
     UNREACHABLE = "DPF5218"
     UNROLL_BUDGET = "DPF5219"
+    TARGETS_DISAGREE = "DPF5220"
+    BINDING_CONFLICT = "DPF5221"
 
 
 ALL_CODES: frozenset[str] = frozenset(

@@ -14,8 +14,9 @@ Contract: :func:`check_items` fills in :class:`~dpfc.sema.resolve.ModuleInfo.app
 * a memory size that is not positive or exceeds one lane (DPF5217); element or key types
   that are not words (DPF5125).
 
-Memory is checked against the module's profile: the ``profile`` given to the checker, else
-the one ``@target`` all of the module's DPFs agree on, else tofino1.
+Everything is checked against the one profile the driver resolved for the program
+(:func:`dpfc.driver.resolve_profile`: ``--target``, else the ``@target`` every DPF agrees
+on, else tofino1).
 """
 
 from __future__ import annotations
@@ -78,29 +79,20 @@ class ItemChecker:
         tables: dict[str, ModuleInfo],
         consts: ConstEvaluator,
         report: Reporter,
-        default_profile: TargetProfile | None,
+        profile: TargetProfile,
     ) -> None:
         self.tables = tables
         self.consts = consts
         self.report = report
-        self.default_profile = default_profile
+        self.profile = profile
 
     def check(self) -> None:
         for info in self.tables.values():
             self.app(info)
             for dpf in info.dpfs.values():
                 self.dpf(dpf)
-            profile = self.module_profile(info)
             for memory in info.memories.values():
-                self.memory(memory, profile)
-
-    def module_profile(self, info: ModuleInfo) -> TargetProfile:
-        if self.default_profile is not None:
-            return self.default_profile
-        targets = {d.profile.name: d.profile for d in info.dpfs.values() if d.profile}
-        if len(targets) == 1:
-            return next(iter(targets.values()))
-        return BUILTIN_PROFILES["tofino1"]
+                self.memory(memory, self.profile)
 
     def app(self, info: ModuleInfo) -> None:
         if info.app is None:
@@ -123,7 +115,9 @@ class ItemChecker:
 
     def dpf(self, dpf: DpfInfo) -> None:
         attrs = _attrs_by_name(dpf.decl.attrs, DPF_ATTRIBUTES, "dpf", self.report)
-        dpf.profile = self.default_profile or BUILTIN_PROFILES["tofino1"]
+        # The driver resolved one profile for the program (--target > @target > tofino1,
+        # every @target agreeing); here @target is only checked to be well formed.
+        dpf.profile = self.profile
         target = attrs.get("target")
         if target is not None:
             name = _single_name(target)
@@ -136,8 +130,6 @@ class ItemChecker:
                     target.args[0].span,
                     hint="built-in profiles: " + ", ".join(BUILTIN_PROFILES),
                 )
-            else:
-                dpf.profile = BUILTIN_PROFILES[name]
         placement = attrs.get("placement")
         if placement is not None:
             name = _single_name(placement)

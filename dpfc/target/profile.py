@@ -7,9 +7,11 @@ are checked here so that a profile that loads is one every phase can handle.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import tomllib
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -257,6 +259,14 @@ class TargetProfile:
             out.append("steering action names must be unique assembler names")
         return out
 
+    def fingerprint(self) -> str:
+        """A digest of every field but the description: objects and install bundles record
+        it, so code built for one configuration is never loaded into another that merely
+        shares its name (two TOML profiles called ``lab``)."""
+        values = {k: v for k, v in asdict(self).items() if k != "description"}
+        text = json.dumps(values, sort_keys=True, default=_json_value)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
     def summary(self) -> str:
         return (
             f"{self.name}: {self.num_eus} EUs x {self.lanes} lanes, "
@@ -285,6 +295,13 @@ BMV2 = replace(
     name="bmv2",
     description="bmv2 software switch, configured like tofino1",
 )
+
+
+def _json_value(value: object) -> object:
+    if isinstance(value, Enum):
+        return value.value
+    raise TypeError(f"cannot serialise {value!r}")
+
 
 BUILTIN_PROFILES: dict[str, TargetProfile] = {p.name: p for p in (TOFINO1, TOFINO2, BMV2)}
 
