@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from dpfc.ir.cfg import immediate_dominators, predecessors
 from dpfc.ir.core import (
     COMPARE_OPS,
     WORD_MASK,
@@ -32,7 +33,6 @@ from dpfc.ir.core import (
     Ty,
 )
 from dpfc.isa.semantics import hash_word, to_signed
-from dpfc.passes.cfg import immediate_dominators, predecessors
 from dpfc.passes.rewrite import terminator_values
 from dpfc.target.profile import BUILTIN_PROFILES
 

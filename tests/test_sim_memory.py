@@ -20,6 +20,11 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from dpfc.asm import assemble_text
 from dpfc.backends.sim import (
     ControlPlane,
     ControlPlaneError,
@@ -30,11 +35,6 @@ from dpfc.backends.sim import (
     install_program,
 )
 from dpfc.backends.sim.memory import WORD_SPACE, FirstFitAllocator
-from hypothesis import settings
-from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-
-from dpfc.asm import assemble_text
 from dpfc.encoding.header import SwitchVMHeader
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
@@ -781,7 +781,7 @@ def test_control_plane_error_changes_nothing(code: str, call: Call) -> None:
 
 def test_error_cases_cover_every_code_the_control_plane_raises() -> None:
     source = "".join(
-        (ROOT / "backends/sim" / name).read_text(encoding="utf-8")
+        (ROOT / "dpfc/backends/sim" / name).read_text(encoding="utf-8")
         for name in ("control.py", "install.py")
     )
     raised = set(re.findall(r'"(DPF4\d{3})"', source))

@@ -22,20 +22,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from dpfc.asm import assemble_text
+from dpfc.backends.sim import Network, Switch, install_program
 from dpfc.encoding import SwitchVMHeader, encode_options
 from dpfc.machine import MachineProgram
 from dpfc.packet import build_frame, build_inner
 from dpfc.target import BUILTIN_PROFILES, TargetProfile
-
-if TYPE_CHECKING:
-    # mypy checks backends/ as the top-level package `backends` (setuptools installs it as
-    # dpfc.backends through a package-dir mapping mypy cannot follow): same modules.
-    from backends.sim import Network, Switch, install_program
-else:
-    from dpfc.backends.sim import Network, Switch, install_program
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "asm"
 TENANT = 7

@@ -19,18 +19,12 @@ import json
 import sys
 from dataclasses import fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-if TYPE_CHECKING:
-    # mypy checks backends/ as the top-level package `backends` (setuptools installs it as
-    # dpfc.backends through a package-dir mapping mypy cannot follow): same modules.
-    from backends.sim import Network, PassRecord
-    from backends.sim.scenario import Scenario, ScenarioError, load_scenario
-else:
-    from dpfc.backends.sim import Network, PassRecord
-    from dpfc.backends.sim.scenario import Scenario, ScenarioError, load_scenario
+from dpfc.backends.sim import Network, PassRecord
+from dpfc.backends.sim.scenario import Scenario, ScenarioError, load_scenario
 from dpfc.cli.errors import UserError, handle_errors, report_diagnostics
 from dpfc.diagnostics import Diagnostic, SourceFile
 from dpfc.encoding import DecodeError

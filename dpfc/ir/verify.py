@@ -12,7 +12,7 @@ with their codes):
   code the ``unroll`` pass uses for the same fault);
 * SSA: each :class:`~dpfc.ir.core.Instr` appears once; every operand is defined in the
   function, on an earlier line (what the text reader requires) and in a block that
-  dominates the use (``nx.immediate_dominators``); a phi argument's definition dominates
+  dominates the use (networkx, through :mod:`dpfc.ir.cfg`); a phi argument's definition dominates
   the end of the corresponding predecessor; phis open their block and name exactly its
   predecessors;
 * ops: operand counts, operand and result types, immediates, array and metadata names
@@ -33,9 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import networkx as nx
-
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, Severity, Span
+from dpfc.ir.cfg import Digraph
 from dpfc.ir.core import (
     BINARY_WORD_OPS,
     COMPARE_OPS,
@@ -215,9 +214,7 @@ class _FunctionVerifier:
             self.check_terminator(block)
         if graph is None:
             return self.out
-        reachable = {function.blocks[0].label} | set(
-            nx.descendants(graph, function.blocks[0].label)
-        )
+        reachable = {function.blocks[0].label} | graph.descendants(function.blocks[0].label)
         for block in function.blocks:
             if block.label not in reachable and self.blocks.get(block.label) is block:
                 self.error(
@@ -232,8 +229,8 @@ class _FunctionVerifier:
 
     # -- CFG ------------------------------------------------------------------------------
 
-    def check_cfg(self) -> Any:
-        """The CFG as a DiGraph, or None when it is malformed (reported)."""
+    def check_cfg(self) -> Digraph | None:
+        """The CFG, or None when it is malformed (reported)."""
         ok = True
         for block in self.function.blocks:
             first = self.blocks.setdefault(block.label, block)
@@ -244,8 +241,7 @@ class _FunctionVerifier:
                     block.term.span,
                 )
                 ok = False
-        graph = nx.DiGraph()
-        graph.add_nodes_from(self.blocks)
+        graph = Digraph(self.blocks)
         for block in self.function.blocks:
             for successor in block.successors():
                 if successor not in self.blocks:
@@ -259,7 +255,7 @@ class _FunctionVerifier:
                 else:
                     graph.add_edge(block.label, successor)
         entry = self.function.blocks[0].label
-        preds = list(graph.predecessors(entry))
+        preds = graph.predecessors(entry)
         if preds:
             self.error(
                 ENTRY_TARGET,
@@ -268,8 +264,8 @@ class _FunctionVerifier:
                 self.blocks[preds[0]].term.span,
             )
             ok = False
-        if not nx.is_directed_acyclic_graph(graph):
-            cycle = [str(edge[0]) for edge in nx.find_cycle(graph)]
+        cycle = graph.find_cycle()
+        if cycle is not None:
             path = " -> ".join([*cycle, cycle[0]])
             self.error(
                 CYCLE,
@@ -457,9 +453,9 @@ class _FunctionVerifier:
 
     # -- SSA ------------------------------------------------------------------------------
 
-    def check_ssa(self, graph: Any, reachable: set[str]) -> None:
+    def check_ssa(self, graph: Digraph, reachable: set[str]) -> None:
         entry = self.function.blocks[0].label
-        idom: dict[str, str] = dict(nx.immediate_dominators(graph, entry))
+        idom = graph.immediate_dominators(entry)
         preds = {label: set(graph.predecessors(label)) for label in self.blocks}
 
         def dominates(a: str, b: str) -> bool:
@@ -575,9 +571,9 @@ class _FunctionVerifier:
 
     # -- the RMT rule ---------------------------------------------------------------------
 
-    def check_rmt(self, graph: Any, reachable: set[str]) -> None:
-        order = {label: i for i, label in enumerate(nx.topological_sort(graph))}
-        below = {label: set(nx.descendants(graph, label)) for label in reachable}
+    def check_rmt(self, graph: Digraph, reachable: set[str]) -> None:
+        order = {label: i for i, label in enumerate(graph.topological_order())}
+        below = {label: graph.descendants(label) for label in reachable}
         by_array: dict[str, list[tuple[int, int, str, Instr]]] = {}
         for block in self.function.blocks:
             if block.label not in reachable:

@@ -37,9 +37,9 @@ predecessor; the entry block stays first; same behaviour.
 
 from __future__ import annotations
 
+from dpfc.ir.cfg import predecessors, reachable
 from dpfc.ir.core import Block, Br, Function, Instr, Jump
 from dpfc.passes.base import FunctionPass
-from dpfc.passes.cfg import predecessors, reachable
 from dpfc.passes.rewrite import const_value, leading_phis, phi_value, remove_instrs, replace_uses
 
 

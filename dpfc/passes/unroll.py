@@ -24,9 +24,9 @@ DiagnosticError (DPF5390) is raised.
 from __future__ import annotations
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError
+from dpfc.ir.cfg import find_cycle
 from dpfc.ir.core import Function
 from dpfc.passes.base import FunctionPass
-from dpfc.passes.cfg import find_cycle
 
 CYCLE_CODE = "DPF5390"
 

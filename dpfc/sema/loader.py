@@ -30,7 +30,7 @@ from dpfc.sema.report import Reporter
 from dpfc.syntax import ast
 from dpfc.syntax.parser import parse_module
 
-STDLIB_DIR = Path(__file__).resolve().parent.parent.parent / "stdlib"
+STDLIB_DIR = Path(__file__).resolve().parent.parent / "stdlib"  # dpfc/stdlib, in the wheel
 
 
 @dataclass

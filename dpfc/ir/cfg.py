@@ -1,11 +1,14 @@
-"""The control-flow graph of a function as a networkx ``DiGraph`` (nodes: block labels).
+"""Control-flow graphs: the networkx adapter (the only module that imports networkx).
 
-Only this module of the passes imports networkx. Edges are unique: ``br c, X, X`` is one
-edge, and a phi has one entry per predecessor label.
+:class:`Digraph` is a typed graph of block labels with the algorithms the IR verifier and
+the passes use (descendants, cycles, dominators, topological order); the functions below
+build the CFG of a well-formed function. Edges are unique: ``br c, X, X`` is one edge, and
+a phi has one entry per predecessor label.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import networkx as nx
@@ -13,11 +16,45 @@ import networkx as nx
 from dpfc.ir.core import Function
 
 
-def graph(function: Function) -> Any:
+class Digraph:
+    """A directed graph of labels (networkx ``DiGraph`` underneath, typed at the edge)."""
+
+    def __init__(self, nodes: Iterable[str] = ()) -> None:
+        self._graph: Any = nx.DiGraph()
+        self._graph.add_nodes_from(nodes)
+
+    def add_node(self, node: str) -> None:
+        self._graph.add_node(node)
+
+    def add_edge(self, source: str, target: str) -> None:
+        self._graph.add_edge(source, target)
+
+    def predecessors(self, node: str) -> list[str]:
+        return list(self._graph.predecessors(node))
+
+    def descendants(self, node: str) -> set[str]:
+        return set(nx.descendants(self._graph, node))
+
+    def find_cycle(self) -> list[str] | None:
+        """The nodes of one cycle, or None when the graph is acyclic."""
+        try:
+            edges = nx.find_cycle(self._graph)
+        except nx.NetworkXNoCycle:
+            return None
+        return [str(edge[0]) for edge in edges]
+
+    def immediate_dominators(self, entry: str) -> dict[str, str]:
+        """node -> its immediate dominator, over the nodes reachable from ``entry`` (which
+        maps to itself)."""
+        return dict(nx.immediate_dominators(self._graph, entry))
+
+    def topological_order(self) -> list[str]:
+        return list(nx.topological_sort(self._graph))
+
+
+def graph(function: Function) -> Digraph:
     """The CFG: one node per block label, one edge per distinct (block, successor) pair."""
-    cfg = nx.DiGraph()
-    for block in function.blocks:
-        cfg.add_node(block.label)
+    cfg = Digraph(block.label for block in function.blocks)
     for block in function.blocks:
         for successor in block.successors():
             cfg.add_edge(block.label, successor)
@@ -38,13 +75,13 @@ def reachable(function: Function) -> set[str]:
     if not function.blocks:
         return set()
     entry = function.blocks[0].label
-    return {entry} | set(nx.descendants(graph(function), entry))
+    return {entry} | graph(function).descendants(entry)
 
 
 def immediate_dominators(function: Function) -> dict[str, str]:
     """label -> its immediate dominator over the reachable blocks (the entry maps to itself)."""
     entry = function.blocks[0].label
-    idom: dict[str, str] = dict(nx.immediate_dominators(graph(function), entry))
+    idom = graph(function).immediate_dominators(entry)
     idom[entry] = entry
     return idom
 
@@ -70,8 +107,4 @@ def dominator_tree_preorder(function: Function) -> list[tuple[str, str | None]]:
 
 def find_cycle(function: Function) -> list[str] | None:
     """The labels of one cycle of the CFG, or None when it is acyclic."""
-    try:
-        edges = nx.find_cycle(graph(function))
-    except nx.NetworkXNoCycle:
-        return None
-    return [str(edge[0]) for edge in edges]
+    return graph(function).find_cycle()
