@@ -36,9 +36,9 @@ def test_the_wheel_ships_the_stdlib_and_compiles_from_any_directory(tmp_path: Pa
     tree = _sources(tmp_path / "src")
     wheels = tmp_path / "wheels"
     # Offline: no build isolation (setuptools and wheel come from the test extras).
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-q"]
-        + ["--disable-pip-version-check", "-w", str(wheels), str(tree)],
+        [*pip, "wheel", "--no-build-isolation", "--no-deps", "-w", str(wheels), str(tree)],
         check=True,
         capture_output=True,
     )
@@ -55,8 +55,7 @@ def test_the_wheel_ships_the_stdlib_and_compiles_from_any_directory(tmp_path: Pa
     venv.create(env, system_site_packages=True, with_pip=False)
     python = env / "bin" / "python"
     subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q"]
-        + ["--disable-pip-version-check", "--no-index", str(wheel)],
+        [*pip, "--python", str(python), "install", "--no-deps", "--no-index", str(wheel)],
         check=True,
         capture_output=True,
     )
