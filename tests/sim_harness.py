@@ -50,8 +50,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from dpfc.backends.sim import Destination, Network, install_program
-
+from dpfc.backends.sim import Destination, Network
 from dpfc.encoding.errors import EncodingError
 from dpfc.encoding.header import encode_options
 from dpfc.ir.core import Module, Op
@@ -63,6 +62,7 @@ from dpfc.packet.layers import build_frame, build_inner
 from dpfc.packet.wire import parse_packet
 from dpfc.schedule.problem import Problem
 from dpfc.schedule.schedule import Schedule
+from tests.sim_install import install_program
 
 TENANT = 7
 IN_PORT = 3

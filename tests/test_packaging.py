@@ -19,9 +19,13 @@ pytestmark = pytest.mark.slow
 
 
 def _sources(into: Path) -> Path:
-    """A copy of the files git tracks (so the build writes nothing into the checkout)."""
+    """A copy of the files git tracks or would track (the build writes nothing into the
+    checkout)."""
     listed = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
     ).stdout.split(b"\0")
     for name in filter(None, listed):
         source = ROOT / name.decode()

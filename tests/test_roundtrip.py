@@ -16,7 +16,6 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from dpfc.asm import assemble_text
-from dpfc.asm.objfile import assembled_object
 from dpfc.encoding import (
     StageKind,
     SwitchVMHeader,
@@ -31,7 +30,7 @@ from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE, CodeImage, EpilogBundle,
 from dpfc.isa.check import check_bundle, check_epilog, check_image
 from dpfc.machine import encode_program, format_program, program_from_image
 from dpfc.machine.program import MachineProgram
-from dpfc.objfile import read_object, write_object
+from dpfc.objfile import ObjectFile, read_object, write_object
 from dpfc.target.profile import TargetProfile
 from tests.conftest import ROOT
 from tests.strategies import (
@@ -162,11 +161,11 @@ def test_slot_decode_encode_is_identity(case: tuple[TargetProfile, StageKind, St
 def test_object_round_trip(case: GeneratedProgram) -> None:
     """dpfc-object v2 of an assembled program reads back to the same program and bytes."""
     program = case.program
-    data = write_object(assembled_object(encode_program(program)))
+    data = write_object(ObjectFile.of_program(encode_program(program)))
     [dpf] = read_object(data, "prog.dpfo", case.profile).dpfs
     assert format_program(dpf.program) == format_program(program)
     assert program_bytes(dpf.program) == program_bytes(program)
-    assert write_object(assembled_object(dpf.encoded)) == data
+    assert write_object(ObjectFile.of_program(dpf.encoded)) == data
 
 
 # -- the examples --------------------------------------------------------------------------------

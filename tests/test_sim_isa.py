@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 import pytest
-from dpfc.backends.sim import Destination, PassResult, Switch, install_program
 
 from dpfc.asm import assemble_text
+from dpfc.backends.sim import Destination, PassResult, Switch
 from dpfc.encoding.header import SwitchVMHeader
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
@@ -44,6 +44,8 @@ from dpfc.packet.wire import ParsedPacket, parse_packet
 from dpfc.target import BUILTIN_PROFILES
 from dpfc.target.profile import CRC32_FAMILY, BranchOperands, MemoryAddress, TargetProfile
 from tests.conftest import ROOT
+from tests.sim_install import install_program
+from tests.sim_install import word as code_word
 
 P = BUILTIN_PROFILES["tofino1"]
 L = P.lanes
@@ -811,9 +813,9 @@ def test_hdr_mod_keeps_an_in_switch_pointer() -> None:
     program = assemble_text(
         ".placement switch\nprolog p:\n JMP e\neu0 e:\n HALT x\nepilog x:\n HDR_MOD\n", "t", P
     )
-    sw.control.install_code(PROLOG_STAGE, 0, program.switch_slots()[PROLOG_STAGE][0])
-    sw.control.install_code(1, 0, program.switch_slots()[1][0])
-    sw.control.install_code(EPILOG_STAGE, 0, program.switch_slots()[EPILOG_STAGE][0])
+    slots = program.switch_slots()
+    for stage in (PROLOG_STAGE, 1, EPILOG_STAGE):
+        sw.control.install_code(stage, 0, code_word(stage, slots[stage][0], P))
     carried = image(bundle(), prologs=[prolog()], epilogs=[EpilogBundle()])  # unused code
     result = sw.process(make_frame(carried, entry=PC(False, 0)), 0)
     header = out_packet(result).header
@@ -1033,7 +1035,7 @@ def test_registers_are_zeroed_for_every_packet() -> None:
     )
     for stage, slots in setter.switch_slots().items():
         for slot, b in slots.items():
-            sw.control.install_code(stage, slot, b)
+            sw.control.install_code(stage, slot, code_word(stage, b, P))
     first = sw.process(make_frame(CodeImage(), range(1, 9), entry=PC(False, 0)), 0)
     assert first.verdict == "drop"
     # an in-packet DPF that initialises nothing and pushes all registers
@@ -1046,9 +1048,9 @@ def test_in_packet_and_in_switch_code_mix_across_stages() -> None:
     add = {0: AluOp.ADD}
     # prolog @packet:0 -> EU0 @switch:5 -> EU1 @packet:0 -> EU2 @switch:2 -> EU3 @packet:1
     # -> epilog @switch:1
-    sw.control.install_code(1, 5, bundle(alu=add, control=jmp(PK0)))
-    sw.control.install_code(3, 2, bundle(alu=add, control=jmp(PK1)))
-    sw.control.install_code(EPILOG_STAGE, 1, EpilogBundle(push=(A[0],)))
+    sw.control.install_code(1, 5, code_word(1, bundle(alu=add, control=jmp(PK0)), P))
+    sw.control.install_code(3, 2, code_word(3, bundle(alu=add, control=jmp(PK1)), P))
+    sw.control.install_code(EPILOG_STAGE, 1, code_word(EPILOG_STAGE, EpilogBundle(push=(A[0],)), P))
     code = CodeImage(
         (
             prolog(
@@ -1077,7 +1079,9 @@ def test_in_packet_and_in_switch_code_mix_across_stages() -> None:
 
 def test_in_switch_dpf_jumping_into_in_packet_code() -> None:
     sw = new_switch()
-    sw.control.install_code(PROLOG_STAGE, 3, prolog(Selector(A[0], SelectorKind.POP)))
+    sw.control.install_code(
+        PROLOG_STAGE, 3, code_word(PROLOG_STAGE, prolog(Selector(A[0], SelectorKind.POP)), P)
+    )
     code = image(
         bundle(imm(B[0], 7), alu={0: AluOp.XOR}), prologs=[], epilogs=[EpilogBundle(push=(A[0],))]
     )

@@ -21,18 +21,16 @@ from dataclasses import replace
 from typing import TypeVar
 
 import pytest
-from dpfc.backends.sim import (
-    Destination,
-    InstalledDPF,
-    Network,
-    PassResult,
-    Switch,
-    install_program,
-)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpfc.asm import assemble_text
+from dpfc.backends.sim import (
+    Destination,
+    Network,
+    PassResult,
+    Switch,
+)
 from dpfc.encoding.header import OPTION_CLASS, SwitchVMHeader, encode_options
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
@@ -55,6 +53,7 @@ from dpfc.packet.wire import parse_packet
 from dpfc.target import BUILTIN_PROFILES
 from tests import strategies
 from tests.conftest import ROOT
+from tests.sim_install import Installed, install_program, word
 
 P = BUILTIN_PROFILES["tofino1"]
 L = P.lanes
@@ -99,7 +98,7 @@ def reports(sw: Switch, kind: str | None = None) -> list[tuple[int, str]]:
     return [(r.tenant, r.kind) for r in sw.control.pipes[0].reports if kind in (None, r.kind)]
 
 
-def two_tenants() -> tuple[Switch, InstalledDPF]:
+def two_tenants() -> tuple[Switch, Installed]:
     """Alice and Bob with identical virtual layouts; the counter DPF installed once."""
     sw = Switch("s1", P, switch_id=1)
     c = sw.control
@@ -651,21 +650,16 @@ class World:
         install_program(c, COUNTER)
         install_program(c, COUNTER, owners=[VICTIMS[0]])
         for slot in range(4, 8):
-            c.install_code(
-                PROLOG_STAGE,
-                slot,
-                hostile_code([MemOp.NOP] * 16, (), Steering("pass"), None, False).prologs[0],
-            )
+            hostile = hostile_code([MemOp.NOP] * 16, (), Steering("pass"), None, False)
+            c.install_code(PROLOG_STAGE, slot, word(PROLOG_STAGE, hostile.prologs[0], P))
             for stage in range(1, P.num_eus + 1):
                 ops = [MemOp.STORE, MemOp.FAADD, MemOp.FAMAX, MemOp.FAOR] * 4
+                jump = Control(CtrlOp.JMP, PC(False, slot))
                 c.install_code(
-                    stage,
-                    slot,
-                    Bundle(
-                        (), (AluOp.ADD,) * L, tuple(ops[:L]), Control(CtrlOp.JMP, PC(False, slot))
-                    ),
+                    stage, slot, word(stage, Bundle((), (AluOp.ADD,) * L, tuple(ops[:L]), jump), P)
                 )
-            c.install_code(EPILOG_STAGE, slot, EpilogBundle(steering=Steering("recirculate")))
+            recirculate = EpilogBundle(steering=Steering("recirculate"))
+            c.install_code(EPILOG_STAGE, slot, word(EPILOG_STAGE, recirculate, P))
         self.victim_words = self.read_victims()
         pipe = self.switch.pipes[0]
         self.tables = self.read_tables()
@@ -764,7 +758,7 @@ LOOP = asm(".placement switch\nprolog p:\n JMP e\neu0 e:\n HALT x\nepilog x:\n F
 LOOPER, WORKER = 0x100, 0x200
 
 
-def loop_network() -> tuple[Network, InstalledDPF, InstalledDPF]:
+def loop_network() -> tuple[Network, Installed, Installed]:
     net = Network(P)
     sw = net.add_switch("s1")
     sw.control.set_default_port(OUT)

@@ -32,7 +32,6 @@ from dpfc.backends.sim import (
     PassResult,
     Segment,
     Switch,
-    install_program,
 )
 from dpfc.backends.sim.memory import WORD_SPACE, FirstFitAllocator
 from dpfc.encoding.header import SwitchVMHeader
@@ -53,6 +52,7 @@ from dpfc.packet.wire import parse_packet
 from dpfc.target import BUILTIN_PROFILES
 from dpfc.target.profile import DirectMappingLanes, TargetProfile
 from tests.conftest import ROOT
+from tests.sim_install import word
 
 P = BUILTIN_PROFILES["tofino1"]
 L = P.lanes
@@ -509,22 +509,19 @@ def test_forwarding_entries_limit() -> None:
 
 
 def test_code_slots_limit() -> None:
+    """Every slot of a stage can hold a word; one beyond the stage is refused. (The linker
+    refuses images that need more slots than a stage has: tests/test_link.py.)"""
     sw = small()
-    epilog = EpilogBundle()
-    sw.control.install_code(EPILOG_STAGE, SMALL.code_slots_per_stage - 1, epilog)
+    sw.control.install_code(EPILOG_STAGE, SMALL.code_slots_per_stage - 1, EMPTY_EPILOG)
     refused(
-        "DPF4012", lambda: sw.control.install_code(EPILOG_STAGE, SMALL.code_slots_per_stage, epilog)
+        "DPF4012",
+        lambda: sw.control.install_code(EPILOG_STAGE, SMALL.code_slots_per_stage, EMPTY_EPILOG),
     )
     for slot in range(SMALL.code_slots_per_stage - 1):
-        sw.control.install_code(EPILOG_STAGE, slot, epilog)
-    program = assemble_text((ROOT / "examples/asm/counter.dpfasm").read_text(), "counter", SMALL)
-    before = snapshot(sw)
-    refused("DPF4022", lambda: install_program(sw.control, program))  # epilog stage full
-    assert snapshot(sw) == before
+        sw.control.install_code(EPILOG_STAGE, slot, EMPTY_EPILOG)
+    assert sw.control.usage().code_slots == SMALL.code_slots_per_stage
     sw.control.remove_code(EPILOG_STAGE, 2)
-    installed = install_program(sw.control, program)
-    assert (EPILOG_STAGE, 2) in installed.slots
-    assert sw.control.usage().code_slots == SMALL.code_slots_per_stage + 2
+    assert sw.control.code_at(EPILOG_STAGE, 2) is None
 
 
 def test_constant_table_limit() -> None:
@@ -596,8 +593,8 @@ def populated() -> Switch:
     c.set_multicast_group(2, 0, [Destination(port=5)])
     c.set_forwarding(2, 2, Destination(port=6), pipes=1)
     c.set_forwarding(2, 4, Destination(port=7), pipes=1)  # pipe 1's table is full
-    c.install_code(EPILOG_STAGE, 0, EpilogBundle())
-    c.install_code(EPILOG_STAGE, 1, EpilogBundle(), pipes=0)  # pipe 0 only
+    c.install_code(EPILOG_STAGE, 0, EMPTY_EPILOG)
+    c.install_code(EPILOG_STAGE, 1, EMPTY_EPILOG, pipes=0)  # pipe 0 only
     c.set_route(bytes([10, 0, 0, 2]), 7)
     c.set_default_port(9)
     return sw
@@ -615,14 +612,14 @@ POP_IN_EU = Bundle(
     (MemOp.NOP,) * L,
     Control(CtrlOp.JMP, PC(False, 0)),
 )
-GOOD_EU = Bundle.empty(L, PC(False, 0))
+GOOD_EU = word(1, Bundle.empty(L, PC(False, 0)), SMALL)
+EMPTY_EPILOG = word(EPILOG_STAGE, EpilogBundle(), SMALL)
 # LOAD_CONST 10 is fine on tofino1 but beyond SMALL's 4 constants (DPF1016 at install time).
 BAD_FOR_SMALL = assemble_text(
     ".placement switch\nprolog p:\n JMP e\neu0 e:\n LOAD_CONST B0, 10\n HALT x\nepilog x:\n FWD drop\n",
     "bad",
     P,
-)
-IN_PACKET = assemble_text("prolog p:\n JMP e\neu0 e:\n HALT x\nepilog x:\n", "pkt", P)
+).switch_slots()[1][0]
 
 Call = Callable[[ControlPlane], object]
 ERROR_CASES: list[tuple[str, str, Call]] = [
@@ -640,7 +637,7 @@ ERROR_CASES: list[tuple[str, str, Call]] = [
     (
         "owner_too_big",
         "DPF4001",
-        lambda c: c.install_code(EPILOG_STAGE, 2, EpilogBundle(), owners=[1, 1 << 24]),
+        lambda c: c.install_code(EPILOG_STAGE, 2, EMPTY_EPILOG, owners=[1, 1 << 24]),
     ),
     ("stats_bad_tenant", "DPF4001", lambda c: c.stats(-5)),
     # DPF4002: not authorized (on every targeted pipe)
@@ -720,13 +717,19 @@ ERROR_CASES: list[tuple[str, str, Call]] = [
     ("bad_stage", "DPF4012", lambda c: c.install_code(5, 0, GOOD_EU)),
     ("bad_slot", "DPF4012", lambda c: c.install_code(1, 4, GOOD_EU)),
     ("negative_slot", "DPF4012", lambda c: c.install_code(1, -1, GOOD_EU)),
-    ("epilog_slot_with_bundle", "DPF4012", lambda c: c.install_code(EPILOG_STAGE, 2, GOOD_EU)),
-    ("eu_slot_with_epilog", "DPF4012", lambda c: c.install_code(1, 0, EpilogBundle())),
+    # an EU word in the epilog's code memory, and the reverse: not a word of that stage
+    ("epilog_slot_with_bundle", "DPF3050", lambda c: c.install_code(EPILOG_STAGE, 2, GOOD_EU)),
+    ("eu_slot_with_epilog", "DPF3050", lambda c: c.install_code(1, 0, EMPTY_EPILOG)),
+    ("code_not_a_word", "DPF4012", lambda c: c.install_code(1, 0, Bundle.empty(L, PC(False, 0)))),  # type: ignore[arg-type]
     ("remove_bad_stage", "DPF4012", lambda c: c.remove_code(30, 0)),
     ("code_at_bad_slot", "DPF4012", lambda c: c.code_at(PROLOG_STAGE, 99)),
-    ("hash_into_b", "DPF1014", lambda c: c.install_code(2, 0, HASH_INTO_B)),
-    ("prolog_kind_in_eu", "DPF1012", lambda c: c.install_code(2, 0, POP_IN_EU)),
-    ("install_program_invalid_bundle", "DPF1016", lambda c: install_program(c, BAD_FOR_SMALL)),
+    ("hash_into_b", "DPF1014", lambda c: c.install_code(2, 0, word(2, HASH_INTO_B, SMALL))),
+    ("prolog_kind_in_eu", "DPF1012", lambda c: c.install_code(2, 0, word(2, POP_IN_EU, SMALL))),
+    (
+        "const_beyond_table",
+        "DPF1016",
+        lambda c: c.install_code(1, 0, word(1, BAD_FOR_SMALL, SMALL)),
+    ),
     # DPF4020: empty code slot (on pipe 1 only)
     ("remove_empty_slot", "DPF4020", lambda c: c.remove_code(1, 0)),
     ("remove_slot_missing_on_pipe1", "DPF4020", lambda c: c.remove_code(EPILOG_STAGE, 1)),
@@ -761,8 +764,6 @@ ERROR_CASES: list[tuple[str, str, Call]] = [
     ("destination_port", "DPF4017", lambda c: c.set_forwarding(1, 0, Destination(port=32))),
     ("route_port", "DPF4017", lambda c: c.set_route(bytes(4), -1)),
     ("default_port", "DPF4017", lambda c: c.set_default_port(99)),
-    # DPF4021 / DPF4022: installing programs
-    ("install_in_packet_program", "DPF4021", lambda c: install_program(c, IN_PACKET)),
 ]
 
 
@@ -780,15 +781,11 @@ def test_control_plane_error_changes_nothing(code: str, call: Call) -> None:
 
 
 def test_error_cases_cover_every_code_the_control_plane_raises() -> None:
-    source = "".join(
-        (ROOT / "dpfc/backends/sim" / name).read_text(encoding="utf-8")
-        for name in ("control.py", "install.py")
-    )
+    source = (ROOT / "dpfc/backends/sim/control.py").read_text(encoding="utf-8")
     raised = set(re.findall(r'"(DPF4\d{3})"', source))
     covered = {code for _, code, _ in ERROR_CASES}
-    # DPF4022 (no free code slot) is covered by test_code_slots_limit
-    assert raised - covered <= {"DPF4022"}
-    assert raised >= {"DPF4001", "DPF4011", "DPF4021"}
+    assert raised <= covered
+    assert raised >= {"DPF4001", "DPF4011", "DPF4020"}
 
 
 def test_populated_switch_is_really_asymmetric() -> None:

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from dpfc.backends.sim.scenario import ScenarioError, load_scenario
 
+from dpfc.backends.scenario import ScenarioError, load_scenario
 from dpfc.cli.main import main
 from dpfc.encoding import SwitchVMHeader
 from dpfc.isa.bundle import PC
@@ -372,7 +372,7 @@ def test_scenario_api_builds_the_network(steer: Path) -> None:
     assert list(network.switches) == ["s1", "s2"]
     assert [p.id for p in scenario.packets] == [1, 2, 3, 4] and len(network.queue) == 4
     s1 = network.switches["s1"].control
-    assert scenario.installed["count"][1].entry == PC(False, 7)
+    assert scenario.dpfs["count"][1].entry == 7
     assert s1.permissions(5, pipe=0) is not None and s1.permissions(5, pipe=1) is None
     assert network.hosts["b"].mac == bytes.fromhex("0200000000bb")
     assert network.hosts["a"].mac == bytes([2, 0, 10, 0, 0, 1])  # derived from the address

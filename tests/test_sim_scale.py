@@ -14,14 +14,14 @@ and 45,000 words.
 
 from __future__ import annotations
 
-from dpfc.backends.sim import Switch, install_program
-
 from dpfc.asm import assemble_text
+from dpfc.backends.sim import Switch
 from dpfc.encoding.header import SwitchVMHeader
 from dpfc.packet.build import PacketSpec, build_packet
 from dpfc.packet.wire import parse_packet
 from dpfc.target import BUILTIN_PROFILES
 from tests.conftest import ROOT
+from tests.sim_install import install_program
 
 P = BUILTIN_PROFILES["tofino1"]
 TENANTS = 30_000

@@ -24,9 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dpfc.asm import assemble_text
-from dpfc.backends.sim import Network, Switch, install_program
+from dpfc.backends.sim import Network, SimDriver, Switch
+from dpfc.deploy import Deployment
 from dpfc.encoding import SwitchVMHeader, encode_options
-from dpfc.machine import MachineProgram
+from dpfc.isa.bundle import PC
+from dpfc.link import LinkInput
+from dpfc.machine import MachineProgram, encode_program
+from dpfc.objfile import ObjectFile
 from dpfc.packet import build_frame, build_inner
 from dpfc.target import BUILTIN_PROFILES, TargetProfile
 
@@ -83,13 +87,15 @@ def _frame(header: SwitchVMHeader, profile: TargetProfile) -> bytes:
 def counter_setup(profile: TargetProfile) -> tuple[Network, Switch, list[bytes]]:
     network, switch = _network(profile)
     control = switch.control
-    installed = install_program(control, _program("counter", profile))
+    program = _program("counter", profile)
+    # The hand-written counter is shared code (tenant None); its memory is mapped by hand.
+    image = Deployment(SimDriver(switch.control)).link(
+        [LinkInput(ObjectFile.of_program(encode_program(program)), None)]
+    )
+    entry = PC(False, image.dpf(program.name, None).entry or 0)
     control.authorize(TENANT)
     control.map_segment(TENANT, 0, 0, 0, 16)
-    frames = [
-        _frame(SwitchVMHeader(dpf_ptr=installed.entry, stack=(ident,)), profile)
-        for ident in range(16)
-    ]
+    frames = [_frame(SwitchVMHeader(dpf_ptr=entry, stack=(ident,)), profile) for ident in range(16)]
     return network, switch, frames
 
 

@@ -1,4 +1,5 @@
-"""``dpfc`` command-line entry point: asm, disasm, packet, target, run.
+"""``dpfc`` command-line entry point: asm, disasm, packet, target (the others: check,
+compile in :mod:`.lang`, link in :mod:`.link`, run in :mod:`.run`, opt in :mod:`.opt`).
 
 Conventions: results go to stdout, diagnostics to stderr; exit 0 on success, 1 on a user
 error, 2 on an internal compiler error; ``-o FILE`` names the output, ``--target PROFILE``
@@ -13,9 +14,9 @@ import click
 
 from dpfc import __version__
 from dpfc.asm import assemble
-from dpfc.asm.objfile import assembled_object
 from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.lang import check_command, compile_command
+from dpfc.cli.link import link_command
 from dpfc.cli.numbers import number as _number
 from dpfc.cli.numbers import parse_stack_text
 from dpfc.cli.opt import opt_command
@@ -25,9 +26,11 @@ from dpfc.encoding.errors import DecodeError
 from dpfc.encoding.header import OPTION_CLASS, SwitchVMHeader, decode_options, encode_options
 from dpfc.encoding.words import StageKind, slot_bits, slot_bytes, stage_kind
 from dpfc.isa.bundle import PC, stage_name
+from dpfc.link import MAGIC as IMAGE_MAGIC
+from dpfc.link import format_image, image_id, read_image
 from dpfc.machine import EncodedProgram, disassemble_header, encode_program
 from dpfc.machine.printer import format_program
-from dpfc.objfile import format_object, read_object, write_object
+from dpfc.objfile import ObjectFile, format_object, read_object, write_object
 from dpfc.packet.build import PacketSpec, build_packet, describe_packet
 from dpfc.packet.layers import read_pcap, show, write_pcap
 from dpfc.packet.wire import parse_packet
@@ -194,7 +197,7 @@ def asm_command(
         elif kind == "pcap":
             write_pcap(output, [built.frame])
         elif kind == "obj":
-            _write(output, write_object(assembled_object(encoded)))
+            _write(output, write_object(ObjectFile.of_program(encoded)))
         elif kind == "asm":
             _write(output, format_program(program))
         size = Path(output).stat().st_size
@@ -209,6 +212,8 @@ def asm_command(
 
 
 def _detect_input(data: bytes, path: str) -> str:
+    if data[: len(IMAGE_MAGIC)] == IMAGE_MAGIC or Path(path).suffix.lower() == ".dpfimg":
+        return "image"
     if data[:4] in PCAP_MAGICS or Path(path).suffix.lower() in (".pcap", ".pcapng", ".cap"):
         return "pcap"
     if data[:1] == b"{" or Path(path).suffix.lower() in (".json", ".dpfo"):
@@ -223,10 +228,11 @@ def _detect_input(data: bytes, path: str) -> str:
 @click.option(
     "--input",
     "input_kind",
-    type=click.Choice(["auto", "pcap", "packet", "options", "object"]),
+    type=click.Choice(["auto", "pcap", "packet", "options", "object", "image"]),
     default="auto",
     show_default=True,
-    help="what FILE holds (auto: pcap magic, a dpfc object, SwitchVM options, else a raw frame)",
+    help="what FILE holds (auto: pcap magic, an install image, a dpfc object, SwitchVM "
+    "options, else a raw frame)",
 )
 @click.option("--target", "target", default=None, help=TARGET_HELP)
 @click.option(
@@ -242,8 +248,8 @@ def _detect_input(data: bytes, path: str) -> str:
 def disasm_command(
     input_file: str, input_kind: str, target: str | None, output: str | None, with_source: bool
 ) -> None:
-    """Explain SwitchVM bytes: a pcap, a raw frame, raw Geneve options or an object file;
-    with --source, an object annotated with the source lines."""
+    """Explain SwitchVM bytes: a pcap, a raw frame, raw Geneve options, an object file or
+    an install image; with --source, an object annotated with the source lines."""
     profile = _profile(target) or BUILTIN_PROFILES["tofino1"]
     data = _read_bytes(input_file)
     kind = _detect_input(data, input_file) if input_kind == "auto" else input_kind
@@ -272,6 +278,8 @@ def disasm_command(
             chunks.append("; the pcap file holds no packets\n")
     elif kind == "packet":
         chunks.append(describe_packet(parse_packet(data, profile), profile))
+    elif kind == "image":
+        chunks.append(format_image(read_image(data, input_file, _profile(target)), image_id(data)))
     elif kind == "options":
         header: SwitchVMHeader = decode_options(data, profile)
         chunks.append(disassemble_header(header, profile))
@@ -387,6 +395,7 @@ main.add_command(run_command)
 main.add_command(opt_command)
 main.add_command(check_command)
 main.add_command(compile_command)
+main.add_command(link_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

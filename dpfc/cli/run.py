@@ -23,8 +23,8 @@ from typing import Any
 
 import click
 
+from dpfc.backends.scenario import Scenario, ScenarioError, load_scenario
 from dpfc.backends.sim import Network, PassRecord
-from dpfc.backends.sim.scenario import Scenario, ScenarioError, load_scenario
 from dpfc.cli.errors import UserError, handle_errors, report_diagnostics
 from dpfc.diagnostics import Diagnostic, SourceFile
 from dpfc.encoding import DecodeError

@@ -26,6 +26,9 @@ def object_dpf(compiled: CompiledDPF) -> ObjectDPF:
         encoded=compiled.encoded,
         params=problem.params,
         pipeline=problem.pipeline,
+        location=None
+        if problem.span is None
+        else (problem.span.source.name, problem.span.line, problem.span.column),
         source=source,
         schedule={
             "eus_used": compiled.schedule.eus_used,

@@ -7,7 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dpfc.isa.bundle import Bundle
+from dpfc.isa.opcodes import SelectorKind
 from dpfc.machine.encoded import EncodedProgram
+from dpfc.machine.printer import program_lines
 from dpfc.machine.program import MachineProgram
 from dpfc.target.profile import TargetProfile
 
@@ -22,14 +25,16 @@ class ObjectDPF:
     """One DPF of an object.
 
     ``symbol`` is how other objects and the linker name it: ``module.dpf`` for compiled
-    code (chain targets are symbols), the ``.dpf`` name for assembly. ``source`` maps a
-    bundle label to the source location of each of its instructions (None: the compiler
-    added it). ``schedule`` and ``report`` are the compiler's (None for assembly)."""
+    code (chain targets are symbols), the ``.dpf`` name for assembly. ``location`` is where
+    the DPF is declared; ``source`` maps a bundle label to the source location of each of
+    its instructions (None: the compiler added it). ``schedule`` and ``report`` are the
+    compiler's (None for assembly)."""
 
     symbol: str
     encoded: EncodedProgram
     params: int = 0
     pipeline: str = "ingress"
+    location: SourceLocation | None = None
     source: Mapping[str, tuple[SourceLocation | None, ...]] = field(default_factory=dict)
     schedule: Mapping[str, Any] | None = None
     report: Mapping[str, Any] | None = None
@@ -42,6 +47,16 @@ class ObjectDPF:
     def name(self) -> str:
         return self.program.name
 
+    def line_location(self, label: str, mnemonic: str) -> SourceLocation | None:
+        """The source of the first instruction of bundle ``label`` that starts with
+        ``mnemonic`` (``NEXT_PC``), else the DPF's own location."""
+        lines = program_lines(self.program).get(label, [])
+        locations = self.source.get(label, ())
+        for line, location in zip(lines, locations, strict=False):
+            if line.startswith(mnemonic) and location is not None:
+                return location
+        return self.location
+
 
 @dataclass(frozen=True)
 class ObjectFile:
@@ -53,6 +68,20 @@ class ObjectFile:
     dpfs: tuple[ObjectDPF, ...]
     producer: str = "dpfc compile"
     path: str = "<object>"
+
+    @classmethod
+    def of_program(cls, encoded: EncodedProgram, producer: str = "dpfc asm") -> ObjectFile:
+        """A one-DPF object of a program that is not a module's (hand-written assembly):
+        its module and symbol are the program's name, it binds no arrays beyond those the
+        program names and its parameters are the POPs of its entry prolog."""
+        program = encoded.program
+        head = next(b for b in program.bundles if b.pc == program.entry and b.stage == 0)
+        assert isinstance(head.bundle, Bundle)
+        pops = sum(1 for s in head.bundle.selectors if s.kind is SelectorKind.POP)
+        span = head.span
+        location = None if span is None else (span.source.name, span.line, span.column)
+        dpf = ObjectDPF(program.name, encoded, params=pops, location=location)
+        return cls(program.name, program.profile, (dpf,), producer=producer)
 
     def dpf(self, symbol: str) -> ObjectDPF:
         for dpf in self.dpfs:

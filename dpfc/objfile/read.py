@@ -49,6 +49,7 @@ DPF_KEYS = (
     "app_id",
     "params",
     "entry",
+    "location",
     "bundles",
     "in_packet_options",
     "switch_problem",
@@ -168,24 +169,26 @@ def _pc(fields: Fields, key: str) -> PC:
         fields.reject(f"`{fields.at(key)}`: {exc}")
 
 
+def _location(item: object, fields: Fields, where: str) -> SourceLocation | None:
+    if item is None:
+        return None
+    if not (
+        isinstance(item, list)
+        and len(item) == 3
+        and isinstance(item[0], str)
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in item[1:])
+    ):
+        fields.reject(f"`{where}` must be [file, line, column] or null")
+    return (item[0], item[1], item[2])
+
+
 def _source(fields: Fields, count: int) -> tuple[SourceLocation | None, ...]:
     items = fields.array("source")
     if len(items) != count:
         fields.reject(f"`{fields.at('source')}` must have one entry per asm line")
-    out: list[SourceLocation | None] = []
-    for k, item in enumerate(items):
-        if item is None:
-            out.append(None)
-            continue
-        if not (
-            isinstance(item, list)
-            and len(item) == 3
-            and isinstance(item[0], str)
-            and all(isinstance(x, int) and not isinstance(x, bool) for x in item[1:])
-        ):
-            fields.reject(f"`{fields.at('source')}[{k}]` must be [file, line, column] or null")
-        out.append((item[0], item[1], item[2]))
-    return tuple(out)
+    return tuple(
+        _location(item, fields, f"{fields.at('source')}[{k}]") for k, item in enumerate(items)
+    )
 
 
 def _dpf(fields: Fields, profile: TargetProfile) -> ObjectDPF:
@@ -272,6 +275,7 @@ def _dpf(fields: Fields, profile: TargetProfile) -> ObjectDPF:
         encoded=encoded,
         params=fields.integer("params", high=255),
         pipeline=fields.string("pipeline", choices=("ingress", "egress")),
+        location=_location(fields.value("location"), fields, fields.at("location")),
         source=source,
         schedule=fields.optional_object("schedule"),
         report=fields.optional_object("report"),

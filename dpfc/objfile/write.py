@@ -53,6 +53,7 @@ def _dpf_json(dpf: ObjectDPF) -> dict[str, Any]:
         "app_id": program.app_id,
         "params": dpf.params,
         "entry": program.entry_label(),
+        "location": None if dpf.location is None else list(dpf.location),
         "bundles": _bundles(dpf),
         "in_packet_options": encoded.options.hex() if encoded.packed is not None else None,
         "switch_problem": encoded.switch_problem,

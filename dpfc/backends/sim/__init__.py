@@ -4,34 +4,27 @@ It runs real packet bytes through an executable form of ``docs/isa.md`` and
 ``docs/encoding.md``: permissions, prolog, EUs with the two-stage timing, virtual memory,
 epilog, steering and deparsing (:mod:`.execute`), on switches with several pipes joined by
 links to hosts and other switches (:mod:`.network`). The operator configures it through
-:class:`ControlPlane` (:mod:`.control`) and installs DPFs with :mod:`.install`.
+:class:`ControlPlane` (:mod:`.control`), which takes code as code-memory words;
+:class:`SimDriver` (:mod:`.driver`) is the switch-driver protocol over it, through which
+``dpfc.deploy`` installs linked images. The package imports only ``dpfc.encoding``,
+``dpfc.isa``, ``dpfc.packet`` and ``dpfc.target`` (tests/test_layering.py).
 See ``docs/simulator.md``.
 """
 
 from .control import ControlPlane, ControlPlaneError, MemoryUsage
+from .driver import SimDriver, pieces
 from .execute import Context, PassResult, run_pass
-from .install import (
-    CodeWrite,
-    InstalledDPF,
-    apply,
-    install_program,
-    plan_install,
-    plan_remove,
-    plan_replace,
-)
 from .memory import Segment
 from .network import Host, Network, PassRecord, Switch, TopologyError, Transmission
 from .state import Destination, Permissions, Report, TenantStats, UnauthorizedAction
 from .trace import PacketTrace
 
 __all__ = [
-    "CodeWrite",
     "Context",
     "ControlPlane",
     "ControlPlaneError",
     "Destination",
     "Host",
-    "InstalledDPF",
     "MemoryUsage",
     "Network",
     "PacketTrace",
@@ -40,15 +33,12 @@ __all__ = [
     "Permissions",
     "Report",
     "Segment",
+    "SimDriver",
     "Switch",
     "TenantStats",
     "TopologyError",
     "Transmission",
     "UnauthorizedAction",
-    "apply",
-    "install_program",
-    "plan_install",
-    "plan_remove",
-    "plan_replace",
+    "pieces",
     "run_pass",
 ]

@@ -7,7 +7,11 @@ switch (the usual, symmetric configuration); an int or a list of ints targets so
 
 Each call is one atomic table update with respect to packets: the simulator processes a
 packet between calls, never during one. Installing a DPF in place is therefore atomic when
-the prolog slot is written last (see :mod:`dpfc.backends.sim.install`).
+the prolog slot is written last (:mod:`dpfc.deploy` orders the writes so).
+
+Code arrives as code-memory words (bytes), decoded by :func:`dpfc.encoding.decode_slot`,
+which checks every ISA rule of the stage: the simulator runs what a P4 target would be
+given, never a Python bundle.
 """
 
 from __future__ import annotations
@@ -15,16 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields, replace
 
-from dpfc.isa.bundle import (
-    EPILOG_STAGE,
-    PC,
-    PROLOG_STAGE,
-    Bundle,
-    EpilogBundle,
-    StageBundle,
-    stage_name,
-)
-from dpfc.isa.check import check_bundle, check_epilog
+from dpfc.encoding.errors import DecodeError
+from dpfc.encoding.words import decode_slot, stage_kind
+from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, StageBundle, stage_name
+from dpfc.target.driver import DriverError
 from dpfc.target.profile import TargetProfile
 
 from .memory import WORD_SPACE, LaneMemory, Segment
@@ -42,13 +40,8 @@ INDEX_LIMIT = 1 << 16  # forwarding indices and multicast groups are 16-bit FWD 
 WORD_MASK = 0xFFFF_FFFF
 
 
-class ControlPlaneError(Exception):
+class ControlPlaneError(DriverError):
     """A control-plane request was refused; nothing was changed."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{message} [{code}]")
-        self.code = code
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -412,6 +405,47 @@ class ControlPlane:
             out.append(physical)
         return out
 
+    def map_direct_range(
+        self,
+        tenant: int,
+        eu: int,
+        lane: int,
+        vaddr: int,
+        count: int,
+        *,
+        pipes: int | Iterable[int] | None = None,
+    ) -> None:
+        """Map virtual ``vaddr .. vaddr+count-1`` of (tenant, EU, lane) directly, one zeroed
+        word each (a direct map's indices, mapped when it is installed)."""
+        targets = self._targets(pipes)
+        self._authorized(tenant, targets)
+        self._lane(eu, lane)
+        self._address(vaddr)
+        if not isinstance(count, int) or count < 1:
+            raise ControlPlaneError("DPF4015", f"count {count!r} must be a positive int")
+        self._address(vaddr + count - 1)
+        for pipe in targets:
+            memory = pipe.lanes[eu][lane]
+            where = f"EU{eu} lane {lane} of pipe {pipe.index}"
+            if len(memory.direct) + count > memory.direct_capacity:
+                raise ControlPlaneError(
+                    "DPF4009",
+                    f"the direct table of {where} has room for "
+                    f"{memory.direct_capacity - len(memory.direct)} entries, not {count}",
+                )
+            if memory.allocator.capacity - memory.allocator.used < count:
+                raise ControlPlaneError("DPF4007", f"no {count} free words on {where}")
+            mine = memory.direct_by_tenant.get(tenant, set())
+            clash = next((v for v in mine if vaddr <= v < vaddr + count), None)
+            if clash is not None:
+                raise ControlPlaneError(
+                    "DPF4010", f"tenant {tenant} already maps {clash:#x} directly on {where}"
+                )
+        for pipe in targets:
+            memory = pipe.lanes[eu][lane]
+            for address in range(vaddr, vaddr + count):
+                memory.add_direct(tenant, address)
+
     def unmap_direct(
         self,
         tenant: int,
@@ -537,17 +571,17 @@ class ControlPlane:
         self,
         stage: int,
         slot: int,
-        bundle: StageBundle,
+        word: bytes,
         *,
         owners: Iterable[int] | None = None,
         pipes: int | Iterable[int] | None = None,
     ) -> None:
-        """Write one code-memory slot of ``stage`` (0 prolog, 1..n EUs, 31 epilog), replacing
-        what was there. ``owners`` limits the slot to some tenants (None: any tenant may run
-        it; code memory is shared, §3.6.2)."""
+        """Write one code-memory slot of ``stage`` (0 prolog, 1..n EUs, 31 epilog) with a
+        code-memory word, replacing what was there. ``owners`` limits the slot to some
+        tenants (None: any tenant may run it; code memory is shared, §3.6.2)."""
         targets = self._targets(pipes)
         self._stage_slot(stage, slot)
-        self._check_bundle(stage, slot, bundle)
+        bundle = self._decode(stage, slot, word)
         owner_set = None
         if owners is not None:
             owner_set = frozenset(owners)
@@ -585,27 +619,17 @@ class ControlPlane:
                 "DPF4012", f"slot {slot!r} is not in 0..{self.profile.code_slots_per_stage - 1}"
             )
 
-    def _check_bundle(self, stage: int, slot: int, bundle: StageBundle) -> None:
-        p = self.profile
-        if stage == EPILOG_STAGE:
-            if not isinstance(bundle, EpilogBundle):
-                raise ControlPlaneError(
-                    "DPF4012", f"slot {slot} of the epilog needs an epilog bundle"
-                )
-            problems = check_epilog(bundle, p)
-        else:
-            if not isinstance(bundle, Bundle):
-                raise ControlPlaneError(
-                    "DPF4012", f"slot {slot} of {stage_name(stage)} needs a bundle"
-                )
-            next_stage = "epilog" if stage == p.num_eus else f"eu{stage}"
-            problems = check_bundle(bundle, p, prolog=stage == PROLOG_STAGE, next_stage=next_stage)
-        if problems:
-            first = problems[0]
+    def _decode(self, stage: int, slot: int, word: bytes) -> StageBundle:
+        if not isinstance(word, bytes):
             raise ControlPlaneError(
-                first.code,
-                f"bundle for slot {slot} of {stage_name(stage)} is invalid: {first.message}",
+                "DPF4012", f"slot {slot} of {stage_name(stage)} takes a code-memory word (bytes)"
             )
+        try:
+            return decode_slot(stage_kind(stage), word, self.profile)
+        except DecodeError as exc:
+            raise ControlPlaneError(
+                exc.code, f"word for slot {slot} of {stage_name(stage)} is invalid: {exc.message}"
+            ) from None
 
     # -- steering -------------------------------------------------------------------------------
     def set_forwarding(

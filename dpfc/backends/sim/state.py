@@ -13,9 +13,20 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from dpfc.isa.bundle import PC, StageBundle
+from dpfc.target.driver import Destination
 from dpfc.target.profile import TargetProfile
 
 from .memory import LaneMemory
+
+__all__ = [
+    "CodeEntry",
+    "Destination",
+    "Permissions",
+    "PipeState",
+    "Report",
+    "TenantStats",
+    "UnauthorizedAction",
+]
 
 
 class UnauthorizedAction(Enum):
@@ -50,20 +61,6 @@ class Permissions:
     @property
     def bits(self) -> int:
         return int(self.metadata) | int(self.privileged) << 1 | int(self.recirculate) << 2
-
-
-@dataclass(frozen=True)
-class Destination:
-    """A forwarding-table entry: where virtual destination #i of a tenant really is.
-
-    The packet leaves through ``port`` (or the port the pipe's route for the new IPv4
-    destination gives, when ``port`` is None); ``ip_dst`` and ``eth_dst``, when set, rewrite
-    the outer headers. None of this is visible to the DPF, which only names the index.
-    """
-
-    port: int | None = None
-    ip_dst: bytes | None = None
-    eth_dst: bytes | None = None
 
 
 @dataclass(frozen=True)

@@ -16,73 +16,49 @@ Contract:
   its message; a packet the encoder refuses keeps its DPF2xxx code; assembly errors are the
   assembler's own :class:`~dpfc.diagnostics.DiagnosticError` (with source excerpts), with a
   note naming the scenario key that asked for the file.
-* Files a scenario names (assembly, JSON objects, pcaps, TOML profiles) are relative to the
-  scenario's directory.
-* Order of effects: the network, then every ``config`` block's code (all blocks, in file
-  order, so a tenant may name a DPF installed by a later block), then each block's tenants
-  (permissions, memory, constants, forwarding, multicast), routes and default port; last,
-  the packets are queued in file order (``repeat`` copies one after the other).
+* Files a scenario names (assembly, objects, DPF sources, images, pcaps, TOML profiles) are
+  relative to the scenario's directory.
+* Order of effects: the network, then the code of every ``config`` block, linked into one
+  image per switch and deployed (:mod:`.code`: memory, permissions and code, prologs
+  last; so a tenant may name a DPF installed by a later block), then each block's tenants
+  (permission entries — replacing the ones the image made —, memory, array words,
+  constants, forwarding, multicast), routes and default port; last, the packets are
+  queued in file order (``repeat`` copies one after the other).
 
-One module holds the whole schema, reader and builder: splitting it would scatter the one
-table of keys a reader of the format wants to see in one place.
+This module holds the schema and the builder; the typed reader is :mod:`.reader`.
 """
 
 from __future__ import annotations
 
-import difflib
-import json
-import re
-import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
 
-from dpfc.asm import assemble
-from dpfc.diagnostics import DiagnosticError, Note, SourceFile
-from dpfc.encoding import EncodingError, SwitchVMHeader, encode_options
+from dpfc.backends.sim import ControlPlane, ControlPlaneError, Destination, Network, TopologyError
+from dpfc.encoding import EncodingError, SwitchVMHeader, decode_options, encode_options
 from dpfc.isa.bundle import PC
-from dpfc.machine import MachineProgram
-from dpfc.objfile import read_object
+from dpfc.link import Image, LinkedDPF, MemoryRequest
 from dpfc.packet import build_frame, build_inner, read_pcap
 from dpfc.target import BUILTIN_PROFILES, TargetError, TargetProfile, load_profile
 
-from .control import ControlPlane, ControlPlaneError
-from .install import InstalledDPF, install_program
-from .network import Network, TopologyError
-from .state import Destination
-
-# Codes of scenario errors (control-plane refusals keep their DPF40xx codes).
-CODE_UNREADABLE = "DPF4100"  # the scenario file cannot be read, or has an unknown extension
-CODE_SYNTAX = "DPF4101"  # not valid TOML / JSON
-CODE_UNKNOWN_KEY = "DPF4102"
-CODE_MISSING_KEY = "DPF4103"
-CODE_TYPE = "DPF4104"
-CODE_VALUE = "DPF4105"  # right type, wrong value (range, address syntax, PC syntax, ...)
-CODE_UNKNOWN_NAME = "DPF4106"  # a switch, host or DPF name that the scenario does not define
-CODE_TOPOLOGY = "DPF4107"  # duplicate name, port in use or out of range
-CODE_FILE = "DPF4108"  # a file the scenario names cannot be read or is malformed
-
-WORD_MAX = 0xFFFF_FFFF
-REPEAT_MAX = 1_000_000
-INDEX_KEY = re.compile(r"^(0x[0-9a-fA-F]+|[0-9]+)$")
-BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")  # keys TOML writes without quotes
-MAC_TEXT = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
-
-
-class ScenarioError(Exception):
-    """A scenario is invalid; ``file: error[code]: message`` is how the CLI prints it."""
-
-    def __init__(
-        self, file: str, code: str, message: str, *, line: int | None = None, column: int = 1
-    ) -> None:
-        super().__init__(f"{file}: {message} [{code}]")
-        self.file = file
-        self.code = code
-        self.message = message
-        self.line = line  # known for syntax errors only
-        self.column = column
+from .code import SUFFIXES, CodeEntry, CodeFiles, deploy, link_switches
+from .reader import (
+    CODE_FILE,
+    CODE_TOPOLOGY,
+    CODE_UNKNOWN_NAME,
+    CODE_VALUE,
+    REPEAT_MAX,
+    Fail,
+    ScenarioError,
+    Table,
+    ip_text,
+    key_path,
+    mac_text,
+    names,
+    parse_file,
+    quote,
+)
 
 
 @dataclass(frozen=True)
@@ -117,7 +93,10 @@ class Scenario:
     profile: TargetProfile
     network: Network
     packets: list[QueuedPacket] = field(default_factory=list)
-    installed: dict[str, tuple[str, InstalledDPF]] = field(default_factory=dict)
+    # the linked image each switch with code holds, and its id
+    images: dict[str, tuple[Image, str]] = field(default_factory=dict)
+    # every installed DPF by symbol (and by the name its code entry gives) -> (switch, DPF)
+    dpfs: dict[str, tuple[str, LinkedDPF]] = field(default_factory=dict)
     watches: list[MemoryWatch] = field(default_factory=list)
 
     def send_pcap(self, pcap: str | Path, host: str, *, origin: str | None = None) -> None:
@@ -126,7 +105,7 @@ class Scenario:
             raise ScenarioError(
                 self.file,
                 CODE_UNKNOWN_NAME,
-                f"no host named {_quote(host)} (hosts: {_names(self.network.hosts)})",
+                f"no host named {quote(host)} (hosts: {names(self.network.hosts)})",
             )
         name = origin if origin is not None else str(pcap)
         try:
@@ -144,225 +123,10 @@ class Scenario:
             )
 
 
-# -- the typed reader --------------------------------------------------------------------------
-
-
-def _quote(text: str) -> str:
-    return json.dumps(text)
-
-
-def _names(items: Iterable[str]) -> str:
-    listed = sorted(items)
-    return ", ".join(listed) if listed else "none defined"
-
-
-def _show(value: object) -> str:
-    """How a value is named in an error message."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return _quote(value)
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "a table"
-    if value is None:
-        return "null"
-    return type(value).__name__  # pragma: no cover - TOML/JSON give only the above
-
-
-def _key_path(path: str, key: str) -> str:
-    shown = key if BARE_KEY.match(key) else _quote(key)
-    return f"{path}.{shown}" if path else shown
-
-
-class _Table:
-    """One table of the file with its key path. :meth:`only` rejects unknown keys before
-    anything is built (a typo is an error, not a silent default); typed getters check each
-    value."""
-
-    def __init__(self, fail: _Fail, path: str, data: dict[str, object]) -> None:
-        self.fail = fail
-        self.path = path
-        self.data = data
-
-    def only(self, *allowed: str) -> None:
-        for key in self.data:
-            if key in allowed:
-                continue
-            close = difflib.get_close_matches(key, allowed, n=1)
-            hint = f" (did you mean {_quote(close[0])}?)" if close else ""
-            where = self.path or "the top level"
-            self.fail(
-                CODE_UNKNOWN_KEY,
-                f"{where}: unknown key {_quote(key)}{hint}; allowed keys: {', '.join(allowed)}",
-            )
-
-    def at(self, key: str) -> str:
-        return _key_path(self.path, key)
-
-    def has(self, key: str) -> bool:
-        return key in self.data
-
-    def raw(self, key: str) -> object:
-        return self.data.get(key)
-
-    def required(self, key: str) -> object:
-        if key not in self.data:
-            where = self.path or "the top level"
-            self.fail(CODE_MISSING_KEY, f"{where}: missing required key {_quote(key)}")
-        return self.data[key]
-
-    def integer(
-        self, key: str, default: int | None = None, *, low: int = 0, high: int = WORD_MAX
-    ) -> int:
-        value = self.required(key) if default is None else self.data.get(key, default)
-        return self.fail.integer(value, self.at(key), low, high)
-
-    def optional_integer(self, key: str, *, low: int = 0, high: int = WORD_MAX) -> int | None:
-        if key not in self.data:
-            return None
-        return self.integer(key, low=low, high=high)
-
-    def string(self, key: str, default: str | None = None) -> str:
-        value = self.required(key) if default is None else self.data.get(key, default)
-        return self.fail.string(value, self.at(key))
-
-    def boolean(self, key: str, default: bool) -> bool:
-        value = self.data.get(key, default)
-        if not isinstance(value, bool):
-            self.fail.wrong_type(self.at(key), "a boolean (true or false)", value)
-        return value
-
-    def tables(self, key: str) -> list[_Table]:
-        """An array of tables (absent: empty)."""
-        value = self.data.get(key, [])
-        items = self.fail.array(value, self.at(key))
-        return [
-            self.fail.table(item, f"{self.at(key)}[{index}]") for index, item in enumerate(items)
-        ]
-
-    def table(self, key: str) -> _Table | None:
-        if key not in self.data:
-            return None
-        return self.fail.table(self.data[key], self.at(key))
-
-
-class _Fail:
-    """Raises :class:`ScenarioError` for one file; also checks loose values (array items)."""
-
-    def __init__(self, file: str) -> None:
-        self.file = file
-
-    def __call__(self, code: str, message: str) -> NoReturn:
-        raise ScenarioError(self.file, code, message)
-
-    def wrong_type(self, path: str, expected: str, value: object) -> NoReturn:
-        self(CODE_TYPE, f"{path}: expected {expected}, got {_show(value)}")
-
-    def integer(self, value: object, path: str, low: int = 0, high: int = WORD_MAX) -> int:
-        if not isinstance(value, int) or isinstance(value, bool):
-            self.wrong_type(path, "an integer", value)
-        if not low <= value <= high:
-            self(CODE_VALUE, f"{path}: {value} is out of range {low}..{high}")
-        return value
-
-    def string(self, value: object, path: str) -> str:
-        if not isinstance(value, str):
-            self.wrong_type(path, "a string", value)
-        return value
-
-    def array(self, value: object, path: str) -> list[object]:
-        if not isinstance(value, list):
-            self.wrong_type(path, "an array", value)
-        return value
-
-    def table(self, value: object, path: str) -> _Table:
-        if not isinstance(value, dict):
-            self.wrong_type(path, "a table", value)
-        return _Table(self, path, value)
-
-    def ipv4(self, value: object, path: str) -> bytes:
-        text = self.string(value, path)
-        parts = text.split(".")
-        if len(parts) != 4 or not all(p.isdigit() and int(p) <= 255 for p in parts):
-            self(CODE_VALUE, f"{path}: {_quote(text)} is not an IPv4 address (a.b.c.d)")
-        return bytes(int(p) for p in parts)
-
-    def mac(self, value: object, path: str) -> bytes:
-        text = self.string(value, path)
-        if not MAC_TEXT.match(text):
-            self(CODE_VALUE, f"{path}: {_quote(text)} is not a MAC address (xx:xx:xx:xx:xx:xx)")
-        return bytes.fromhex(text.replace(":", ""))
-
-    def index_key(self, key: str, path: str, what: str, high: int = 0xFFFF) -> int:
-        if not INDEX_KEY.match(key):
-            self(CODE_VALUE, f"{path}: {what} must be an integer key, got {_quote(key)}")
-        value = int(key, 0)
-        if value > high:
-            self(CODE_VALUE, f"{path}: {what} {value} is out of range 0..{high}")
-        return value
-
-
-def _mac_text(mac: bytes) -> str:
-    return ":".join(f"{b:02x}" for b in mac)
-
-
-def _ip_text(ip: bytes) -> str:
-    return ".".join(str(b) for b in ip)
-
-
-# -- loading -----------------------------------------------------------------------------------
-
-
-def _parse_file(path: Path, file: str) -> dict[str, object]:
-    suffix = path.suffix.lower()
-    if suffix not in (".toml", ".json"):
-        raise ScenarioError(
-            file,
-            CODE_UNREADABLE,
-            f"a scenario is a .toml or .json file, got {_quote(path.suffix or path.name)}",
-        )
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(file, CODE_UNREADABLE, f"cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(file, CODE_UNREADABLE, "cannot read: not UTF-8 text") from None
-    if suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ScenarioError(
-                file, CODE_SYNTAX, f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno
-            ) from None
-        if not isinstance(data, dict):
-            raise ScenarioError(
-                file, CODE_TYPE, f"the top level must be a JSON object, got {_show(data)}"
-            )
-        return data
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        message = str(exc)
-        match = re.search(r" \(at line (\d+), column (\d+)\)$", message)
-        if match is None:
-            raise ScenarioError(file, CODE_SYNTAX, f"invalid TOML: {message}") from None
-        raise ScenarioError(
-            file,
-            CODE_SYNTAX,
-            f"invalid TOML: {message[: match.start()]}",
-            line=int(match.group(1)),
-            column=int(match.group(2)),
-        ) from None
-
-
 def load_scenario(path: str | Path) -> Scenario:
     """Read, check and build the scenario at ``path`` (errors name it as given)."""
     file = str(path)
-    data = _parse_file(Path(path), file)
+    data = parse_file(Path(path), file)
     return _Builder(file, Path(path).parent).build(data)
 
 
@@ -376,10 +140,13 @@ TENANT_KEYS = (
     "privileged",
     "recirculate",
     "memory",
+    "arrays",
     "constants",
     "forwarding",
     "multicast",
 )
+CODE_KEYS = ("file", "name", "tenant", "prolog_slot", "owners")
+WATCH_KEYS = ("label", "switch", "pipe", "tenant", "eu", "lane", "vaddr", "array", "count")
 MEMORY_KEYS = {
     "segment": ("kind", "eu", "lane", "vaddr", "size", "values"),
     "null_segment": ("kind", "eu", "lane", "vaddr", "size"),
@@ -395,8 +162,7 @@ class _Builder:
     def __init__(self, file: str, directory: Path) -> None:
         self.file = file
         self.directory = directory
-        self.fail = _Fail(file)
-        self.programs: dict[Path, MachineProgram] = {}
+        self.fail = Fail(file)
 
     @contextmanager
     def refusals(self, path: str) -> Iterator[None]:
@@ -409,50 +175,9 @@ class _Builder:
     def resolve(self, relative: str) -> Path:
         return self.directory / relative
 
-    def program(self, table: _Table, key: str, profile: TargetProfile) -> MachineProgram:
-        """The program of a ``.dpfasm`` file or of a one-DPF object (``.dpfo``)."""
-        relative = table.string(key)
-        path = self.resolve(relative)
-        cached = self.programs.get(path)
-        if cached is not None:
-            return cached
-        where = table.at(key)
-        suffix = path.suffix.lower()
-        if suffix not in (".dpfasm", ".dpfo"):
-            self.fail(
-                CODE_FILE,
-                f"{where}: {_quote(relative)} is neither assembly (.dpfasm) nor an object (.dpfo)",
-            )
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            self.fail(CODE_FILE, f"{where}: cannot read {path}: {exc.strerror}")
-        if suffix == ".dpfo":
-            try:
-                obj = read_object(data, str(path), profile)
-            except DiagnosticError as exc:
-                self.fail(CODE_FILE, f"{where}: {exc.diagnostics[0].message}")
-            if len(obj.dpfs) != 1:
-                self.fail(CODE_FILE, f"{where}: {path} holds {len(obj.dpfs)} DPFs, not one")
-            program = obj.dpfs[0].program
-        else:
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                self.fail(CODE_FILE, f"{where}: cannot read {path}: not UTF-8 text")
-            try:
-                program = assemble(SourceFile(str(path), text), profile)
-            except DiagnosticError as exc:
-                note = Note(f"assembled for {where} of {self.file}")
-                raise DiagnosticError(
-                    [replace(d, notes=(*d.notes, note)) for d in exc.diagnostics]
-                ) from None
-        self.programs[path] = program
-        return program
-
     # -- the whole file ------------------------------------------------------------------------
     def build(self, data: dict[str, object]) -> Scenario:
-        top = _Table(self.fail, "", data)
+        top = Table(self.fail, "", data)
         top.only(*TOP_KEYS)
         profile = self.target(top)
         network = Network(profile, seed=top.integer("seed", 0, high=2**63 - 1))
@@ -464,9 +189,14 @@ class _Builder:
         self.links(network, top)
         configs = top.tables("config")
         targets = [self.config_target(network, table) for table in configs]
-        for table, (name, pipes) in zip(configs, targets, strict=True):
-            for code in table.tables("code"):
-                self.code(scenario, code, name, pipes)
+        self.files = CodeFiles.for_scenario(self.fail, self.file, profile)
+        entries = [
+            self.code(code, name, pipes)
+            for table, (name, pipes) in zip(configs, targets, strict=True)
+            for code in table.tables("code")
+        ]
+        scenario.images = link_switches(self.files, network, entries)
+        scenario.dpfs = deploy(self.files, network, entries, scenario.images)
         for table, (name, pipes) in zip(configs, targets, strict=True):
             self.configure(scenario, table, name, pipes)
         for index, table in enumerate(top.tables("packets")):
@@ -474,14 +204,14 @@ class _Builder:
         scenario.watches = [self.watch(scenario, table) for table in top.tables("watch")]
         return scenario
 
-    def target(self, top: _Table) -> TargetProfile:
+    def target(self, top: Table) -> TargetProfile:
         name = top.string("target", "tofino1")
         if name in BUILTIN_PROFILES:
             return BUILTIN_PROFILES[name]
         if not name.endswith(".toml"):
             self.fail(
                 CODE_VALUE,
-                f"target: unknown target {_quote(name)} (built-in: {', '.join(BUILTIN_PROFILES)};"
+                f"target: unknown target {quote(name)} (built-in: {', '.join(BUILTIN_PROFILES)};"
                 " or a .toml profile file)",
             )
         try:
@@ -490,14 +220,14 @@ class _Builder:
             self.fail(CODE_FILE, f"target: {exc}")
 
     # -- topology ------------------------------------------------------------------------------
-    def switch(self, network: Network, table: _Table) -> None:
+    def switch(self, network: Network, table: Table) -> None:
         table.only("name", "pipes", "ports_per_pipe", "switch_id")
         name = table.string("name")
         pipes = table.integer("pipes", 1, low=1, high=64)
         ports = table.integer("ports_per_pipe", 16, low=1, high=1024)
         switch_id = table.optional_integer("switch_id")
         if name in network.switches or name in network.hosts:
-            self.fail(CODE_TOPOLOGY, f"{table.at('name')}: the name {_quote(name)} is already used")
+            self.fail(CODE_TOPOLOGY, f"{table.at('name')}: the name {quote(name)} is already used")
         try:
             network.add_switch(name, pipes=pipes, ports_per_pipe=ports, switch_id=switch_id)
         except TopologyError as exc:
@@ -508,7 +238,7 @@ class _Builder:
         if name not in network.switches:
             self.fail(
                 CODE_UNKNOWN_NAME,
-                f"{path}: no switch named {_quote(name)} (switches: {_names(network.switches)})",
+                f"{path}: no switch named {quote(name)} (switches: {names(network.switches)})",
             )
         return name
 
@@ -517,15 +247,15 @@ class _Builder:
         if name not in network.hosts:
             self.fail(
                 CODE_UNKNOWN_NAME,
-                f"{path}: no host named {_quote(name)} (hosts: {_names(network.hosts)})",
+                f"{path}: no host named {quote(name)} (hosts: {names(network.hosts)})",
             )
         return name
 
-    def host(self, network: Network, table: _Table) -> None:
+    def host(self, network: Network, table: Table) -> None:
         table.only("name", "ip", "mac", "switch", "port")
         name = table.string("name")
         if name in network.switches or name in network.hosts:
-            self.fail(CODE_TOPOLOGY, f"{table.at('name')}: the name {_quote(name)} is already used")
+            self.fail(CODE_TOPOLOGY, f"{table.at('name')}: the name {quote(name)} is already used")
         ip = self.fail.ipv4(table.required("ip"), table.at("ip"))
         # the default MAC is derived from the address, so it is unique and reproducible
         mac = self.fail.mac(table.raw("mac"), table.at("mac")) if table.has("mac") else b"\2\0" + ip
@@ -540,10 +270,10 @@ class _Builder:
         text = self.fail.string(value, path)
         name, colon, number = text.rpartition(":")
         if not colon or not number.isdigit() or not name:
-            self.fail(CODE_VALUE, f'{path}: a link end is "switch:port", got {_quote(text)}')
+            self.fail(CODE_VALUE, f'{path}: a link end is "switch:port", got {quote(text)}')
         return self.switch_name(network, name, path), int(number)
 
-    def links(self, network: Network, top: _Table) -> None:
+    def links(self, network: Network, top: Table) -> None:
         items = self.fail.array(top.raw("links") if top.has("links") else [], "links")
         for index, item in enumerate(items):
             path = f"links[{index}]"
@@ -561,7 +291,7 @@ class _Builder:
                 self.fail(CODE_TOPOLOGY, f"{path}: {exc}")
 
     # -- per-switch configuration --------------------------------------------------------------
-    def config_target(self, network: Network, table: _Table) -> tuple[str, list[int] | None]:
+    def config_target(self, network: Network, table: Table) -> tuple[str, list[int] | None]:
         table.only("switch", "pipes", "code", "tenants", "routes", "default_port")
         name = self.switch_name(network, table.required("switch"), table.at("switch"))
         value = table.raw("pipes") if table.has("pipes") else "all"
@@ -575,46 +305,38 @@ class _Builder:
         last = len(network.switches[name].pipes) - 1
         return name, [self.fail.integer(v, f"{path}[{i}]", 0, last) for i, v in enumerate(value)]
 
-    def code(self, scenario: Scenario, table: _Table, switch: str, pipes: list[int] | None) -> None:
-        table.only("file", "name", "prolog_slot", "relocate", "owners")
-        program = self.program(table, "file", scenario.profile)
-        name = table.string("name", program.name)
-        last_slot = scenario.profile.code_slots_per_stage - 1
-        prolog_slot = table.optional_integer("prolog_slot", high=last_slot)
-        relocate = table.boolean("relocate", True)
+    def code(self, table: Table, switch: str, pipes: list[int] | None) -> CodeEntry:
+        table.only(*CODE_KEYS)
+        relative = table.string("file")
+        path = self.resolve(relative)
+        self.files.check_suffix(path, relative, table.at("file"), SUFFIXES)
         owners = None
         if table.has("owners"):
-            path = table.at("owners")
-            items = self.fail.array(table.raw("owners"), path)
-            owners = [
-                self.fail.integer(v, f"{path}[{i}]", 0, TENANT_MAX) for i, v in enumerate(items)
-            ]
-        if name in scenario.installed:
+            where = table.at("owners")
+            items = self.fail.array(table.raw("owners"), where)
+            owners = tuple(
+                self.fail.integer(v, f"{where}[{i}]", 0, TENANT_MAX) for i, v in enumerate(items)
+            )
+        last_slot = self.files.profile.code_slots_per_stage - 1
+        return CodeEntry(
+            path=table.path,
+            switch=switch,
+            pipes=None if pipes is None else tuple(sorted(set(pipes))),
+            file=path,
+            name=table.string("name") if table.has("name") else None,
+            tenant=table.optional_integer("tenant", high=TENANT_MAX),
+            prolog_slot=table.optional_integer("prolog_slot", high=last_slot),
+            owners=owners,
+        )
+
+    def installed(self, scenario: Scenario, text: str, path: str) -> tuple[str, LinkedDPF]:
+        found = scenario.dpfs.get(text)
+        if found is None:
             self.fail(
-                CODE_TOPOLOGY,
-                f"{table.at('name')}: a DPF named {_quote(name)} is already installed "
-                "(give this one another name)",
+                CODE_UNKNOWN_NAME,
+                f"{path}: no installed DPF named {quote(text)} (installed: {names(scenario.dpfs)})",
             )
-        control = scenario.network.switches[switch].control
-        # An explicit prolog slot is overwritten by install_program (that is how a DPF is
-        # replaced in place); in a scenario, two DPFs at one slot are a mistake.
-        for pipe in range(len(control.pipes)) if pipes is None else pipes:
-            if prolog_slot is not None and control.code_at(0, prolog_slot, pipe=pipe):
-                self.fail(
-                    CODE_VALUE,
-                    f"{table.at('prolog_slot')}: prolog slot {prolog_slot} of pipe {pipe} is "
-                    "already used by an earlier DPF",
-                )
-        with self.refusals(table.path):
-            installed = install_program(
-                control,
-                program,
-                prolog_slot=prolog_slot,
-                relocate=relocate,
-                owners=owners,
-                pipes=pipes,
-            )
-        scenario.installed[name] = (switch, installed)
+        return found
 
     def pointer(self, scenario: Scenario, value: object, path: str) -> PC | None:
         """``@switch:N``, ``@packet:N``, ``none`` or the name of an installed DPF."""
@@ -628,19 +350,18 @@ class _Builder:
                 self.fail(
                     CODE_VALUE,
                     f"{path}: a DPF pointer is @switch:N, @packet:N, none or the name of an "
-                    f"installed DPF, got {_quote(text)}",
+                    f"installed DPF, got {quote(text)}",
                 )
-        found = scenario.installed.get(text)
-        if found is None:
+        _switch, dpf = self.installed(scenario, text, path)
+        if dpf.entry is None:
             self.fail(
-                CODE_UNKNOWN_NAME,
-                f"{path}: no installed DPF named {_quote(text)} (installed: "
-                f"{_names(scenario.installed)})",
+                CODE_VALUE,
+                f"{path}: {quote(text)} is in-packet code, not installed in switch code memory",
             )
-        return found[1].entry
+        return PC(False, dpf.entry)
 
     def configure(
-        self, scenario: Scenario, table: _Table, switch: str, pipes: list[int] | None
+        self, scenario: Scenario, table: Table, switch: str, pipes: list[int] | None
     ) -> None:
         network = scenario.network
         control = network.switches[switch].control
@@ -648,7 +369,7 @@ class _Builder:
             self.tenant(scenario, tenant, switch, pipes)
         routes = table.table("routes")
         for key, value in routes.data.items() if routes is not None else ():
-            path = _key_path(table.at("routes"), key)
+            path = key_path(table.at("routes"), key)
             if key in network.hosts:
                 address = network.hosts[key].ip
             elif isinstance(value, dict):
@@ -669,7 +390,7 @@ class _Builder:
                 control.set_default_port(port_or_none, pipes=pipes)
 
     def tenant(
-        self, scenario: Scenario, table: _Table, switch: str, pipes: list[int] | None
+        self, scenario: Scenario, table: Table, switch: str, pipes: list[int] | None
     ) -> None:
         table.only(*TENANT_KEYS)
         control = scenario.network.switches[switch].control
@@ -682,7 +403,7 @@ class _Builder:
         if unauthorized not in ("drop", "pass"):
             self.fail(
                 CODE_VALUE,
-                f'{table.at("unauthorized")}: expected "drop" or "pass", got {_quote(unauthorized)}',
+                f'{table.at("unauthorized")}: expected "drop" or "pass", got {quote(unauthorized)}',
             )
         with self.refusals(table.path):
             control.authorize(
@@ -697,17 +418,18 @@ class _Builder:
             )
         for memory in table.tables("memory"):
             self.memory(control, memory, tenant, pipes)
+        self.arrays(scenario, table, tenant, switch, pipes)
         self.constants(control, table, tenant, pipes)
         forwarding = table.table("forwarding")
         for key, value in forwarding.data.items() if forwarding is not None else ():
-            path = _key_path(table.at("forwarding"), key)
+            path = key_path(table.at("forwarding"), key)
             index = self.fail.index_key(key, path, "a forwarding index")
             destination = self.destination(scenario, value, path, switch)
             with self.refusals(path):
                 control.set_forwarding(tenant, index, destination, pipes=pipes)
         multicast = table.table("multicast")
         for key, value in multicast.data.items() if multicast is not None else ():
-            path = _key_path(table.at("multicast"), key)
+            path = key_path(table.at("multicast"), key)
             group = self.fail.index_key(key, path, "a multicast group")
             items = self.fail.array(value, path)
             destinations = [
@@ -741,14 +463,14 @@ class _Builder:
         return Destination(port=port, ip_dst=ip, eth_dst=mac)
 
     def memory(
-        self, control: ControlPlane, table: _Table, tenant: int, pipes: list[int] | None
+        self, control: ControlPlane, table: Table, tenant: int, pipes: list[int] | None
     ) -> None:
         kind = table.string("kind")
         if kind not in MEMORY_KEYS:
             self.fail(
                 CODE_VALUE,
                 f'{table.at("kind")}: expected "segment", "null_segment" or "direct", '
-                f"got {_quote(kind)}",
+                f"got {quote(kind)}",
             )
         table.only(*MEMORY_KEYS[kind])
         eu = table.integer("eu", high=255)
@@ -775,8 +497,65 @@ class _Builder:
         with self.refusals(path):
             control.write_memory(tenant, eu, lane, vaddr, values, pipes=pipes)
 
+    def arrays(
+        self, scenario: Scenario, table: Table, tenant: int, switch: str, pipes: list[int] | None
+    ) -> None:
+        """``arrays = { "kvs.values0" = [w0, w1, ...], "kvs.index" = { 100 = w } }``: words
+        of the tenant's arrays the linked code placed (where: the switch's image)."""
+        given = table.table("arrays")
+        if given is None:
+            return
+        control = scenario.network.switches[switch].control
+        for name, value in given.data.items():
+            path = key_path(given.path, name)
+            request = self.request(scenario, switch, tenant, name, path)
+            if isinstance(value, list):
+                cells = [(i, item, f"{path}[{i}]") for i, item in enumerate(value)]
+            elif isinstance(value, dict):
+                cells = [
+                    (
+                        self.fail.index_key(k, key_path(path, k), "an array index", 0xFFFF_FFFF),
+                        item,
+                        key_path(path, k),
+                    )
+                    for k, item in value.items()
+                ]
+            else:
+                self.fail.wrong_type(path, "an array of words or a table index = word", value)
+            targets = [p for p in request.pipes if pipes is None or p in pipes]
+            for index, item, where in cells:
+                word = self.fail.integer(item, where)
+                if index >= request.size:
+                    self.fail(
+                        CODE_VALUE,
+                        f"{where}: index {index} is beyond `{name}` ({request.size} words)",
+                    )
+                with self.refusals(where):
+                    control.write_memory(
+                        tenant, request.eu, request.lane, index, [word], pipes=targets
+                    )
+
+    def request(
+        self, scenario: Scenario, switch: str, tenant: int, name: str, path: str
+    ) -> MemoryRequest:
+        """The memory request of tenant ``tenant``'s array ``name`` on ``switch``."""
+        image = scenario.images.get(switch)
+        found = [
+            r for r in (image[0].memory if image else ()) if r.tenant == tenant and r.array == name
+        ]
+        if not found:
+            known = sorted(
+                {r.array for r in (image[0].memory if image else ()) if r.tenant == tenant}
+            )
+            self.fail(
+                CODE_UNKNOWN_NAME,
+                f"{path}: the code of switch {switch} places no array {quote(name)} for tenant "
+                f"{tenant} (it places: {', '.join(known) or 'none'})",
+            )
+        return found[0]
+
     def constants(
-        self, control: ControlPlane, table: _Table, tenant: int, pipes: list[int] | None
+        self, control: ControlPlane, table: Table, tenant: int, pipes: list[int] | None
     ) -> None:
         """``constants = [v0, v1, ...]`` or ``constants = { 5 = v5 }``."""
         if not table.has("constants"):
@@ -788,9 +567,9 @@ class _Builder:
         elif isinstance(value, dict):
             entries = [
                 (
-                    self.fail.index_key(k, _key_path(path, k), "a constant index"),
+                    self.fail.index_key(k, key_path(path, k), "a constant index"),
                     item,
-                    _key_path(path, k),
+                    key_path(path, k),
                 )
                 for k, item in value.items()
             ]
@@ -802,7 +581,7 @@ class _Builder:
                 control.set_constant(tenant, index, word, pipes=pipes)
 
     # -- traffic -------------------------------------------------------------------------------
-    def packets(self, scenario: Scenario, table: _Table, origin: str) -> None:
+    def packets(self, scenario: Scenario, table: Table, origin: str) -> None:
         network = scenario.network
         if table.has("pcap"):
             table.only("from", "pcap", "repeat")
@@ -823,14 +602,7 @@ class _Builder:
         profile = scenario.profile
         header = SwitchVMHeader(gas=profile.default_gas)
         if table.has("code"):
-            program = self.program(table, "code", profile)
-            if not program.image().prologs:
-                self.fail(
-                    CODE_VALUE,
-                    f"{table.at('code')}: {program.name} has no in-packet code (install it in a "
-                    "config block and name it with dpf)",
-                )
-            header = program.header()
+            header = self.packet_code(scenario, table)
         dpf = header.dpf_ptr
         if table.has("dpf"):
             dpf = self.pointer(scenario, table.raw("dpf"), table.at("dpf"))
@@ -854,10 +626,10 @@ class _Builder:
             tenant_id=tenant,
             options=options,
             inner=build_inner(payload.encode()),
-            eth_src=_mac_text(source.mac),
-            eth_dst=_mac_text(target.mac),
-            ip_src=_ip_text(source.ip),
-            ip_dst=_ip_text(target.ip),
+            eth_src=mac_text(source.mac),
+            eth_dst=mac_text(target.mac),
+            ip_src=ip_text(source.ip),
+            ip_dst=ip_text(target.ip),
         )
         shown = ", ".join(f"{v:#x}" for v in stack)
         summary = f"to {receiver}, tenant {tenant}, dpf {dpf or 'none'}, stack [{shown}]"
@@ -866,17 +638,59 @@ class _Builder:
             label = origin if repeat == 1 else f"{origin} #{copy + 1}"
             scenario.packets.append(QueuedPacket(packet, sender, label, summary, frame))
 
-    def watch(self, scenario: Scenario, table: _Table) -> MemoryWatch:
-        table.only("label", "switch", "pipe", "tenant", "eu", "lane", "vaddr", "count")
+    def packet_code(self, scenario: Scenario, table: Table) -> SwitchVMHeader:
+        """The in-packet code ``code`` names: an installed in-packet DPF (its code from the
+        image, chain targets filled in), or a .dpfasm / one-DPF .dpfo file."""
+        text = table.string("code")
+        where = table.at("code")
+        if Path(text).suffix.lower() in SUFFIXES:
+            path = self.resolve(text)
+            self.files.check_suffix(path, text, where, (".dpfasm", ".dpfo"))
+            obj = self.files.object(path, where)
+            if len(obj.dpfs) != 1:
+                self.fail(CODE_FILE, f"{where}: {path} holds {len(obj.dpfs)} DPFs, not one")
+            program = obj.dpfs[0].program
+            if not program.image().prologs:
+                self.fail(
+                    CODE_VALUE,
+                    f"{where}: {program.name} has no in-packet code (install it in a config "
+                    "block and name it with dpf)",
+                )
+            return program.header()
+        _switch, dpf = self.installed(scenario, text, where)
+        if dpf.in_packet_options is None:
+            self.fail(
+                CODE_VALUE,
+                f"{where}: {quote(text)} is installed in switch code memory, not carried in "
+                "packets (name it with dpf)",
+            )
+        return decode_options(dpf.in_packet_options, scenario.profile)
+
+    def watch(self, scenario: Scenario, table: Table) -> MemoryWatch:
+        table.only(*WATCH_KEYS)
         network = scenario.network
         switch = self.switch_name(network, table.required("switch"), table.at("switch"))
+        tenant = table.integer("tenant", high=TENANT_MAX)
+        if table.has("array"):
+            # an array the switch's linked code placed: its EU and lane come from the image
+            for key in ("eu", "lane"):
+                if table.has(key):
+                    self.fail(
+                        CODE_VALUE, f"{table.at(key)}: give the array or eu and lane, not both"
+                    )
+            request = self.request(
+                scenario, switch, tenant, table.string("array"), table.at("array")
+            )
+            eu, lane = request.eu, request.lane
+        else:
+            eu, lane = table.integer("eu", high=255), table.integer("lane", high=255)
         watch = MemoryWatch(
             label=table.string("label", ""),
             switch=switch,
             pipe=table.integer("pipe", 0, high=len(network.switches[switch].pipes) - 1),
-            tenant=table.integer("tenant", high=TENANT_MAX),
-            eu=table.integer("eu", high=255),
-            lane=table.integer("lane", high=255),
+            tenant=tenant,
+            eu=eu,
+            lane=lane,
             vaddr=table.integer("vaddr", 0),
             count=table.integer("count", 1, low=1, high=4096),
         )

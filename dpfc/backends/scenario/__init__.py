@@ -1,0 +1,9 @@
+"""Scenario files for ``dpfc run``: a simulated network, its configuration, code and
+traffic as data (docs/simulator.md, "Scenario files"). Outside the simulator core: a
+scenario compiles, assembles and links code (:mod:`.code`) and deploys it through the
+simulator's switch driver."""
+
+from dpfc.backends.scenario.loader import MemoryWatch, QueuedPacket, Scenario, load_scenario
+from dpfc.backends.scenario.reader import ScenarioError
+
+__all__ = ["MemoryWatch", "QueuedPacket", "Scenario", "ScenarioError", "load_scenario"]

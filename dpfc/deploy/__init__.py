@@ -1,0 +1,34 @@
+"""Deploying install images on switches through the switch-driver protocol
+(:class:`dpfc.target.driver.SwitchDriver`): the ordered steps between two images
+(:mod:`.plan`) and their execution with rollback (:mod:`.apply`)."""
+
+from dpfc.deploy.apply import Deployment, execute
+from dpfc.deploy.plan import (
+    ClearCode,
+    GrantEntry,
+    MapMemory,
+    Revoke,
+    Step,
+    UnmapMemory,
+    WriteCode,
+    describe,
+    grant_of,
+    inverse,
+    plan,
+)
+
+__all__ = [
+    "ClearCode",
+    "Deployment",
+    "GrantEntry",
+    "MapMemory",
+    "Revoke",
+    "Step",
+    "UnmapMemory",
+    "WriteCode",
+    "describe",
+    "execute",
+    "grant_of",
+    "inverse",
+    "plan",
+]

@@ -1,0 +1,128 @@
+"""Deploying images through a :class:`~dpfc.target.driver.SwitchDriver`.
+
+A :class:`Deployment` is what dpfc knows a switch holds (an image, or nothing). Moving it to
+another image executes :func:`dpfc.deploy.plan.plan`'s steps one driver call at a time —
+optionally calling back between steps, so a test can send packets between any two writes
+— and, when the switch refuses a step, undoes the steps already done, newest first, so
+the switch is left as it was. :meth:`Deployment.link` links objects against the deployed
+image (nothing deployed moves) and applies the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from dpfc.deploy.plan import (
+    ClearCode,
+    GrantEntry,
+    MapMemory,
+    Step,
+    UnmapMemory,
+    WriteCode,
+    inverse,
+    plan,
+)
+from dpfc.link.format import image_bytes, image_id
+from dpfc.link.image import Image
+from dpfc.link.linker import LinkInput, LinkOptions, link
+from dpfc.target.driver import DriverError, SwitchDriver
+
+PROFILE_MISMATCH = "DPF7008"
+
+
+def execute(driver: SwitchDriver, step: Step) -> None:
+    """One driver call."""
+    if isinstance(step, WriteCode):
+        driver.write_code(step.stage, step.slot, step.word, step.pipes)
+    elif isinstance(step, ClearCode):
+        driver.clear_code(step.stage, step.slot, step.pipes)
+    elif isinstance(step, MapMemory):
+        r = step.request
+        driver.map_memory(r.tenant, r.eu, r.lane, r.mapping, r.size, step.pipes)
+    elif isinstance(step, UnmapMemory):
+        r = step.request
+        driver.unmap_memory(r.tenant, r.eu, r.lane, r.mapping, r.size, step.pipes)
+    elif isinstance(step, GrantEntry):
+        driver.grant(step.tenant, step.grant, step.pipes)
+    else:
+        driver.revoke(step.tenant, step.pipes)
+
+
+class Deployment:
+    """The image a switch holds, and how it changes."""
+
+    def __init__(self, driver: SwitchDriver, image: Image | None = None) -> None:
+        self.driver = driver
+        self.image = image
+
+    @property
+    def image_id(self) -> str | None:
+        return None if self.image is None else image_id(image_bytes(self.image))
+
+    def check(self, image: Image) -> None:
+        """The image is for this switch's profile and pipes (DPF7008)."""
+        profile = self.driver.profile
+        if image.profile.fingerprint() != profile.fingerprint():
+            raise DriverError(
+                PROFILE_MISMATCH,
+                f"the image is for target `{image.profile.name}`, the switch is `{profile.name}`",
+            )
+        if image.pipes != self.driver.pipe_count:
+            raise DriverError(
+                PROFILE_MISMATCH,
+                f"the image is for a switch of {image.pipes} pipes, this one has "
+                f"{self.driver.pipe_count}",
+            )
+
+    def plan(self, image: Image | None) -> list[Step]:
+        return plan(self.image, image)
+
+    def apply(
+        self, image: Image | None, *, between: Callable[[Step], None] | None = None
+    ) -> list[Step]:
+        """Make the switch hold ``image`` (None: remove everything deployed); returns the
+        steps done. On a refused step the switch is rolled back and the error raised."""
+        if image is not None:
+            self.check(image)
+        steps = self.plan(image)
+        done: list[Step] = []
+        try:
+            for step in steps:
+                execute(self.driver, step)
+                done.append(step)
+                if between is not None:
+                    between(step)
+        except DriverError:
+            for step in reversed(done):
+                undo = inverse(step)
+                if undo is not None:
+                    execute(self.driver, undo)
+            raise
+        self.image = image
+        return steps
+
+    def link(
+        self,
+        inputs: Sequence[LinkInput],
+        options: LinkOptions | None = None,
+        *,
+        between: Callable[[Step], None] | None = None,
+    ) -> Image:
+        """Link ``inputs`` into the deployed image (nothing deployed moves) and apply it."""
+        options = options or LinkOptions()
+        linked = link(
+            inputs,
+            replace(
+                options,
+                profile=options.profile or self.driver.profile,
+                pipes=options.pipes or self.driver.pipe_count,
+                base=self.image,
+                base_id=self.image_id,
+            ),
+        )
+        self.apply(linked, between=between)
+        return linked
+
+
+__all__ = ["Deployment", "execute"]

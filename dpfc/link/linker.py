@@ -1,0 +1,447 @@
+"""``dpfc link``: objects (and a base image) -> one install image for one switch.
+
+Contract of :func:`link`:
+
+* every object, the base image and the extern images are for one target profile
+  (fingerprints equal, DPF7008); the image has ``pipes`` pipes (the base's, else 1);
+* each object's DPFs become instances of one tenant; a tenant's symbol defined twice
+  (in the objects or the base) is DPF7002, naming both objects and the source;
+* in-switch DPFs are installed; an in-packet DPF is installed too when a linked DPF
+  chains to it or ``install`` names it (its switch form; DPF7007 when it has none), and
+  keeps its in-packet code, with chain targets filled in, for the packets that carry it;
+* a chain target is the same tenant's instance of the symbol in the objects or the base,
+  else the only instance in an extern image (a DPF installed on another switch); a target
+  found nowhere is DPF7001 at the chaining source line; DPFs are placed targets first
+  (a cycle of chains is DPF7006);
+* code goes through :class:`~dpfc.link.place.CodeMemory`: identical bundles share a slot,
+  base slots never move, ``entries`` pins prolog slots (DPF7010 when taken);
+* ``replace`` maps base instances (``tenant:symbol``) to the linked instances that replace
+  them in place: the new code goes to free slots (the old code stays in use until the
+  switch moves to the new image), its prolog overwrites the old prolog slot, and the old
+  code's other slots leave the image;
+* the code of ``private`` instances shares no slot with other code (a back end may then
+  limit its slots to their owners);
+* memory, permissions, steering and capacity: :mod:`dpfc.link.resources`;
+* the result is deterministic: the same inputs (objects in the same order) give the same
+  image, and so the same bytes and id.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from dpfc.diagnostics import DiagnosticError
+from dpfc.encoding.header import encode_options
+from dpfc.isa.bundle import PC, PROLOG_STAGE
+from dpfc.link import errors
+from dpfc.link.edit import without
+from dpfc.link.image import (
+    ChainTarget,
+    ExternDPF,
+    Image,
+    LinkedDPF,
+    PlacedLabel,
+    dpf_key,
+    install_order,
+)
+from dpfc.link.place import CodeMemory, SlotConflict, place_program
+from dpfc.link.resources import (
+    Instance,
+    check_capacity,
+    memory_requests,
+    permission_entries,
+    steering_requests,
+)
+from dpfc.machine.program import MachineProgram, Placement
+from dpfc.objfile.model import ObjectFile
+from dpfc.target.profile import TargetProfile
+
+
+@dataclass(frozen=True)
+class LinkInput:
+    """An object, linked for one tenant (None: shared code for no tenant, which may bind
+    no arrays and gets no permission entry)."""
+
+    obj: ObjectFile
+    tenant: int | None = 1
+
+
+@dataclass(frozen=True)
+class LinkOptions:
+    profile: TargetProfile | None = None  # --target: must match the objects
+    pipes: int | None = None  # --pipes (default: the base's, else 1)
+    place: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # symbol glob -> pipes
+    entries: Mapping[str, int] = field(default_factory=dict)  # symbol -> prolog slot
+    install: tuple[str, ...] = ()  # in-packet symbols to install in switch code memory too
+    # base instance (tenant:symbol) -> the linked instance that replaces it in place
+    replace: Mapping[str, str] = field(default_factory=dict)
+    private: frozenset[str] = frozenset()  # instances (tenant:symbol) that share no code
+    default_dpf: Mapping[int, str] = field(default_factory=dict)  # tenant -> symbol
+    base: Image | None = None
+    base_id: str | None = None
+    externs: tuple[tuple[Image, str], ...] = ()  # (image, its id)
+
+
+def link(inputs: Sequence[LinkInput], options: LinkOptions | None = None) -> Image:
+    """Link ``inputs`` (see the module docstring); raises DiagnosticError."""
+    options = options or LinkOptions()
+    profile = _profile(inputs, options)
+    base = options.base
+    pipes = options.pipes or (base.pipes if base is not None else 1)
+    if base is not None and pipes != base.pipes:
+        raise _option_error(f"--pipes {pipes} differs from the base image's {base.pipes} pipes")
+    replaced = _replaced(base, options)  # new key -> (old key, old prolog slot)
+    instances = _instances(inputs, options, pipes)
+    unknown = sorted(set(options.replace.values()) - {i.key for i in instances})
+    if unknown:
+        raise _option_error(f"--replace: {unknown[0]} is not among the DPFs linked")
+    by_key = {i.key: i for i in instances}
+    installed = _installed(instances, options)
+    order = _chain_order(instances, by_key)
+    memory = CodeMemory(profile, pipes)
+    if base is not None:
+        memory.load(base.code)
+        for old_key, _entry in replaced.values():
+            memory.rename_user(old_key, old_key + OLD)
+        base = without(base, [old for old, _entry in replaced.values()])
+    placed: dict[str, LinkedDPF] = {d.key: d for d in (base.dpfs if base else ())}
+    externs: dict[str, ExternDPF] = {}
+    programs: dict[str, MachineProgram] = {}
+    for instance in order:
+        chains = _chains(instance, placed, options, externs)
+        linked, program = _place(
+            instance, chains, instance.key in installed, memory, options, replaced.get(instance.key)
+        )
+        placed[instance.key] = linked
+        programs[instance.key] = program
+    for old_key, _entry in replaced.values():
+        memory.drop_user(old_key + OLD)
+    memory_list = memory_requests(base.memory if base else (), instances)
+    permissions = permission_entries(
+        base.permissions if base else (), instances, programs, profile, options.default_dpf
+    )
+    steering = steering_requests(base.steering if base else (), instances, programs)
+    check_capacity(profile, pipes, memory, memory_list, permissions, steering)
+    code = memory.slots()
+    dpfs = tuple(placed[k] for k in sorted(placed, key=_key_order))
+    return Image(
+        profile=profile,
+        pipes=pipes,
+        code=code,
+        dpfs=dpfs,
+        externs=tuple(
+            sorted((*(base.externs if base else ()), *externs.values()), key=_extern_order)
+        ),
+        memory=memory_list,
+        permissions=permissions,
+        steering=steering,
+        install=install_order(code, memory_list, permissions, profile.num_eus),
+        base=options.base_id,
+    )
+
+
+OLD = "#replaced"  # what a replaced instance is called while its new code is placed
+
+
+def _replaced(base: Image | None, options: LinkOptions) -> dict[str, tuple[str, int | None]]:
+    """New instance -> (the base instance it replaces, whose prolog slot it takes)."""
+    out: dict[str, tuple[str, int | None]] = {}
+    for old, new in options.replace.items():
+        found = [d for d in (base.dpfs if base else ()) if d.key == old]
+        if not found:
+            raise _option_error(f"--replace {old} names no DPF of the base image")
+        out[new] = (old, found[0].entry)
+    return out
+
+
+def _key_order(key: str) -> tuple[int, str]:
+    tenant, symbol = key.split(":", 1)
+    return (-1 if tenant == "*" else int(tenant)), symbol
+
+
+def _extern_order(extern: ExternDPF) -> tuple[int, str]:
+    return (-1 if extern.tenant is None else extern.tenant), extern.symbol
+
+
+def _owner(tenant: int | None) -> str:
+    return "(shared code)" if tenant is None else f"of tenant {tenant}"
+
+
+def _option_error(message: str) -> DiagnosticError:
+    return DiagnosticError(errors.diagnostic(errors.BAD_OPTION, message))
+
+
+def _profile(inputs: Sequence[LinkInput], options: LinkOptions) -> TargetProfile:
+    """The one profile of every object, the base and the externs."""
+    named: list[tuple[str, TargetProfile]] = [(i.obj.path, i.obj.profile) for i in inputs]
+    if options.profile is not None:
+        named.insert(0, ("--target", options.profile))
+    if options.base is not None:
+        named.append(("the base image", options.base.profile))
+    named += [(f"extern image {ident[:16]}", image.profile) for image, ident in options.externs]
+    if not named:
+        raise _option_error("nothing to link: give objects (or --base)")
+    first_name, first = named[0]
+    for name, profile in named[1:]:
+        if profile.fingerprint() != first.fingerprint():
+            raise DiagnosticError(
+                errors.diagnostic(
+                    errors.PROFILE_MISMATCH,
+                    f"{name} is for target `{profile.name}`, but {first_name} is for "
+                    f"`{first.name}`: one image holds code for one target profile",
+                )
+            )
+    return first
+
+
+def _instances(inputs: Sequence[LinkInput], options: LinkOptions, pipes: int) -> list[Instance]:
+    seen: dict[str, Instance] = {}
+    base = {d.key: d for d in (options.base.dpfs if options.base else ())}
+    used_patterns: set[str] = set()
+    for item in inputs:
+        if item.tenant is not None and not 0 <= item.tenant < 1 << 24:
+            raise _option_error(f"tenant {item.tenant} is not a 24-bit Geneve VNI")
+        for dpf in item.obj.dpfs:
+            key = dpf_key(item.tenant, dpf.symbol)
+            first = seen.get(key)
+            old = base.get(key)
+            if first is not None or (old is not None and key not in options.replace):
+                other = (
+                    first.object
+                    if first is not None
+                    else f"the base image ({old.object if old is not None else '?'})"
+                )
+                raise DiagnosticError(
+                    errors.diagnostic(
+                        errors.DUPLICATE,
+                        f"DPF `{dpf.symbol}` {_owner(item.tenant)} is defined twice: in "
+                        f"{item.obj.path} and in {other}",
+                        dpf.location,
+                        notes=(("the other definition", first.location if first else None),),
+                        hint="link each module once per tenant",
+                    )
+                )
+            chosen = _pipes_of(dpf.symbol, options, pipes, used_patterns)
+            seen[key] = Instance(key, item.tenant, dpf, item.obj.path, dpf.program.app_id, chosen)
+    unused = sorted(set(options.place) - used_patterns)
+    if unused:
+        raise _option_error(f"--place {unused[0]} names no DPF of the objects linked")
+    return list(seen.values())
+
+
+def _pipes_of(symbol: str, options: LinkOptions, pipes: int, used: set[str]) -> frozenset[int]:
+    for pattern, chosen in options.place.items():
+        if fnmatch.fnmatchcase(symbol, pattern):
+            used.add(pattern)
+            bad = [p for p in chosen if not 0 <= p < pipes]
+            if bad:
+                raise _option_error(
+                    f"--place {pattern}: pipe {bad[0]} does not exist (the image has "
+                    f"pipes 0..{pipes - 1}; --pipes sets how many)"
+                )
+            return frozenset(chosen)
+    return frozenset(range(pipes))
+
+
+def _installed(instances: Sequence[Instance], options: LinkOptions) -> set[str]:
+    """Keys of the instances whose code goes to switch code memory."""
+    keys = {i.key for i in instances}
+    out = {i.key for i in instances if i.dpf.program.placement is Placement.SWITCH}
+    out |= {i.key for i in instances if i.dpf.symbol in options.install}
+    missing = sorted(set(options.install) - {i.dpf.symbol for i in instances})
+    if missing:
+        raise _option_error(f"--install {missing[0]} names no DPF of the objects linked")
+    for instance in instances:
+        for relocation in instance.dpf.program.relocations:
+            target = dpf_key(instance.tenant, relocation.target)
+            if target in keys:
+                out.add(target)
+    return out
+
+
+def _chain_order(instances: Sequence[Instance], by_key: Mapping[str, Instance]) -> list[Instance]:
+    """Chain targets before the DPFs that chain to them (input order otherwise)."""
+    order: list[Instance] = []
+    state: dict[str, str] = {}
+
+    def visit(instance: Instance, path: list[Instance]) -> None:
+        if state.get(instance.key) == "done":
+            return
+        if state.get(instance.key) == "open":
+            cycle = [*path[path.index(instance) :], instance]
+            raise DiagnosticError(
+                errors.diagnostic(
+                    errors.CHAIN_CYCLE,
+                    "DPFs chain to each other in a cycle: "
+                    + " -> ".join(f"`{i.dpf.symbol}`" for i in cycle),
+                    instance.location,
+                    hint="a packet may not run a DPF again through chaining",
+                )
+            )
+        state[instance.key] = "open"
+        for relocation in instance.dpf.program.relocations:
+            target = by_key.get(dpf_key(instance.tenant, relocation.target))
+            if target is not None:
+                visit(target, [*path, instance])
+        state[instance.key] = "done"
+        order.append(instance)
+
+    for instance in instances:
+        visit(instance, [])
+    return order
+
+
+def _chains(
+    instance: Instance,
+    placed: Mapping[str, LinkedDPF],
+    options: LinkOptions,
+    externs: dict[str, ExternDPF],
+) -> dict[str, PC]:
+    """label -> the prolog PC its NEXT_PC names."""
+    out: dict[str, PC] = {}
+    for relocation in instance.dpf.program.relocations:
+        target = placed.get(dpf_key(instance.tenant, relocation.target))
+        entry = target.entry if target is not None else None
+        if target is not None and entry is None:
+            raise DiagnosticError(
+                errors.diagnostic(
+                    errors.NOT_INSTALLABLE,
+                    f"`{relocation.target}` {_owner(instance.tenant)} is in the base image "
+                    "but not installed in switch code memory, so nothing can chain to it",
+                    instance.dpf.line_location(relocation.label, "NEXT_PC"),
+                    hint=f"link it again with --install {relocation.target}",
+                )
+            )
+        if entry is None:
+            extern = _extern(relocation.target, instance.tenant, options)
+            if extern is None:
+                raise DiagnosticError(
+                    errors.diagnostic(
+                        errors.UNRESOLVED,
+                        f"{instance.object}: `{instance.dpf.symbol}` chains to "
+                        f"`{relocation.target}`, which no object, base or extern image "
+                        "linked defines",
+                        instance.dpf.line_location(relocation.label, "NEXT_PC"),
+                        hint="link its object too, or --extern the image of the switch "
+                        "that installs it",
+                    )
+                )
+            externs[dpf_key(extern.tenant, extern.symbol)] = extern
+            entry = extern.entry
+        out[relocation.label] = PC(False, entry)
+    return out
+
+
+def _extern(symbol: str, tenant: int | None, options: LinkOptions) -> ExternDPF | None:
+    found = [
+        ExternDPF(d.symbol, d.tenant, d.entry, ident)
+        for image, ident in options.externs
+        for d in image.dpfs
+        if d.symbol == symbol and d.entry is not None
+    ]
+    own = [e for e in found if e.tenant == tenant]
+    if own:
+        return own[0]
+    return found[0] if len({(e.tenant, e.entry) for e in found}) == 1 else None
+
+
+def _place(
+    instance: Instance,
+    chains: Mapping[str, PC],
+    installed: bool,
+    memory: CodeMemory,
+    options: LinkOptions,
+    replacing: tuple[str, int | None] | None = None,
+) -> tuple[LinkedDPF, MachineProgram]:
+    dpf = instance.dpf
+    program = dpf.program
+    encoded = dpf.encoded
+    labels: list[PlacedLabel] = []
+    entry: int | None = None
+    options_bytes = None
+    runs = program
+    if installed:
+        form = program
+        if program.placement is Placement.PACKET:
+            if encoded.switch_form is None:
+                raise DiagnosticError(
+                    errors.diagnostic(
+                        errors.NOT_INSTALLABLE,
+                        f"`{dpf.symbol}` cannot be installed in switch code memory "
+                        f"({encoded.switch_problem}), but a linked DPF chains to it",
+                        dpf.location,
+                    )
+                )
+            form = program.as_switch()
+        try:
+            entry_at = options.entries.get(dpf.symbol)
+            if replacing is not None and replacing[1] is not None:
+                entry_at = replacing[1]
+            done = place_program(
+                memory,
+                form,
+                instance.pipes,
+                instance.key,
+                chains,
+                entry_at=entry_at,
+                replacing=None if replacing is None else replacing[0] + OLD,
+                private=instance.key in options.private,
+            )
+        except SlotConflict as exc:
+            raise DiagnosticError(
+                errors.diagnostic(
+                    errors.SLOT_TAKEN,
+                    f"prolog slot {exc.slot}, asked for `{dpf.symbol}`, holds other code "
+                    f"(of {', '.join(exc.users)})",
+                    dpf.location,
+                )
+            ) from None
+        entry = done.slots[(PROLOG_STAGE, form.entry.index)]
+        labels = [PlacedLabel(b.label, b.stage, b.pc.index) for b in done.program.bundles]
+        runs = done.program
+    if program.placement is Placement.PACKET:
+        packet = place_program(
+            memory,
+            program,
+            instance.pipes,
+            instance.key,
+            chains,
+            private=instance.key in options.private,
+        )
+        header = packet.program.header()
+        options_bytes = encode_options(header, program.profile).data
+        if not installed:
+            labels = [
+                PlacedLabel(b.label, b.stage, b.pc.index, b.pc.in_packet)
+                for b in packet.program.bundles
+            ]
+            runs = packet.program
+    linked = LinkedDPF(
+        symbol=dpf.symbol,
+        tenant=instance.tenant,
+        module=_module(dpf.symbol),
+        object=instance.object,
+        placement=program.placement.value,
+        pipes=tuple(sorted(instance.pipes)),
+        app_id=program.app_id,
+        params=dpf.params,
+        entry=entry,
+        labels=tuple(sorted(labels, key=lambda p: (p.stage, p.in_packet, p.slot, p.label))),
+        chains=tuple(
+            ChainTarget(label, r.target, pc.index)
+            for r in program.relocations
+            for label, pc in chains.items()
+            if r.label == label
+        ),
+        in_packet_options=options_bytes,
+    )
+    return linked, replace(runs, relocations=())
+
+
+def _module(symbol: str) -> str:
+    return symbol.rsplit(".", 1)[0] if "." in symbol else symbol
+
+
+__all__ = ["LinkInput", "LinkOptions", "link"]
