@@ -68,6 +68,7 @@ def _image(path: str, profile: TargetProfile | None) -> tuple[Image, str]:
 @click.option("--tenant", default="1", show_default=True, help="tenant of OBJ without @TENANT")
 @click.option("--pipes", default=None, help="pipes of the switch (default: the base's, else 1)")
 @click.option("--base", "base", default=None, help="an image to extend; nothing in it moves")
+@click.option("--dpf", "only", multiple=True, help="SYMBOL: link only these DPFs of the objects")
 @click.option(
     "--place", multiple=True, help="SYMBOL=P,Q: run DPFs matching SYMBOL (a glob) on these pipes"
 )
@@ -89,6 +90,7 @@ def link_command(
     tenant: str,
     pipes: str | None,
     base: str | None,
+    only: tuple[str, ...],
     place: tuple[str, ...],
     entry: tuple[str, ...],
     install: tuple[str, ...],
@@ -121,6 +123,7 @@ def link_command(
     options = LinkOptions(
         profile=profile,
         pipes=pipe_count,
+        only=only,
         place=placements,
         entries=entries,
         install=install,

@@ -4,7 +4,8 @@ Contract of :func:`link`:
 
 * every object, the base image and the extern images are for one target profile
   (fingerprints equal, DPF7008); the image has ``pipes`` pipes (the base's, else 1);
-* each object's DPFs become instances of one tenant; a tenant's symbol defined twice
+* each object's DPFs (those ``only`` names, when given) become instances of one tenant;
+  a tenant's symbol defined twice
   (in the objects or the base) is DPF7002, naming both objects and the source;
 * in-switch DPFs are installed; an in-packet DPF is installed too when a linked DPF
   chains to it or ``install`` names it (its switch form; DPF7007 when it has none), and
@@ -72,6 +73,7 @@ class LinkInput:
 class LinkOptions:
     profile: TargetProfile | None = None  # --target: must match the objects
     pipes: int | None = None  # --pipes (default: the base's, else 1)
+    only: tuple[str, ...] = ()  # --dpf: link only these DPFs of the objects (default: all)
     place: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # symbol glob -> pipes
     entries: Mapping[str, int] = field(default_factory=dict)  # symbol -> prolog slot
     install: tuple[str, ...] = ()  # in-packet symbols to install in switch code memory too
@@ -204,6 +206,8 @@ def _instances(inputs: Sequence[LinkInput], options: LinkOptions, pipes: int) ->
         if item.tenant is not None and not 0 <= item.tenant < 1 << 24:
             raise _option_error(f"tenant {item.tenant} is not a 24-bit Geneve VNI")
         for dpf in item.obj.dpfs:
+            if options.only and dpf.symbol not in options.only:
+                continue
             key = dpf_key(item.tenant, dpf.symbol)
             first = seen.get(key)
             old = base.get(key)
@@ -225,6 +229,9 @@ def _instances(inputs: Sequence[LinkInput], options: LinkOptions, pipes: int) ->
                 )
             chosen = _pipes_of(dpf.symbol, options, pipes, used_patterns)
             seen[key] = Instance(key, item.tenant, dpf, item.obj.path, dpf.program.app_id, chosen)
+    missing = sorted(set(options.only) - {d.symbol for i in inputs for d in i.obj.dpfs})
+    if missing:
+        raise _option_error(f"--dpf {missing[0]} names no DPF of the objects linked")
     unused = sorted(set(options.place) - used_patterns)
     if unused:
         raise _option_error(f"--place {unused[0]} names no DPF of the objects linked")
