@@ -86,10 +86,10 @@ def test_no_placeholder_survives_linking() -> None:
     assert image.dpf("kvs.cache_get", 7).chains[0].target == "count_min.count_min"
 
 
-def test_the_install_order_writes_prologs_last_and_memory_first() -> None:
+def test_the_install_order_writes_prologs_last_and_tables_first() -> None:
     image = kvs_image(7)
     kinds = [step.kind for step in image.install]
-    assert kinds == sorted(kinds, key=["memory", "permission", "code", "default_dpf"].index)
+    assert kinds == sorted(kinds, key=["permission", "memory", "code", "default_dpf"].index)
     ranks = [
         install_rank(image.code[s.index].stage, TOFINO1.num_eus)
         for s in image.install

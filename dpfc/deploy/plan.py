@@ -5,8 +5,8 @@ must hold and lists the driver calls, in an order that keeps every packet on a w
 (paper §3.6.2, "replacing the prolog only after all other stages of a DPF have been stored
 in the switch"):
 
-1. memory mappings, then permission entries (without a default DPF that is not yet
-   installed) — what the new code touches exists before the code;
+1. permission entries (keeping a default DPF the new one replaces until step 3), then
+   memory mappings — what the new code touches exists before the code;
 2. new code words, from the epilog back to EU0, then the prologs: a prolog is written
    after everything it reaches, so a packet sees the old DPF or the whole new one (an
    in-place replacement is the overwrite of the old prolog slot);
@@ -122,14 +122,7 @@ def plan(old: Image | None, new: Image | None) -> list[Step]:
     after = new if new is not None else _empty_like(reference)
     num_eus = after.profile.num_eus
     steps: list[Step] = []
-    # 1. memory and permissions
-    old_memory = {(r.tenant, r.array): r for r in before.memory}
-    new_memory = {(r.tenant, r.array): r for r in after.memory}
-    for key, request in new_memory.items():
-        was = old_memory.get(key)
-        extra = tuple(sorted(set(request.pipes) - set(was.pipes if was else ())))
-        if extra:
-            steps.append(MapMemory(request, extra))
+    # 1. permissions, then memory (a switch maps memory for a tenant it knows)
     old_grants = {e.tenant: (e, grant_of(e, before)) for e in before.permissions}
     final: list[GrantEntry] = []
     for entry in after.permissions:
@@ -143,6 +136,13 @@ def plan(old: Image | None, new: Image | None) -> list[Step]:
             steps.append(GrantEntry(entry.tenant, early, entry.pipes, was_grant))
         if early != grant:
             final.append(GrantEntry(entry.tenant, grant, entry.pipes, early))
+    old_memory = {(r.tenant, r.array): r for r in before.memory}
+    new_memory = {(r.tenant, r.array): r for r in after.memory}
+    for key, request in new_memory.items():
+        was = old_memory.get(key)
+        extra = tuple(sorted(set(request.pipes) - set(was.pipes if was else ())))
+        if extra:
+            steps.append(MapMemory(request, extra))
     # 2. code, epilog back to EU0, prologs last
     old_code = {(c.stage, c.slot): c for c in before.code}
     new_code = {(c.stage, c.slot): c for c in after.code}

@@ -277,7 +277,7 @@ class _Reader:
         install = tuple(steps)
         if install != install_order(code, memory, permissions, profile.num_eus):
             top.reject(
-                "`install` is not the install order (memory, permissions, code from the "
+                "`install` is not the install order (permissions, memory, code from the "
                 "epilog back to the prologs, default DPFs) of the image's items"
             )
         return Image(

@@ -6,7 +6,7 @@ bundle is that word, with the users named), where each DPF lives (its prolog slo
 slots of its bundles, or its in-packet code with chain targets filled in), the memory each
 tenant's arrays need, the permission entries (app ids, the metadata / privileged /
 recirculate bits the code needs, the default DPF) and the steering indices the code names.
-``install`` orders all of it: memory and permissions, then code from the epilog back to
+``install`` orders all of it: permissions and memory, then code from the epilog back to
 EU0, then the prologs, then default-DPF pointers; removal runs it backwards. The byte form
 is :mod:`dpfc.link.format` (docs/bundle.md).
 """
@@ -191,9 +191,9 @@ def install_order(
     permissions: tuple[PermissionEntry, ...],
     num_eus: int,
 ) -> tuple[InstallStep, ...]:
-    """Memory, permissions, code from the epilog back to the prologs, default DPFs last."""
-    steps = [InstallStep("memory", i) for i in range(len(memory))]
-    steps += [InstallStep("permission", i) for i in range(len(permissions))]
+    """Permissions, memory, code from the epilog back to the prologs, default DPFs last."""
+    steps = [InstallStep("permission", i) for i in range(len(permissions))]
+    steps += [InstallStep("memory", i) for i in range(len(memory))]
     ranked = sorted(
         range(len(code)), key=lambda i: (install_rank(code[i].stage, num_eus), code[i].slot)
     )
