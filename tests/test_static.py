@@ -30,15 +30,3 @@ def test_mypy_strict() -> None:
         pytest.fail("mypy is not installed: run `pip install -e '.[test]'`")
     result = _run(sys.executable, "-m", "mypy")
     assert result.returncode == 0, result.stdout + result.stderr
-
-
-def test_adapters_confine_third_party_imports() -> None:
-    """lark only in dpfc/parsing.py, scapy only in dpfc/packet/layers.py."""
-    confined = {"lark": {"dpfc/parsing.py"}, "scapy": {"dpfc/packet/layers.py"}}
-    for library, allowed in confined.items():
-        users = {
-            str(path.relative_to(ROOT))
-            for path in (ROOT / "dpfc").rglob("*.py")
-            if f"import {library}" in path.read_text() or f"from {library}" in path.read_text()
-        }
-        assert users <= allowed, f"{library} imported outside its adapter: {users - allowed}"

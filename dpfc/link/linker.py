@@ -29,9 +29,8 @@ Contract of :func:`link`:
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from dpfc.diagnostics import DiagnosticError
 from dpfc.encoding.header import encode_options
@@ -47,6 +46,16 @@ from dpfc.link.image import (
     dpf_key,
     install_order,
 )
+from dpfc.link.inputs import (
+    LinkInput,
+    LinkOptions,
+    chain_order,
+    installed,
+    instances,
+    option_error,
+    owner,
+    profile_of,
+)
 from dpfc.link.place import CodeMemory, SlotConflict, place_program
 from dpfc.link.resources import (
     Instance,
@@ -56,52 +65,24 @@ from dpfc.link.resources import (
     steering_requests,
 )
 from dpfc.machine.program import MachineProgram, Placement
-from dpfc.objfile.model import ObjectFile
-from dpfc.target.profile import TargetProfile
-
-
-@dataclass(frozen=True)
-class LinkInput:
-    """An object, linked for one tenant (None: shared code for no tenant, which may bind
-    no arrays and gets no permission entry)."""
-
-    obj: ObjectFile
-    tenant: int | None = 1
-
-
-@dataclass(frozen=True)
-class LinkOptions:
-    profile: TargetProfile | None = None  # --target: must match the objects
-    pipes: int | None = None  # --pipes (default: the base's, else 1)
-    only: tuple[str, ...] = ()  # --dpf: link only these DPFs of the objects (default: all)
-    place: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # symbol glob -> pipes
-    entries: Mapping[str, int] = field(default_factory=dict)  # symbol -> prolog slot
-    install: tuple[str, ...] = ()  # in-packet symbols to install in switch code memory too
-    # base instance (tenant:symbol) -> the linked instance that replaces it in place
-    replace: Mapping[str, str] = field(default_factory=dict)
-    private: frozenset[str] = frozenset()  # instances (tenant:symbol) that share no code
-    default_dpf: Mapping[int, str] = field(default_factory=dict)  # tenant -> symbol
-    base: Image | None = None
-    base_id: str | None = None
-    externs: tuple[tuple[Image, str], ...] = ()  # (image, its id)
 
 
 def link(inputs: Sequence[LinkInput], options: LinkOptions | None = None) -> Image:
     """Link ``inputs`` (see the module docstring); raises DiagnosticError."""
     options = options or LinkOptions()
-    profile = _profile(inputs, options)
+    profile = profile_of(inputs, options)
     base = options.base
     pipes = options.pipes or (base.pipes if base is not None else 1)
     if base is not None and pipes != base.pipes:
-        raise _option_error(f"--pipes {pipes} differs from the base image's {base.pipes} pipes")
+        raise option_error(f"--pipes {pipes} differs from the base image's {base.pipes} pipes")
     replaced = _replaced(base, options)  # new key -> (old key, old prolog slot)
-    instances = _instances(inputs, options, pipes)
-    unknown = sorted(set(options.replace.values()) - {i.key for i in instances})
+    linked = instances(inputs, options, pipes)
+    unknown = sorted(set(options.replace.values()) - {i.key for i in linked})
     if unknown:
-        raise _option_error(f"--replace: {unknown[0]} is not among the DPFs linked")
-    by_key = {i.key: i for i in instances}
-    installed = _installed(instances, options)
-    order = _chain_order(instances, by_key)
+        raise option_error(f"--replace: {unknown[0]} is not among the DPFs linked")
+    by_key = {i.key: i for i in linked}
+    to_install = installed(linked, options)
+    order = chain_order(linked, by_key)
     memory = CodeMemory(profile, pipes)
     if base is not None:
         memory.load(base.code)
@@ -113,18 +94,23 @@ def link(inputs: Sequence[LinkInput], options: LinkOptions | None = None) -> Ima
     programs: dict[str, MachineProgram] = {}
     for instance in order:
         chains = _chains(instance, placed, options, externs)
-        linked, program = _place(
-            instance, chains, instance.key in installed, memory, options, replaced.get(instance.key)
+        done, program = _place(
+            instance,
+            chains,
+            instance.key in to_install,
+            memory,
+            options,
+            replaced.get(instance.key),
         )
-        placed[instance.key] = linked
+        placed[instance.key] = done
         programs[instance.key] = program
     for old_key, _entry in replaced.values():
         memory.drop_user(old_key + OLD)
-    memory_list = memory_requests(base.memory if base else (), instances)
+    memory_list = memory_requests(base.memory if base else (), linked)
     permissions = permission_entries(
-        base.permissions if base else (), instances, programs, profile, options.default_dpf
+        base.permissions if base else (), linked, programs, profile, options.default_dpf
     )
-    steering = steering_requests(base.steering if base else (), instances, programs)
+    steering = steering_requests(base.steering if base else (), linked, programs)
     check_capacity(profile, pipes, memory, memory_list, permissions, steering)
     code = memory.slots()
     dpfs = tuple(placed[k] for k in sorted(placed, key=_key_order))
@@ -153,7 +139,7 @@ def _replaced(base: Image | None, options: LinkOptions) -> dict[str, tuple[str, 
     for old, new in options.replace.items():
         found = [d for d in (base.dpfs if base else ()) if d.key == old]
         if not found:
-            raise _option_error(f"--replace {old} names no DPF of the base image")
+            raise option_error(f"--replace {old} names no DPF of the base image")
         out[new] = (old, found[0].entry)
     return out
 
@@ -165,139 +151,6 @@ def _key_order(key: str) -> tuple[int, str]:
 
 def _extern_order(extern: ExternDPF) -> tuple[int, str]:
     return (-1 if extern.tenant is None else extern.tenant), extern.symbol
-
-
-def _owner(tenant: int | None) -> str:
-    return "(shared code)" if tenant is None else f"of tenant {tenant}"
-
-
-def _option_error(message: str) -> DiagnosticError:
-    return DiagnosticError(errors.diagnostic(errors.BAD_OPTION, message))
-
-
-def _profile(inputs: Sequence[LinkInput], options: LinkOptions) -> TargetProfile:
-    """The one profile of every object, the base and the externs."""
-    named: list[tuple[str, TargetProfile]] = [(i.obj.path, i.obj.profile) for i in inputs]
-    if options.profile is not None:
-        named.insert(0, ("--target", options.profile))
-    if options.base is not None:
-        named.append(("the base image", options.base.profile))
-    named += [(f"extern image {ident[:16]}", image.profile) for image, ident in options.externs]
-    if not named:
-        raise _option_error("nothing to link: give objects (or --base)")
-    first_name, first = named[0]
-    for name, profile in named[1:]:
-        if profile.fingerprint() != first.fingerprint():
-            raise DiagnosticError(
-                errors.diagnostic(
-                    errors.PROFILE_MISMATCH,
-                    f"{name} is for target `{profile.name}`, but {first_name} is for "
-                    f"`{first.name}`: one image holds code for one target profile",
-                )
-            )
-    return first
-
-
-def _instances(inputs: Sequence[LinkInput], options: LinkOptions, pipes: int) -> list[Instance]:
-    seen: dict[str, Instance] = {}
-    base = {d.key: d for d in (options.base.dpfs if options.base else ())}
-    used_patterns: set[str] = set()
-    for item in inputs:
-        if item.tenant is not None and not 0 <= item.tenant < 1 << 24:
-            raise _option_error(f"tenant {item.tenant} is not a 24-bit Geneve VNI")
-        for dpf in item.obj.dpfs:
-            if options.only and dpf.symbol not in options.only:
-                continue
-            key = dpf_key(item.tenant, dpf.symbol)
-            first = seen.get(key)
-            old = base.get(key)
-            if first is not None or (old is not None and key not in options.replace):
-                other = (
-                    first.object
-                    if first is not None
-                    else f"the base image ({old.object if old is not None else '?'})"
-                )
-                raise DiagnosticError(
-                    errors.diagnostic(
-                        errors.DUPLICATE,
-                        f"DPF `{dpf.symbol}` {_owner(item.tenant)} is defined twice: in "
-                        f"{item.obj.path} and in {other}",
-                        dpf.location,
-                        notes=(("the other definition", first.location if first else None),),
-                        hint="link each module once per tenant",
-                    )
-                )
-            chosen = _pipes_of(dpf.symbol, options, pipes, used_patterns)
-            seen[key] = Instance(key, item.tenant, dpf, item.obj.path, dpf.program.app_id, chosen)
-    missing = sorted(set(options.only) - {d.symbol for i in inputs for d in i.obj.dpfs})
-    if missing:
-        raise _option_error(f"--dpf {missing[0]} names no DPF of the objects linked")
-    unused = sorted(set(options.place) - used_patterns)
-    if unused:
-        raise _option_error(f"--place {unused[0]} names no DPF of the objects linked")
-    return list(seen.values())
-
-
-def _pipes_of(symbol: str, options: LinkOptions, pipes: int, used: set[str]) -> frozenset[int]:
-    for pattern, chosen in options.place.items():
-        if fnmatch.fnmatchcase(symbol, pattern):
-            used.add(pattern)
-            bad = [p for p in chosen if not 0 <= p < pipes]
-            if bad:
-                raise _option_error(
-                    f"--place {pattern}: pipe {bad[0]} does not exist (the image has "
-                    f"pipes 0..{pipes - 1}; --pipes sets how many)"
-                )
-            return frozenset(chosen)
-    return frozenset(range(pipes))
-
-
-def _installed(instances: Sequence[Instance], options: LinkOptions) -> set[str]:
-    """Keys of the instances whose code goes to switch code memory."""
-    keys = {i.key for i in instances}
-    out = {i.key for i in instances if i.dpf.program.placement is Placement.SWITCH}
-    out |= {i.key for i in instances if i.dpf.symbol in options.install}
-    missing = sorted(set(options.install) - {i.dpf.symbol for i in instances})
-    if missing:
-        raise _option_error(f"--install {missing[0]} names no DPF of the objects linked")
-    for instance in instances:
-        for relocation in instance.dpf.program.relocations:
-            target = dpf_key(instance.tenant, relocation.target)
-            if target in keys:
-                out.add(target)
-    return out
-
-
-def _chain_order(instances: Sequence[Instance], by_key: Mapping[str, Instance]) -> list[Instance]:
-    """Chain targets before the DPFs that chain to them (input order otherwise)."""
-    order: list[Instance] = []
-    state: dict[str, str] = {}
-
-    def visit(instance: Instance, path: list[Instance]) -> None:
-        if state.get(instance.key) == "done":
-            return
-        if state.get(instance.key) == "open":
-            cycle = [*path[path.index(instance) :], instance]
-            raise DiagnosticError(
-                errors.diagnostic(
-                    errors.CHAIN_CYCLE,
-                    "DPFs chain to each other in a cycle: "
-                    + " -> ".join(f"`{i.dpf.symbol}`" for i in cycle),
-                    instance.location,
-                    hint="a packet may not run a DPF again through chaining",
-                )
-            )
-        state[instance.key] = "open"
-        for relocation in instance.dpf.program.relocations:
-            target = by_key.get(dpf_key(instance.tenant, relocation.target))
-            if target is not None:
-                visit(target, [*path, instance])
-        state[instance.key] = "done"
-        order.append(instance)
-
-    for instance in instances:
-        visit(instance, [])
-    return order
 
 
 def _chains(
@@ -315,7 +168,7 @@ def _chains(
             raise DiagnosticError(
                 errors.diagnostic(
                     errors.NOT_INSTALLABLE,
-                    f"`{relocation.target}` {_owner(instance.tenant)} is in the base image "
+                    f"`{relocation.target}` {owner(instance.tenant)} is in the base image "
                     "but not installed in switch code memory, so nothing can chain to it",
                     instance.dpf.line_location(relocation.label, "NEXT_PC"),
                     hint=f"link it again with --install {relocation.target}",
@@ -425,7 +278,7 @@ def _place(
                 for b in packet.program.bundles
             ]
             runs = packet.program
-    linked = LinkedDPF(
+    result = LinkedDPF(
         symbol=dpf.symbol,
         tenant=instance.tenant,
         module=_module(dpf.symbol),
@@ -444,7 +297,7 @@ def _place(
         ),
         in_packet_options=options_bytes,
     )
-    return linked, replace(runs, relocations=())
+    return result, replace(runs, relocations=())
 
 
 def _module(symbol: str) -> str:
