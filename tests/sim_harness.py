@@ -41,8 +41,9 @@ Choices that make the simulator and the interpreter see the same inputs:
 * steering: values whose low 16 bits are below :data:`STEER_VALUES` have forwarding
   entries and groups; for a larger value the switch refuses the action (the tenant's
   unauthorized action: drop), which :func:`assert_same` expects. Outgoing stacks deeper
-  than the profile's ``stack_max_depth`` fault in the switch (dropped); the interpreter
-  has no such limit, so :func:`assert_same` expects the drop.
+  than the profile's ``stack_max_depth``, and outgoing options (the code still carried plus
+  the new stack) over the 252 bytes Geneve allows, fault in the switch (dropped); the
+  interpreter has neither limit, so :func:`assert_same` expects the drop.
 """
 
 from __future__ import annotations
@@ -52,7 +53,12 @@ from dataclasses import dataclass, field, replace
 
 from dpfc.backends.sim import Destination, Network
 from dpfc.encoding.errors import EncodingError
-from dpfc.encoding.header import encode_options
+from dpfc.encoding.header import (
+    HEADER_DATA_LEN,
+    OPTIONS_MAX,
+    STACK_ENTRIES_PER_OPTION,
+    encode_options,
+)
 from dpfc.ir.core import Module, Op
 from dpfc.ir.interp import Inputs, Outcome, canonical_memory, run_function
 from dpfc.isa.bundle import PC
@@ -106,6 +112,7 @@ class SimOutcome:
     in_port: int = IN_PORT
     placement: Placement = Placement.PACKET
     stack_limit: int = 16
+    code_bytes: int = 0  # the in-packet code's options (kept unless the DPF drops the code)
 
 
 class _ListRandom:
@@ -207,7 +214,8 @@ def run_compiled(
         installed = install_program(control, program)
         header = replace(header, dpf_ptr=installed.entry)
     try:
-        options = encode_options(header, profile).data
+        encoded = encode_options(header, profile)
+        options = encoded.data
     except EncodingError:
         # The code fits a packet (codegen checks it with an empty stack) but not with this
         # many stack words.
@@ -263,6 +271,7 @@ def run_compiled(
         in_port=in_port,
         placement=program.placement,
         stack_limit=profile.stack_max_depth,
+        code_bytes=encoded.code_bytes,
     )
 
 
@@ -313,6 +322,14 @@ def _expected_port(steer: str, value: int | None, in_port: int) -> int | None:
     return {"pass": DEFAULT_PORT, "return_to_sender": in_port}.get(steer)
 
 
+def options_bytes(code_bytes: int, stack_depth: int) -> int:
+    """The SwitchVM options of a packet that carries ``code_bytes`` of code and a stack of
+    ``stack_depth`` words (docs/encoding.md §2): the header option, the code, then stack
+    options of up to 31 words, each with its 4-byte option header."""
+    chunks = -(-stack_depth // STACK_ENTRIES_PER_OPTION)
+    return 4 + HEADER_DATA_LEN + code_bytes + 4 * chunks + 4 * stack_depth
+
+
 def assert_same(
     sim: SimOutcome | None,
     expected: Outcome,
@@ -334,7 +351,9 @@ def assert_same(
     refused = steer in ("forward", "multicast", "set_port") and (
         value is None or value >= STEER_VALUES
     )
-    overflow = len(expected.stack) > sim.stack_limit
+    overflow = len(expected.stack) > sim.stack_limit or (
+        not expected.drop_code and options_bytes(sim.code_bytes, len(expected.stack)) > OPTIONS_MAX
+    )
     want: dict[str, object] = {"memory": want_memory}
     got: dict[str, object] = {"memory": sim.memory}
     if steer == "drop" or refused or overflow:

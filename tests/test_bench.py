@@ -11,6 +11,7 @@ import pytest
 from dpfc.bench import cache_setup, counter_setup, format_table, simulator_rows
 from dpfc.bench.__main__ import main
 from dpfc.bench.compile import compile_rows, format_compile_table
+from dpfc.bench.link import link_rows
 from dpfc.target import BUILTIN_PROFILES
 from tests.conftest import ROOT
 
@@ -72,3 +73,17 @@ def test_compile_bench_prints_its_table(tmp_path: Path) -> None:
     assert "all proven optimal: yes; greedy never better than Z3: yes" in table
     markdown = format_compile_table(rows, runs=1, markdown=True)
     assert markdown.startswith("| module | DPF |")
+
+
+def test_link_bench_links_distinct_dpfs_and_prints_its_table(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rows, image, size, peak = link_rows(dpfs=12, tenants=3, runs=1)
+    assert [r.step for r in rows] == ["link", "write bytes", "read bytes"]
+    assert len(image.dpfs) == 12 and len(image.memory) == 3 and size > 0 and peak > 0
+    # each DPF's prolog and first EU bundle are its own; the rest is shared by all twelve
+    assert sum(1 for c in image.code if c.refs == 12) == 4
+    assert main(["link", "--dpfs", "6", "--tenants", "2", "--runs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("dpfc link: 6 distinct DPFs of 2 tenants, tofino1")
+    assert "peak memory of one link" in out

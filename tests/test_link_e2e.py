@@ -31,21 +31,12 @@ from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, image_id, link
 from dpfc.packet.layers import build_frame, build_inner
 from dpfc.packet.wire import parse_packet
 from tests.link_fixtures import TOFINO1, compiled, obj, through_bytes
+from tests.test_sim_apps import add_host
 
 KVS_TENANT = 42
 PAXOS_TENANT = 0x9A
 VALID = 0x8000_0000
 Memory = dict[str, dict[int, int]]
-
-
-def add_host(net: Network, name: str, switch: str, port: int, number: int) -> Host:
-    return net.add_host(
-        name,
-        mac=bytes([2, 0, 0, 0, 0, number]),
-        ip=bytes([10, 0, 0, number]),
-        switch=switch,
-        port=port,
-    )
 
 
 def send(net: Network, src: Host, dst: Host, tenant: int, header: SwitchVMHeader) -> None:

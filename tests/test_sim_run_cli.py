@@ -70,7 +70,7 @@ CACHE_GET = "examples/scenarios/cache_get.toml"
 # -- the example scenarios ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["counter", "cache_get"])
+@pytest.mark.parametrize("name", ["counter", "cache_get", "kvs"])
 def test_example_scenario_golden(run: Invoke, name: str) -> None:
     result = ok(run("run", f"examples/scenarios/{name}.toml"))
     assert result.stderr == ""
@@ -128,6 +128,26 @@ def test_cache_get_hits_return_and_misses_reach_the_server(run: Invoke) -> None:
     assert memory == {"hits": [1, 2, 1], "misses of key 400": [2], "misses of key 500": [1]}
     assert data["summary"]["verdicts"] == {"pass": 6, "return_to_sender": 4}
     assert data["summary"]["reports"] == 0
+
+
+def test_the_kvs_scenario_runs_the_compiled_and_linked_sources(run: Invoke) -> None:
+    """kvs.toml names .dpf sources and arrays: compiled, linked and deployed, the arrays
+    where the compiler placed them; misses chain to count-min on pipe 1 (its estimate of
+    key 400 grows by one per request)."""
+    data = report(run, "examples/scenarios/kvs.toml")
+    outcomes = []
+    for packet in data["packets"]:
+        last = packet["passes"][-1]["outputs"][0]
+        outcomes.append((last["to"], last["frame"]["stack"]))
+    assert outcomes == [
+        ("client", [100, 0x6F6E6531, 0x6F6E6532, 0x6F6E6533]),
+        ("client", [200, 0x74776F31, 0x74776F32, 0x74776F33]),
+        ("client", [200, 0x74776F31, 0x74776F32, 0x74776F33]),
+        ("server", [400, 0]),
+        ("server", [400, 1]),
+        ("server", [400, 2]),
+    ]
+    assert data["memory"][0]["values"] == [1, 2, 0]  # the hit counters of tuples 1..3
 
 
 def test_json_and_text_agree(run: Invoke) -> None:

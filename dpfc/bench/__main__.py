@@ -1,5 +1,6 @@
 """``python -m dpfc.bench sim [--packets N] [--runs R]``: the simulator's throughput;
-``python -m dpfc.bench compile [--runs R] [--markdown]``: compile times and schedules."""
+``python -m dpfc.bench compile [--runs R] [--markdown]``: compile times and schedules;
+``python -m dpfc.bench link [--dpfs N] [--tenants T] [--runs R]``: linking many DPFs."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import argparse
 
 from dpfc.bench import format_table, simulator_rows
 from dpfc.bench.compile import compile_rows, format_compile_table
+from dpfc.bench.link import format_link_table, link_rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,7 +20,20 @@ def main(argv: list[str] | None = None) -> int:
     comp = commands.add_parser("compile", help="compile time and schedule quality of the examples")
     comp.add_argument("--runs", type=int, default=5, help="compiles per module (median)")
     comp.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    linking = commands.add_parser("link", help="time and memory of linking many DPFs")
+    linking.add_argument("--dpfs", type=int, default=2000, help="distinct DPFs to link")
+    linking.add_argument("--tenants", type=int, default=100, help="tenants they belong to")
+    linking.add_argument("--runs", type=int, default=3, help="timed runs (the median is printed)")
     args = parser.parse_args(argv)
+    if args.command == "link":
+        if min(args.dpfs, args.tenants, args.runs) < 1:
+            parser.error("--dpfs, --tenants and --runs must be at least 1")
+        timed, image, size, peak = link_rows(args.dpfs, args.tenants, args.runs)
+        table = format_link_table(
+            timed, image, size, peak, dpfs=args.dpfs, tenants=args.tenants, runs=args.runs
+        )
+        print(table, end="")
+        return 0
     if args.command == "compile":
         if args.runs < 1:
             parser.error("--runs must be at least 1")

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import click
 
 from dpfc.cli.errors import UserError
+from dpfc.cli.files import write_file
 from dpfc.codegen.emit import format_with_source
 from dpfc.driver import CompiledModule, CompiledUnit
 from dpfc.objfile.write import write_object
@@ -27,16 +27,6 @@ class EmitRequest:
     output: str | None
     stack: tuple[int, ...]
     tenant: int
-
-
-def write_file(path: str, data: str | bytes) -> None:
-    try:
-        if isinstance(data, str):
-            Path(path).write_text(data, encoding="utf-8")
-        else:
-            Path(path).write_bytes(data)
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def emit_text(text: str, output: str | None) -> None:
@@ -105,4 +95,4 @@ EMITTERS: dict[str, Emitter] = {
 }
 NEEDS_OUTPUT = frozenset({"pcap"})  # binary formats that never go to a terminal
 
-__all__ = ["EMITTERS", "NEEDS_OUTPUT", "EmitRequest", "Emitter", "emit_text", "write_file"]
+__all__ = ["EMITTERS", "NEEDS_OUTPUT", "EmitRequest", "Emitter", "emit_text"]

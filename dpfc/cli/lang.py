@@ -17,8 +17,9 @@ from pathlib import Path
 
 import click
 
-from dpfc.cli.emitters import EMITTERS, NEEDS_OUTPUT, EmitRequest, emit_text, write_file
+from dpfc.cli.emitters import EMITTERS, NEEDS_OUTPUT, EmitRequest, emit_text
 from dpfc.cli.errors import UserError, handle_errors, report_diagnostics
+from dpfc.cli.files import read_bytes, write_file
 from dpfc.cli.numbers import number as _number
 from dpfc.cli.numbers import parse_stack_text
 from dpfc.codegen.report import format_report
@@ -92,14 +93,7 @@ class CompileRequest:
 
 
 def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tuple[ObjectFile, ...]:
-    objects = []
-    for path in paths:
-        try:
-            data = Path(path).read_bytes()
-        except OSError as exc:
-            raise UserError(f"cannot read {path}: {exc.strerror}") from None
-        objects.append(read_object(data, path, profile))
-    return tuple(objects)
+    return tuple(read_object(read_bytes(path), path, profile) for path in paths)
 
 
 @click.command("compile")

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import click
 
-from dpfc.cli.emitters import write_file
 from dpfc.cli.errors import UserError, handle_errors
+from dpfc.cli.files import read_bytes, write_file
 from dpfc.cli.numbers import number
 from dpfc.isa.bundle import stage_name
 from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, image_id, link, read_image
@@ -22,13 +22,6 @@ from dpfc.objfile import read_object
 from dpfc.target.profile import TargetProfile, load_profile
 
 TENANT_MAX = (1 << 24) - 1
-
-
-def _read(path: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror}") from None
 
 
 def _split_tenant(text: str, default: int) -> tuple[str, int]:
@@ -57,7 +50,7 @@ def _pipes(text: str, option: str) -> tuple[int, ...]:
 
 
 def _image(path: str, profile: TargetProfile | None) -> tuple[Image, str]:
-    data = _read(path)
+    data = read_bytes(path)
     return read_image(data, path, profile), image_id(data)
 
 
@@ -118,7 +111,7 @@ def link_command(
     inputs = []
     for text in objects:
         path, owner = _split_tenant(text, default_tenant)
-        inputs.append(LinkInput(read_object(_read(path), path, profile), owner))
+        inputs.append(LinkInput(read_object(read_bytes(path), path, profile), owner))
     base_image = _image(base, profile) if base is not None else None
     options = LinkOptions(
         profile=profile,

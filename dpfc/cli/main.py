@@ -15,6 +15,7 @@ import click
 from dpfc import __version__
 from dpfc.asm import assemble
 from dpfc.cli.errors import UserError, handle_errors
+from dpfc.cli.files import read_bytes, write_file
 from dpfc.cli.lang import check_command, compile_command
 from dpfc.cli.link import link_command
 from dpfc.cli.numbers import number as _number
@@ -56,23 +57,6 @@ def _read_text(path: str) -> SourceFile:
         return SourceFile(path, Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
-
-
-def _read_bytes(path: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror}") from None
-
-
-def _write(path: str, data: bytes | str) -> None:
-    try:
-        if isinstance(data, str):
-            Path(path).write_text(data, encoding="utf-8")
-        else:
-            Path(path).write_bytes(data)
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def parse_pc_text(text: str) -> PC | None:
@@ -191,15 +175,15 @@ def asm_command(
         click.echo(line)
     if output is not None:
         if kind == "options":
-            _write(output, built.options.data)
+            write_file(output, built.options.data)
         elif kind == "packet":
-            _write(output, built.frame)
+            write_file(output, built.frame)
         elif kind == "pcap":
             write_pcap(output, [built.frame])
         elif kind == "obj":
-            _write(output, write_object(ObjectFile.of_program(encoded)))
+            write_file(output, write_object(ObjectFile.of_program(encoded)))
         elif kind == "asm":
-            _write(output, format_program(program))
+            write_file(output, format_program(program))
         size = Path(output).stat().st_size
         click.echo(f"wrote {output} ({kind}, {size} bytes)")
     if disasm:
@@ -251,7 +235,7 @@ def disasm_command(
     """Explain SwitchVM bytes: a pcap, a raw frame, raw Geneve options, an object file or
     an install image; with --source, an object annotated with the source lines."""
     profile = _profile(target) or BUILTIN_PROFILES["tofino1"]
-    data = _read_bytes(input_file)
+    data = read_bytes(input_file)
     kind = _detect_input(data, input_file) if input_kind == "auto" else input_kind
     if with_source:
         kind = "object"
@@ -288,7 +272,7 @@ def disasm_command(
         chunks.append(format_object(obj, with_source=with_source))
     text = "\n".join(chunks)
     if output is not None:
-        _write(output, text)
+        write_file(output, text)
     else:
         click.echo(text, nl=False)
     if failures:
@@ -357,7 +341,7 @@ def packet_command(
         if Path(output).suffix.lower() in (".pcap", ".cap"):
             write_pcap(output, [built.frame])
         else:
-            _write(output, built.frame)
+            write_file(output, built.frame)
         click.echo(f"wrote {output}")
 
 

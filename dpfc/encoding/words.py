@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 
 from dpfc.encoding.code import (
     IMM_FLAG,
@@ -71,8 +72,10 @@ def _registers(profile: TargetProfile) -> list[Register]:
     ]
 
 
+@lru_cache(maxsize=64)
 def slot_layout(kind: StageKind, profile: TargetProfile) -> tuple[FieldSpec, ...]:
-    """The fields of one code-memory slot of a stage, most significant first."""
+    """The fields of one code-memory slot of a stage, most significant first (derived from
+    the profile once per profile: every word of a stage has this layout)."""
     if kind is StageKind.EPILOG:
         fields = [FieldSpec("n_push", 5)]
         fields += [FieldSpec(f"push_{k}", 5) for k in range(profile.max_push)]

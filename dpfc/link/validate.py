@@ -66,7 +66,8 @@ class ImageReader:
             if pipes & set(slot.pipes):
                 item.reject(f"{stage_name(slot.stage)} slot {slot.slot} is given twice")
             pipes |= set(slot.pipes)
-        dpfs = tuple(self.dpf(item, code) for item in top.objects("dpfs"))
+        slots = {(c.stage, c.slot): c for c in code}
+        dpfs = tuple(self.dpf(item, slots) for item in top.objects("dpfs"))
         keys = {d.key for d in dpfs}
         if len(keys) != len(dpfs):
             top.reject("a DPF of a tenant is listed twice in `dpfs`")
@@ -105,7 +106,7 @@ class ImageReader:
             item.reject(f"`{item.at('word')}`: [{exc.code}] {exc.message}")
         return CodeSlot(stage, slot, word, self.pipe_list(item), tuple(item.strings("users")))
 
-    def dpf(self, item: Fields, code: tuple[CodeSlot, ...]) -> LinkedDPF:
+    def dpf(self, item: Fields, slots: dict[tuple[int, int], CodeSlot]) -> LinkedDPF:
         assert self.profile is not None
         item.exactly(
             "symbol", "tenant", "module", "object", "placement", "pipes", "app_id", "params",
@@ -114,7 +115,6 @@ class ImageReader:
         tenant = None if item.value("tenant") is None else item.integer("tenant", 0, (1 << 24) - 1)
         symbol = item.string("symbol")
         key = dpf_key(tenant, symbol)
-        slots = {(c.stage, c.slot): c for c in code}
         entry = None if item.value("entry") is None else item.integer("entry")
         if entry is not None and key not in getattr(slots.get((PROLOG_STAGE, entry)), "users", ()):
             item.reject(f"`{item.at('entry')}` is not a prolog slot of this DPF")

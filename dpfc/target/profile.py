@@ -13,6 +13,7 @@ import re
 import tomllib
 from dataclasses import asdict, dataclass, fields, replace
 from enum import Enum
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -259,13 +260,17 @@ class TargetProfile:
             out.append("steering action names must be unique assembler names")
         return out
 
-    def fingerprint(self) -> str:
-        """A digest of every field but the description: objects and install bundles record
-        it, so code built for one configuration is never loaded into another that merely
-        shares its name (two TOML profiles called ``lab``)."""
+    @cached_property
+    def _fingerprint(self) -> str:
         values = {k: v for k, v in asdict(self).items() if k != "description"}
         text = json.dumps(values, sort_keys=True, default=_json_value)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+    def fingerprint(self) -> str:
+        """A digest of every field but the description: objects and install bundles record
+        it, so code built for one configuration is never loaded into another that merely
+        shares its name (two TOML profiles called ``lab``). Computed once per profile."""
+        return self._fingerprint
 
     def summary(self) -> str:
         return (
