@@ -420,6 +420,22 @@ def test_object_code(run: Invoke, tmp_path: Path) -> None:
     assert from_object["memory"] == from_asm["memory"]
 
 
+def test_image_code(run: Invoke, tmp_path: Path) -> None:
+    """A scenario may install an image dpfc link wrote: the counter linked for tenant 7,
+    its prolog pinned at slot 0, runs as the assembly installed by the scenario does."""
+    obj, image = tmp_path / "counter.dpfo", tmp_path / "counter.dpfimg"
+    ok(run("asm", "examples/asm/counter.dpfasm", "-o", str(obj)))
+    ok(run("link", f"{obj}@7", "--entry", "counter=0", "-o", str(image)))
+    text = (SCENARIOS / "counter.toml").read_text()
+    text = text.replace('file = "../asm/counter.dpfasm"\nprolog_slot = 0', f'file = "{image}"')
+    assert str(image) in text
+    scenario = tmp_path / "counter.toml"
+    scenario.write_text(text)
+    from_image, from_asm = report(run, str(scenario)), report(run, COUNTER)
+    assert from_image["packets"] == from_asm["packets"]
+    assert from_image["memory"] == from_asm["memory"]
+
+
 def test_scenario_errors_carry_file_and_code(tmp_path: Path) -> None:
     path = tmp_path / "x.toml"
     path.write_text('[[switches]]\nname = "s1"\npipes = "two"\n')
