@@ -24,8 +24,10 @@ from click.testing import CliRunner, Result
 
 from dpfc.backends.scenario import ScenarioError, load_scenario
 from dpfc.cli.main import main
+from dpfc.driver import CompileOptions, compile_source
 from dpfc.encoding import SwitchVMHeader
 from dpfc.isa.bundle import PC
+from dpfc.objfile import write_object
 from dpfc.packet import PacketSpec, build_packet, parse_packet, read_pcap, write_pcap
 from dpfc.target import BUILTIN_PROFILES
 from tests.conftest import ROOT, assert_golden
@@ -472,3 +474,20 @@ def test_corpus_is_large_and_covers_every_scenario_code() -> None:
         if match is not None:
             codes.add(match.group("code"))
     assert {f"DPF41{n:02}" for n in range(9)} <= codes
+
+
+def test_unlinked_chaining_code_is_refused_in_packets(run: Invoke, tmp_path: Path) -> None:
+    """An object's in-packet DPF that chains holds a placeholder NEXT_PC until it is linked:
+    a packet may not carry it (it would run the placeholder silently)."""
+    get = compile_source(ROOT / "examples/dpf/kvs.dpf", CompileOptions(only="cache_get"))
+    (tmp_path / "get.dpfo").write_bytes(write_object(get.object()))
+    text = (SCENARIOS / "cache_get.toml").read_text()
+    text = text.replace("../asm/cache_get.dpfasm", str(tmp_path / "get.dpfo"))
+    text = text.replace(
+        'file = "miss_counter.dpfasm"', f'file = "{SCENARIOS / "miss_counter.dpfasm"}"'
+    )
+    scenario = tmp_path / "kvs.toml"
+    scenario.write_text(text)
+    result = run("run", str(scenario))
+    assert result.exit_code == 1
+    assert "error[DPF4105]" in result.stderr and "chains to count_min.count_min" in result.stderr

@@ -650,6 +650,14 @@ class _Builder:
             if len(obj.dpfs) != 1:
                 self.fail(CODE_FILE, f"{where}: {path} holds {len(obj.dpfs)} DPFs, not one")
             program = obj.dpfs[0].program
+            if program.relocations:
+                # unlinked, its NEXT_PC is a placeholder: never run one silently
+                self.fail(
+                    CODE_VALUE,
+                    f"{where}: {program.name} chains to {program.relocations[0].target}, which "
+                    "only linking resolves: give the file in a config block's code and name "
+                    f"the DPF ({quote(obj.dpfs[0].symbol)}) here",
+                )
             if not program.image().prologs:
                 self.fail(
                     CODE_VALUE,
