@@ -53,8 +53,15 @@ class SyntaxFailure(Exception):
 
 @cache
 def _parser(grammar: str, start: str) -> lark.Lark:
+    # cache=True: lark keeps the LALR tables in a temporary file keyed by the grammar, the
+    # options and lark's version, so a CLI run does not rebuild them (about 0.5 s).
     return lark.Lark(
-        grammar, parser="lalr", start=start, propagate_positions=True, maybe_placeholders=False
+        grammar,
+        parser="lalr",
+        start=start,
+        propagate_positions=True,
+        maybe_placeholders=False,
+        cache=True,
     )
 
 

@@ -66,11 +66,18 @@ def test_bench_workloads_do_what_they_say() -> None:
 
 def test_compile_bench_prints_its_table(tmp_path: Path) -> None:
     (tmp_path / "counter.dpf").write_text((ROOT / "examples/dpf/counter.dpf").read_text())
-    rows = compile_rows(runs=1, examples=tmp_path)
-    assert [(r.dpf, r.eus, r.greedy_eus, r.proven) for r in rows] == [("counter", 1, 1, True)]
+    rows = compile_rows(runs=1, directory=tmp_path)
+    assert [(r.dpf, r.eus, r.greedy_eus, r.proof) for r in rows] == [("counter", 1, 1, "one EU")]
+    (tmp_path / "deep.dpf").write_text(
+        "module deep;\nsegment array a: u32[4];\nsegment array b: u32[4];\n"
+        "segment array c: u32[4];\ndpf f(x: u32) { push(c[b[a[x]]]); }\n"
+    )
+    rows = compile_rows(runs=1, directory=tmp_path)
+    assert rows[1].module == "deep" and rows[1].error == "DPF6026"
     table = format_compile_table(rows, runs=1)
     assert table.splitlines()[1].split()[:3] == ["module", "DPF", "compile"]
-    assert "all proven optimal: yes; greedy never better than Z3: yes" in table
+    assert "1 DPFs in 1 modules compiled, 1 modules rejected (deep)" in table
+    assert "EU count proven minimal: 1/1; greedy fewer EUs than the result: never" in table
     markdown = format_compile_table(rows, runs=1, markdown=True)
     assert markdown.startswith("| module | DPF |")
 

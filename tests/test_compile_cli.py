@@ -34,7 +34,8 @@ def test_compile_writes_an_object_and_prints_the_report(tmp_path: Path) -> None:
     out = tmp_path / "kvs.dpfo"
     code, stdout, _ = run("compile", KVS, "-o", str(out))
     assert code == 0
-    assert "kvs.cache_get: 4 EUs on tofino1 (proven optimal" in stdout
+    assert "kvs.cache_get: 4 EUs on tofino1, 5 EU bundles" in stdout
+    assert "  EUs proven minimal (bound); bundles and instructions proven minimal" in stdout
     assert "in-packet SwitchVM options: 104 bytes" in stdout
     assert "memory words    45000" in stdout
     obj = read_object(out.read_bytes(), str(out))

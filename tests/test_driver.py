@@ -174,9 +174,9 @@ def test_dpf_schedules_only_that_dpf_and_those_sharing_its_arrays(
     scheduled: list[str] = []
     real = schedule_driver.schedule_problem
 
-    def spy(problem: Any, options: Any = None) -> Any:
+    def spy(problem: Any, options: Any = None, **keywords: Any) -> Any:
         scheduled.append(problem.name)
-        return real(problem, options)
+        return real(problem, options, **keywords)
 
     monkeypatch.setattr(schedule_driver, "schedule_problem", spy)
     compiled = compile_source(SourceFile("sharing.dpf", SHARING), CompileOptions(only="c"))

@@ -1,5 +1,6 @@
 """``python -m dpfc.bench sim [--packets N] [--runs R]``: the simulator's throughput;
-``python -m dpfc.bench compile [--runs R] [--markdown]``: compile times and schedules;
+``python -m dpfc.bench compile [--set examples|corpus|all] [--runs R] [--markdown]``: compile
+times and schedules of the paper's examples and of the corpus of user-style DPFs;
 ``python -m dpfc.bench link [--dpfs N] [--tenants T] [--runs R]``: linking many DPFs."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from dpfc.bench import format_table, simulator_rows
-from dpfc.bench.compile import compile_rows, format_compile_table
+from dpfc.bench.compile import SETS, compile_rows, format_compile_table
 from dpfc.bench.link import format_link_table, link_rows
 
 
@@ -17,8 +18,11 @@ def main(argv: list[str] | None = None) -> int:
     sim = commands.add_parser("sim", help="packets/s of the SwitchVM simulator")
     sim.add_argument("--packets", type=int, default=2000, help="packets per timed run")
     sim.add_argument("--runs", type=int, default=5, help="timed runs (the median is printed)")
-    comp = commands.add_parser("compile", help="compile time and schedule quality of the examples")
+    comp = commands.add_parser("compile", help="compile time and schedule quality")
     comp.add_argument("--runs", type=int, default=5, help="compiles per module (median)")
+    comp.add_argument(
+        "--set", choices=[*SETS, "all"], default="all", help="which modules (default: all)"
+    )
     comp.add_argument("--markdown", action="store_true", help="print a Markdown table")
     linking = commands.add_parser("link", help="time and memory of linking many DPFs")
     linking.add_argument("--dpfs", type=int, default=2000, help="distinct DPFs to link")
@@ -37,8 +41,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "compile":
         if args.runs < 1:
             parser.error("--runs must be at least 1")
-        compiled = compile_rows(args.runs)
-        print(format_compile_table(compiled, runs=args.runs, markdown=args.markdown), end="")
+        names = list(SETS) if args.set == "all" else [args.set]
+        for index, name in enumerate(names):
+            compiled = compile_rows(args.runs, SETS[name])
+            title = str(SETS[name].relative_to(SETS[name].parents[1]))
+            table = format_compile_table(
+                compiled, runs=args.runs, title=title, markdown=args.markdown
+            )
+            print(("\n" if index else "") + table, end="")
         return 0
     if args.packets < 1 or args.runs < 1:
         parser.error("--packets and --runs must be at least 1")

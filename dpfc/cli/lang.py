@@ -34,8 +34,9 @@ from dpfc.driver import (
 from dpfc.ir.printer import format_module as format_ir
 from dpfc.objfile.model import ObjectFile
 from dpfc.objfile.read import read_object
-from dpfc.schedule.driver import ScheduleOptions
+from dpfc.schedule.driver import DEFAULT_GUARD_S, ScheduleOptions
 from dpfc.schedule.explain import format_grid, render_svg
+from dpfc.schedule.limits import Budget
 from dpfc.sema import CheckedProgram
 from dpfc.syntax.printer import format_module as format_source
 from dpfc.target.profile import TargetProfile, load_profile
@@ -122,14 +123,23 @@ def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tupl
     type=click.Choice(["z3", "greedy"]),
     default="z3",
     show_default=True,
-    help="z3: proven-optimal schedules; greedy: the fast list scheduler",
+    help="z3: the fewest EUs it can prove or find, never worse than greedy; greedy: the "
+    "fast list scheduler alone",
+)
+@click.option(
+    "--effort",
+    type=click.FloatRange(min=0.01, max=1000),
+    default=1.0,
+    show_default=True,
+    help="scale Z3's deterministic resource limits (same input, same output at any effort)",
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=20.0,
+    type=click.FloatRange(min=0),
+    default=DEFAULT_GUARD_S,
     show_default=True,
-    help="seconds Z3 may spend per DPF before the greedy schedule is used",
+    help="wall-clock guard in seconds per DPF (0: none); it only stops the compile "
+    "(DPF6028), it never changes the schedule",
 )
 @click.option("--explain", is_flag=True, help="print each DPF's schedule as an EU x lane grid")
 @click.option(
@@ -152,6 +162,7 @@ def compile_command(
     only: str | None,
     bindings: tuple[str, ...],
     scheduler: str,
+    effort: float,
     timeout: float,
     explain: bool,
     schedule_svg: str | None,
@@ -175,7 +186,9 @@ def compile_command(
     _source_file(source)
     options = CompileOptions(
         target=profile,
-        schedule=ScheduleOptions(scheduler=scheduler, timeout_ms=int(timeout * 1000)),
+        schedule=ScheduleOptions(
+            scheduler=scheduler, budget=Budget().scaled(effort), guard_s=timeout or None
+        ),
         only=only,
         objects=_read_objects(bindings, profile),
         print_after_all=sys.stderr if print_after_all else None,
@@ -228,11 +241,14 @@ def _summary(unit: CompiledUnit) -> str:
     result = unit.result
     schedule = result.schedule
     greedy = "none" if result.greedy_eus is None else str(result.greedy_eus)
+    eus = f"{schedule.eus_used} EU{'s' if schedule.eus_used != 1 else ''}"
+    bundles = schedule.bundle_count()
+    selectors = schedule.selector_count()
     return (
-        f"{unit.problem.module}.{unit.name}: {schedule.eus_used} EU"
-        f"{'s' if schedule.eus_used != 1 else ''} on {unit.problem.profile.name} "
-        f"({result.status}; greedy: {greedy}), {schedule.bundle_count()} EU bundles, "
-        f"{schedule.selector_count()} selectors, Z3 {result.solve_seconds:.2f} s\n"
+        f"{unit.problem.module}.{unit.name}: {eus} on {unit.problem.profile.name}, "
+        f"{bundles} EU bundle{'s' if bundles != 1 else ''}, "
+        f"{selectors} selector{'s' if selectors != 1 else ''}, Z3 {result.solve_seconds:.2f} s\n"
+        f"  {result.status}; greedy: {greedy} EUs\n"
     )
 
 

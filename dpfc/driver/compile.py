@@ -40,6 +40,7 @@ from dpfc.objfile.model import ObjectFile
 from dpfc.passes.manager import DEFAULT_PIPELINE, run_pipeline
 from dpfc.schedule.driver import ScheduleOptions, ScheduleResult, schedule_module
 from dpfc.schedule.problem import Problem
+from dpfc.schedule.schedule import Schedule
 from dpfc.sema import CheckedProgram, check_program, load_program
 from dpfc.sema.codes import Code
 from dpfc.target.profile import TargetProfile
@@ -142,7 +143,12 @@ def compile_checked(
     wanted = scheduled_functions(module, options.only)
     subset = replace(module, functions=[f for f in module.functions if f.name in wanted])
     scheduled = schedule_module(
-        subset, profile, options.schedule, bindings=bindings, bound_by=bound_by
+        subset,
+        profile,
+        options.schedule,
+        bindings=bindings,
+        bound_by=bound_by,
+        code_bytes=code_bytes,
     )
     units = tuple(
         CompiledUnit(
@@ -152,6 +158,15 @@ def compile_checked(
         if options.only is None or problem.name == options.only
     )
     return CompiledModule(checked, module, units)
+
+
+def code_bytes(schedule: Schedule) -> int:
+    """The bytes of the code a schedule generates: the in-packet options of an in-packet
+    DPF, the in-switch code words of an in-switch one (the scheduler's last measure)."""
+    encoded = generate(schedule).encoded
+    if encoded.packed is not None:
+        return len(encoded.options)
+    return sum(len(word) for word in encoded.words.values())
 
 
 def scheduled_functions(module: Module, only: str | None) -> set[str]:

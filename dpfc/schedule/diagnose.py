@@ -9,9 +9,13 @@ hold together) into notes that point at the source lines of those constraints.
 
 Codes: DPF6020 does not fit (from the core); DPF6021 two arrays need one (EU, lane) on one
 path; DPF6022 a path has more memory operations than memory units; DPF6023 more paths than
-in-packet epilogs; DPF6024 the scheduler timed out without any schedule; DPF6026 the
-dependence chain alone needs more EUs than the profile has; DPF6027 a pinned array's access
-cannot be ready in its EU.
+in-packet epilogs; DPF6024 neither a schedule nor a proof that none exists within the
+resource limit (undecided: nothing is claimed); DPF6026 the dependence chain alone needs
+more EUs than the profile has; DPF6027 a pinned array's access cannot be ready in its EU;
+DPF6028 the wall-clock guard (--timeout) stopped the scheduler.
+
+Only what was proven is said to be proven: DPF6020 comes from an unsat answer (its core),
+DPF6024 from "unknown" answers and says which EU counts were left open.
 """
 
 from __future__ import annotations
@@ -116,11 +120,13 @@ def _pinned(problem: Problem, array: str) -> str:
     return f"bound to {where} by DPF `{info.pinned_by}`"
 
 
-def from_core(problem: Problem, core: Sequence[str], needed_eus: int | None) -> Diagnostic:
-    """DPF6020 from the keys of an unsat core (see :class:`~dpfc.schedule.z3model.Z3Model`)."""
+def from_core(problem: Problem, core: Sequence[str] | None, needed_eus: int | None) -> Diagnostic:
+    """DPF6020 from the keys of an unsat core (see :class:`~dpfc.schedule.z3model.Z3Model`):
+    Z3 proved that nothing fits. ``core`` is None when the core itself could not be
+    computed within the resource limit (the proof stands; its explanation is missing)."""
     profile = problem.profile
     notes: list[Note] = []
-    for key in core:
+    for key in core or ():
         kind, _, name = key.partition(":")
         if kind == "pin":
             notes.append(
@@ -150,7 +156,14 @@ def from_core(problem: Problem, core: Sequence[str], needed_eus: int | None) -> 
                     "bundles per EU"
                 )
             )
-    if not core:
+    if core is None:
+        notes.append(
+            Note(
+                "Z3 proved that no placement exists, but could not name the conflicting "
+                "constraints within its resource limit"
+            )
+        )
+    elif not core:
         notes.append(
             Note(
                 "the dependences between its operations, the register classes and the "
@@ -169,13 +182,38 @@ def from_core(problem: Problem, core: Sequence[str], needed_eus: int | None) -> 
     )
 
 
-def timed_out(problem: Problem, seconds: float) -> Diagnostic:
+def undecided(problem: Problem, counts: Sequence[int], rlimit: int) -> Diagnostic:
+    """DPF6024: Z3 answered "unknown" (its resource limit) and the greedy scheduler found no
+    schedule: neither a schedule nor a proof that none exists."""
+    listed = ", ".join(str(k) for k in sorted(set(counts))) or "none"
     return Diagnostic(
         "DPF6024",
-        f"the scheduler found no schedule for {_where(problem)} within {seconds:.1f} s, and the "
-        "greedy scheduler found none either",
+        f"the scheduler could neither place {_where(problem)} on {problem.profile.name} nor "
+        f"prove that it does not fit, within its resource limit of {rlimit:,} Z3 units per "
+        "question",
         problem.span,
-        hint="raise the limit with --timeout, or simplify the DPF",
+        notes=(
+            Note(f"undecided EU counts: {listed}; the greedy scheduler found no schedule"),
+            Note("this is not a proof that the DPF does not fit"),
+        ),
+        hint="raise the limit with --effort (e.g. --effort 4), or simplify the DPF",
+    )
+
+
+def guard_fired(problem: Problem, seconds: float) -> Diagnostic:
+    """DPF6028: the wall-clock guard stopped the scheduler (nothing else depends on it)."""
+    return Diagnostic(
+        "DPF6028",
+        f"scheduling {_where(problem)} was stopped by the wall-clock guard after "
+        f"{seconds:.1f} s (--timeout)",
+        problem.span,
+        notes=(
+            Note(
+                "the scheduler's answers depend only on its resource limits; the guard stops "
+                "it and never changes which schedule is chosen"
+            ),
+        ),
+        hint="raise --timeout (or use --timeout 0 for no guard)",
     )
 
 

@@ -1,20 +1,24 @@
-"""Scheduling a DPF: the greedy baseline, the optimal Z3 search, the checker, the reports.
+"""Scheduling a DPF: the greedy baseline, the Z3 search, the checker, the reports.
 
 :func:`schedule_problem` is the one entry point the compiler uses:
 
-1. :func:`dpfc.schedule.diagnose.precheck` rejects structural conflicts with a precise
-   diagnostic;
-2. the greedy list scheduler (:mod:`.greedy`) gives a baseline (and the fallback);
-3. with ``scheduler="z3"``, :class:`~dpfc.schedule.z3model.Z3Model` is solved for 1, 2, ...
-   EUs up to the profile's count. The first satisfiable count is optimal and the
-   unsatisfiable count just below it is the proof (``proven_optimal``; counts below the
-   earliest-EU bound of :mod:`.bounds` are infeasible by that bound and not solved); then the number of
-   bundles and the number of instructions (selectors and ALU ops) are lowered one at a time
-   while the time budget lasts. If Z3 times out before any schedule, the greedy schedule is
-   used and the result says so (``fallback``);
-4. if nothing fits, the unsat core at the profile's EU count becomes DPF6020;
-5. the independent checker (:mod:`.check`) re-verifies the chosen schedule; a violation is
+1. :func:`dpfc.schedule.diagnose.precheck` and the earliest-EU bounds reject structural
+   conflicts with a precise diagnostic;
+2. the greedy list scheduler (:mod:`.greedy`) gives a baseline and an upper end;
+3. with ``scheduler="z3"``, :func:`.search.search_eus` finds the fewest EUs it can, every
+   question under the same deterministic resource limit, and says what it proved;
+4. at that EU count the bundles, then the instructions, are lowered (:meth:`Z3Model.improve`,
+   capped by the best schedule so far) unless a schedule already meets their lower bounds
+   (:func:`.measures.secondary_floor`);
+5. where the descent stopped at its limit, :func:`.tidy.tidy` removes dead moves; the
+   result is the Z3 schedule only if it is no worse than the greedy one in every measure
+   (EUs, bundles, selectors, instructions, code bytes), or uses fewer EUs;
+6. if nothing fits, the unsat core at the profile's EU count becomes DPF6020 (proven), or
+   DPF6024 says which EU counts were left undecided (nothing proven);
+7. the independent checker (:mod:`.check`) re-verifies the chosen schedule; a violation is
    a compiler bug and raises :class:`ScheduleBug`.
+
+The wall-clock ``--timeout`` guard (:class:`.limits.WallClockGuard`) only stops: DPF6028.
 
 :func:`schedule_module` schedules every DPF of a module in order; an array bound by an
 earlier DPF is pinned for the later ones ("the same binding for every DPF of a module").
@@ -23,22 +27,26 @@ earlier DPF is pinned for the later ones ("the same binding for every DPF of a m
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.ir.core import Module
 from dpfc.schedule import diagnose
-from dpfc.schedule.bounds import compute_bounds
+from dpfc.schedule.bounds import Bounds, compute_bounds
 from dpfc.schedule.build import build_problem
 from dpfc.schedule.check import check_schedule
 from dpfc.schedule.greedy import greedy_schedule
+from dpfc.schedule.limits import Budget, GuardFired, WallClockGuard
+from dpfc.schedule.measures import CodeBytes, Measures, measure, secondary_floor
 from dpfc.schedule.problem import Problem
 from dpfc.schedule.schedule import Schedule
+from dpfc.schedule.search import EuSearch, search_eus
+from dpfc.schedule.tidy import tidy
 from dpfc.schedule.z3model import Z3Model
 from dpfc.target.profile import TargetProfile
 
-SECONDARY_MS = 1_500  # the most the secondary objectives (bundles, instructions) may take
+DEFAULT_GUARD_S = 600.0  # the wall-clock guard's default (--timeout)
 
 
 class ScheduleBug(Exception):
@@ -48,36 +56,54 @@ class ScheduleBug(Exception):
 @dataclass(frozen=True)
 class ScheduleOptions:
     scheduler: str = "z3"  # "z3" | "greedy"
-    timeout_ms: int = 20_000  # Z3 budget per DPF; on timeout the greedy schedule is used
+    budget: Budget = field(default_factory=Budget)  # deterministic Z3 resource limits
+    guard_s: float | None = DEFAULT_GUARD_S  # wall-clock guard: stops, never decides
     seed: int = 0
     check: bool = True  # run the checker on the result
-    secondary: bool = True  # lower bundles and instructions after the EU count is optimal
+    secondary: bool = True  # lower bundles and instructions after the EU count
     # On failure, find how many EUs the DPF would need (schedules it on wider profiles).
     needed_eus: bool = True
-    # Take the greedy schedule without asking Z3 when it meets the earliest-EU bound (it is
-    # then optimal in EUs, proven by the bound; bundles and instructions are not minimised).
-    greedy_at_bound: bool = False
 
 
 @dataclass(frozen=True)
 class ScheduleResult:
     schedule: Schedule
-    proven_optimal: bool  # UNSAT at schedule.eus_used - 1 (or it uses 1 EU)
     greedy_eus: int | None  # EUs of the greedy schedule (None: greedy found none)
-    solve_seconds: float  # time spent in Z3
-    fallback: str | None = None  # why the greedy schedule was used, if it was
-    secondary_optimal: bool = False  # bundles and instructions proven minimal at that EU count
+    solve_seconds: float  # time spent in Z3 (reported, never used to decide)
     # Why the EU count is minimal: "one EU"; "bound" (the earliest-EU bound of bounds.py
-    # equals it: the dependence chain proves no fewer EUs can work); "z3" (unsat at one fewer)
+    # equals it); "z3" (Z3 proved one EU fewer infeasible); "" (not proven).
     proof: str = ""
+    undecided: tuple[int, ...] = ()  # smaller EU counts left open at the resource limit
+    # Bundles and instructions at that EU count: "proven" (Z3 finished), "floor" (they meet
+    # the lower bounds of measures.secondary_floor), "limit" (stopped at the resource
+    # limit), "off" (not lowered), "" (the greedy scheduler was asked for).
+    secondary: str = ""
+    measures: Measures | None = None
+    greedy_measures: Measures | None = None
+
+    @property
+    def proven_optimal(self) -> bool:
+        """The EU count is proven minimal (the measure "proven optimal" always refers to)."""
+        return self.proof != ""
 
     @property
     def status(self) -> str:
-        if self.fallback is not None:
-            return f"greedy fallback: {self.fallback}"
-        if self.schedule.scheduler == "greedy":
-            return "greedy"
-        return "proven optimal" if self.proven_optimal else "not proven optimal"
+        if self.secondary == "":
+            return "greedy scheduler"
+        if self.proof:
+            eus = f"EUs proven minimal ({self.proof})"
+        elif self.undecided:
+            open_counts = "/".join(str(k) for k in self.undecided)
+            eus = f"EUs not proven minimal: {open_counts} undecided at the resource limit"
+        else:
+            eus = "EUs not proven minimal"
+        secondary = {
+            "proven": "bundles and instructions proven minimal",
+            "floor": "bundles and instructions at their lower bounds",
+            "limit": "bundles and instructions stopped at the resource limit",
+            "off": "bundles and instructions not lowered",
+        }[self.secondary]
+        return f"{eus}; {secondary}; {self.schedule.scheduler} schedule kept"
 
 
 def _checked(schedule: Schedule, options: ScheduleOptions) -> Schedule:
@@ -92,13 +118,15 @@ def _checked(schedule: Schedule, options: ScheduleOptions) -> Schedule:
     return schedule
 
 
-def instruction_count(schedule: Schedule) -> int:
-    """Prolog loads, EU selectors and ALU ops: the Z3 model's third objective."""
-    return len(schedule.prolog) + sum(len(s.selectors) + len(s.alu) for s in schedule.steps)
-
-
-def schedule_problem(problem: Problem, options: ScheduleOptions | None = None) -> ScheduleResult:
-    """Schedule one DPF (see the module docstring). Raises DiagnosticError if it cannot fit."""
+def schedule_problem(
+    problem: Problem,
+    options: ScheduleOptions | None = None,
+    *,
+    code_bytes: CodeBytes | None = None,
+) -> ScheduleResult:
+    """Schedule one DPF (see the module docstring). Raises DiagnosticError if it cannot fit
+    (or if the wall-clock guard fired). ``code_bytes`` measures the code a schedule
+    generates, for the comparison with the greedy schedule."""
     options = options or ScheduleOptions()
     problems = diagnose.precheck(problem)
     bounds = compute_bounds(problem)
@@ -107,91 +135,117 @@ def schedule_problem(problem: Problem, options: ScheduleOptions | None = None) -
         raise DiagnosticError(problems)
     greedy = greedy_schedule(problem)
     greedy_eus = greedy.eus_used if greedy is not None else None
+    greedy_measures = measure(greedy, code_bytes) if greedy is not None else None
     if options.scheduler == "greedy":
         if greedy is None:
-            raise DiagnosticError(_failure(problem, options))
-        return ScheduleResult(_checked(greedy, options), False, greedy_eus, 0.0)
-
-    if options.greedy_at_bound and greedy is not None and greedy.eus_used == bounds.min_eus:
-        proof = "one EU" if greedy.eus_used == 1 else "bound"
-        return ScheduleResult(_checked(greedy, options), True, greedy_eus, 0.0, None, False, proof)
-
+            raise DiagnosticError(_failure(problem, options, EuSearch(), WallClockGuard(None)))
+        return ScheduleResult(
+            _checked(greedy, options),
+            greedy_eus,
+            0.0,
+            measures=greedy_measures,
+            greedy_measures=greedy_measures,
+        )
+    guard = WallClockGuard(options.guard_s or None)
     started = time.perf_counter()
-    deadline = started + options.timeout_ms / 1000
-
-    def remaining_ms() -> int:
-        return max(1, int((deadline - time.perf_counter()) * 1000))
-
-    # Below the earliest-EU bound (bounds.py: a relaxation of the same rules) no schedule
-    # exists, so the search starts there; a schedule at the bound is optimal by that proof,
-    # one above it by Z3's unsat answer at one EU fewer.
-    proven_below = bounds.min_eus - 1  # every EU count <= this is infeasible
-    if greedy is not None and greedy.eus_used == bounds.min_eus and options.secondary:
-        # The greedy schedule already meets the bound: the EU count is optimal, so Z3 only
-        # has to improve bundles and instructions, starting from it (no feasibility solve).
-        eus = greedy.eus_used
-        model = Z3Model(problem, eus, seed=options.seed, timeout_ms=remaining_ms())
-        model.last_counts = (greedy.bundle_count(), instruction_count(greedy))
-        improved, secondary = _improve(model, greedy, remaining_ms)
-        elapsed = time.perf_counter() - started
-        proof = "one EU" if eus == 1 else "bound"
-        return ScheduleResult(
-            _checked(improved, options), True, greedy_eus, elapsed, None, secondary, proof
+    try:
+        search = search_eus(
+            problem,
+            bounds,
+            greedy,
+            seed=options.seed,
+            rlimit=options.budget.feasibility,
+            guard=guard,
         )
-    for eus in range(bounds.min_eus, problem.profile.num_eus + 1):
-        model = Z3Model(problem, eus, seed=options.seed, timeout_ms=remaining_ms())
-        outcome, schedule = model.solve()
-        if outcome == "unsat":
-            proven_below = eus
-            continue
-        if outcome != "sat" or schedule is None:
-            elapsed = time.perf_counter() - started
-            if greedy is None:
-                raise DiagnosticError(diagnose.timed_out(problem, elapsed))
-            reason = f"Z3 timed out after {elapsed:.1f} s at {eus} EUs"
-            return ScheduleResult(_checked(greedy, options), False, greedy_eus, elapsed, reason)
-        secondary = False
-        if options.secondary:
-            schedule, secondary = _improve(model, schedule, remaining_ms)
-        elapsed = time.perf_counter() - started
-        proven = proven_below == eus - 1
-        proof = "one EU" if eus == 1 else "bound" if eus == bounds.min_eus else "z3"
-        return ScheduleResult(
-            _checked(schedule, options), proven, greedy_eus, elapsed, None, secondary, proof
-        )
-    raise DiagnosticError(_failure(problem, options))
+        if search.best is None:
+            raise DiagnosticError(_failure(problem, options, search, guard))
+        best, secondary = _lower_secondary(problem, bounds, search, options, guard)
+    except GuardFired as stop:
+        raise DiagnosticError(diagnose.guard_fired(problem, stop.seconds)) from None
+    if secondary not in ("proven", "floor"):
+        best = tidy(best)  # drop dead moves left where the secondary descent stopped
+    chosen = best
+    best_measures = measure(best, code_bytes)
+    if greedy is not None and greedy_measures is not None and best is not greedy:
+        same_eus = best_measures.eus == greedy_measures.eus
+        if same_eus and not best_measures.no_worse_than(greedy_measures):
+            chosen = tidy(greedy)
+            best_measures = measure(chosen, code_bytes)
+    return ScheduleResult(
+        _checked(chosen, options),
+        greedy_eus,
+        time.perf_counter() - started,
+        search.proof(bounds),
+        tuple(search.open_below()),
+        secondary,
+        best_measures,
+        greedy_measures,
+    )
 
 
-def _improve(
-    model: Z3Model, schedule: Schedule, remaining_ms: Callable[[], int]
-) -> tuple[Schedule, bool]:
-    """Lower the bundle count, then the instruction count, at the model's EU count.
+def _lower_secondary(
+    problem: Problem,
+    bounds: Bounds,
+    search: EuSearch,
+    options: ScheduleOptions,
+    guard: WallClockGuard,
+) -> tuple[Schedule, str]:
+    """The best schedule at the search's EU count after lowering bundles, then
+    instructions, and how far that went ("proven", "floor", "limit" or "off")."""
+    best = search.best
+    assert best is not None
+    eus = best.eus_used
+    counts = (measure(best).bundles, measure(best).instructions)
+    floor = secondary_floor(problem, bounds, eus)
+    if counts[0] <= floor[0] and counts[1] <= floor[1]:
+        return best, "floor"
+    if not options.secondary:
+        return best, "off"
+    model = search.models.get(eus) or Z3Model(
+        problem, eus, seed=options.seed, rlimit=options.budget.feasibility, guard=guard
+    )
+    improved, proven = model.improve(counts, floor, options.budget.secondary)
+    if improved is None:
+        return best, "proven" if proven else "limit"
+    return improved, "proven" if proven else "limit"
 
-    Returns the best schedule and whether both counts are proven minimal (Z3 finished
-    rather than timed out; then the first schedule is kept if it found nothing better)."""
-    return model.improve(schedule, min(remaining_ms(), SECONDARY_MS))
 
-
-def _failure(problem: Problem, options: ScheduleOptions) -> list[Diagnostic]:
+def _failure(
+    problem: Problem, options: ScheduleOptions, search: EuSearch, guard: WallClockGuard
+) -> list[Diagnostic]:
+    """Why nothing was scheduled: proven (DPF6020, with the core) or undecided (DPF6024)."""
     profile = problem.profile
-    model = Z3Model(problem, profile.num_eus, seed=options.seed, timeout_ms=options.timeout_ms)
-    outcome, _ = model.solve()
-    if outcome == "sat":  # only the greedy scheduler failed
-        return [
-            Diagnostic(
-                "DPF6025",
-                f"the greedy scheduler cannot fit DPF `{problem.name}` on {profile.name}; the "
-                "Z3 scheduler can",
-                problem.span,
-                hint="use --scheduler z3 (the default)",
-            )
-        ]
-    core = model.core() if outcome == "unsat" else []
+    full = profile.num_eus
+    proven, core = search.infeasible, search.core
+    if not proven and full not in search.undecided:
+        model = search.models.get(full) or Z3Model(
+            problem, full, seed=options.seed, rlimit=options.budget.feasibility, guard=guard
+        )
+        outcome, _ = model.solve()
+        if outcome == "sat":  # only the greedy scheduler failed
+            return [
+                Diagnostic(
+                    "DPF6025",
+                    f"the greedy scheduler cannot fit DPF `{problem.name}` on {profile.name}; "
+                    "the Z3 scheduler can",
+                    problem.span,
+                    hint="use --scheduler z3 (the default)",
+                )
+            ]
+        if outcome == "unsat":
+            proven, core = True, model.core()
+        else:
+            search.undecided.append(full)
+    if not proven:
+        return [diagnose.undecided(problem, search.undecided, options.budget.feasibility)]
     needed: int | None = None
-    wider_counts = range(profile.num_eus + 1, 2 * profile.num_eus + 1) if options.needed_eus else ()
+    wider_counts = range(full + 1, 2 * full + 1) if options.needed_eus else ()
     for eus in wider_counts:
         wider = replace(problem, profile=replace(profile, num_eus=eus))
-        if Z3Model(wider, eus, seed=options.seed, timeout_ms=2_000).solve()[0] == "sat":
+        model = Z3Model(
+            wider, eus, seed=options.seed, rlimit=options.budget.needed_eus, guard=guard
+        )
+        if model.solve()[0] == "sat":
             needed = eus
             break
     return [diagnose.from_core(problem, core, needed)]
@@ -204,6 +258,7 @@ def schedule_module(
     *,
     bindings: Mapping[str, tuple[int, int]] | None = None,
     bound_by: Mapping[str, str] | None = None,
+    code_bytes: CodeBytes | None = None,
 ) -> list[tuple[Problem, ScheduleResult]]:
     """Every DPF of ``module`` (results in module order); arrays stay bound across DPFs.
 
@@ -239,7 +294,7 @@ def schedule_module(
     for index in order:
         function = module.functions[index]
         problem = build_problem(module, function, profile, bindings=bound, bound_by=by)
-        result = schedule_problem(problem, options)
+        result = schedule_problem(problem, options, code_bytes=code_bytes)
         for array, where in result.schedule.bindings.items():
             if array not in bound:
                 bound[array] = where

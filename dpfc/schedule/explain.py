@@ -98,13 +98,12 @@ def _header(schedule: Schedule, result: ScheduleResult | None) -> str:
     p = schedule.problem
     status = ""
     if result is not None:
-        proof = f" ({result.proof})" if result.proven_optimal and result.proof else ""
         greedy = (
             "none"
             if result.greedy_eus is None
             else f"{result.greedy_eus} EU" + ("s" if result.greedy_eus != 1 else "")
         )
-        status = f", {result.status}{proof}; greedy: {greedy}"
+        status = f", {result.status}; greedy: {greedy}"
     return (
         f"{p.module}.{p.name} on {p.profile.name}: {schedule.eus_used} EU"
         f"{'s' if schedule.eus_used != 1 else ''}{status}; {schedule.bundle_count()} bundles, "

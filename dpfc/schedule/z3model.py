@@ -27,7 +27,6 @@ pressure (one value per register) and liveness follow without further constraint
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -36,6 +35,7 @@ import z3
 from dpfc.isa.bundle import RegClass, Register
 from dpfc.isa.opcodes import AluOp, MemOp, SelectorKind
 from dpfc.schedule.bounds import compute_bounds
+from dpfc.schedule.limits import FEASIBILITY_RLIMIT, WallClockGuard
 from dpfc.schedule.problem import INPUT_KINDS, Branch, Exit, Kind, Operation, Problem
 from dpfc.schedule.schedule import (
     BranchUse,
@@ -58,7 +58,6 @@ SEL_NONE, SEL_MOV, SEL_IMM, SEL_HASH = -1, 0, 1, 2
 
 STEERING_IMMEDIATE_MAX = 0xFFFF
 COUNT_BITS = 16
-SECONDARY_RLIMIT = 8_000_000  # Z3 resource units for the secondary objectives
 
 
 @dataclass(frozen=True)
@@ -72,7 +71,15 @@ class Group:
 class Z3Model:
     """Problem + EU count -> constraints. ``solve()``; then ``schedule()`` or ``core()``."""
 
-    def __init__(self, problem: Problem, eus: int, *, seed: int = 0, timeout_ms: int = 10_000):
+    def __init__(
+        self,
+        problem: Problem,
+        eus: int,
+        *,
+        seed: int = 0,
+        rlimit: int = FEASIBILITY_RLIMIT,
+        guard: WallClockGuard | None = None,
+    ):
         self.problem = problem
         self.profile = problem.profile
         self.eus = eus
@@ -87,12 +94,15 @@ class Z3Model:
         # model to SAT (several times faster on the proofs than the default solver).
         self.solver = z3.SolverFor("QF_BV", ctx=self.ctx)
         self.seed = seed
-        self.timeout_ms = timeout_ms
+        # A resource limit, never a clock: answers must not depend on the machine's speed.
+        self.rlimit = rlimit
+        self.guard = guard or WallClockGuard(None)
+        self.reason = ""  # why the last check answered "unknown"
+        self._rlimit_total = 0  # resource units this model's context has used so far
         self.solver.set("random_seed", seed)
-        self.solver.set("timeout", timeout_ms)
+        self.solver.set("rlimit", rlimit)
         self.groups: dict[str, Group] = {}
         self.bimm: dict[tuple[int, str], z3.BoolRef] = {}
-        self.last_counts = (0, 0)  # (bundles, instructions) of the last schedule read
         self.ops = problem.ops
         # Operation ids, registers, EUs and -1 as signed bit-vectors (one bit of headroom).
         largest = max(len(problem.ops), self.nregs, eus + 2, 8)
@@ -475,96 +485,98 @@ class Z3Model:
         return self._count(self._instructions())
 
     # -- solving -----------------------------------------------------------------------------------
+    def _fresh(self, rlimit: int) -> z3.Solver:
+        # A fresh, non-incremental solver: Z3's QF_BV solver bit-blasts only when it is not
+        # used incrementally (push/pop), several times faster here.
+        fresh = z3.SolverFor("QF_BV", ctx=self.ctx)
+        fresh.set("random_seed", self.seed)
+        fresh.set("rlimit", rlimit)
+        fresh.add(self.solver.assertions())
+        fresh.add(self._literals())
+        return fresh
+
+    def _run(self, check: Callable[[], z3.CheckSatResult], reason: Callable[[], str]) -> str:
+        """``check`` under the wall-clock guard; "sat", "unsat" or "unknown" (``self.reason``
+        says why: the resource limit, normally)."""
+        with self.guard.watch(self.ctx.interrupt):
+            result = check()
+        self.reason = "" if result != z3.unknown else _reason(reason())
+        return str(result)
+
     def solve(self, extra: Sequence[z3.BoolRef] = ()) -> tuple[str, Schedule | None]:
-        """("sat", schedule), ("unsat", None) or ("unknown", None) (timeout), with every
-        constraint group on and the ``extra`` constraints added for this call only."""
+        """("sat", schedule), ("unsat", None) or ("unknown", None) (resource limit), with
+        every constraint group on and the ``extra`` constraints added for this call only."""
         if extra:
-            # A fresh, non-incremental solver per bound: Z3's QF_BV solver bit-blasts only
-            # when it is not used incrementally (push/pop), several times faster here.
-            fresh = z3.SolverFor("QF_BV", ctx=self.ctx)
-            fresh.set("random_seed", self.seed)
-            fresh.set("timeout", self.timeout_ms)
-            fresh.add(self.solver.assertions())
-            fresh.add([g.literal for g in self.groups.values()])
+            fresh = self._fresh(self.rlimit)
             fresh.add(list(extra))
-            result = str(fresh.check())
-            if result != "sat":
-                return result, None
-            return result, self._read(fresh.model())
-        self.solver.push()
-        try:
-            for constraint in extra:
-                self.solver.add(constraint)
-            result = str(self._guarded(lambda: self.solver.check(*self._literals())))
-            return result, (self.schedule() if result == "sat" else None)
-        finally:
-            self.solver.pop()
+            result = self._run(fresh.check, fresh.reason_unknown)
+            return result, (self._read(fresh.model()) if result == "sat" else None)
+        result = self._run(lambda: self.solver.check(*self._literals()), self.solver.reason_unknown)
+        return result, (self.schedule() if result == "sat" else None)
 
-    def improve(self, first: Schedule, budget_ms: int) -> tuple[Schedule, bool]:
-        """Minimise bundles, then instructions (lexicographically) at this EU count.
+    def improve(
+        self, start: tuple[int, int], floor: tuple[int, int], rlimit: int
+    ) -> tuple[Schedule | None, bool]:
+        """Lower the bundles, then the instructions, at this EU count, from ``start`` (the
+        best schedule's counts) towards ``floor`` (lower bounds), never raising either.
 
-        ``first`` is a schedule of the last sat check. Z3's ``Optimize`` solves the two
-        objectives as weighted MaxSAT over soft constraints ("this bundle / instruction is
-        absent"), which proves these small objectives far faster than tightening a bound.
-        Returns the best schedule (``first`` if the budget ran out before anything better)
-        and whether it is proven optimal for both objectives."""
-        opt = z3.Optimize(ctx=self.ctx)
-        opt.set("random_seed", self.seed)
-        # A resource limit, not a clock: the result must not depend on the machine's speed
-        # (golden schedules). About 1.5 s on a 2-core machine.
-        opt.set("rlimit", SECONDARY_RLIMIT)
-        opt.add(self.solver.assertions())
-        opt.add([g.literal for g in self.groups.values()])
-        for own in (own for row in self.own for own in row):
-            opt.add_soft(z3.Not(own), 1, id="bundles")
-        for present in self._instructions():
-            opt.add_soft(z3.Not(present), 1, id="instructions")
-        first_counts = self.last_counts
-        # Optimize does not always honour its timeout inside the MaxSAT engine: a watchdog
-        # interrupts this model's own context when the budget is spent.
-        watchdog = threading.Timer(max(budget_ms / 1000, 10.0), self.ctx.interrupt)
-        watchdog.start()
+        A descent: "at most the best count minus one" is asked again and again (a sat
+        answer's schedule is read with its own counts, which often jump down several
+        steps); an unsat answer proves the count minimal among schedules no worse than
+        the start in the other count; an unknown answer ends the descent. The questions
+        share ``rlimit`` resource units (counted from Z3's own statistics, so the descent
+        is deterministic). Returns the best schedule found (None: none better than the
+        start) and whether both counts are proven minimal."""
+        best: Schedule | None = None
+        counts = list(start)
+        left = rlimit
+        proven = True
+        terms = ([own for row in self.own for own in row], self._instructions())
+        sums = [self._count(group) for group in terms]
+        for index in range(2):
+            while counts[index] > floor[index] and left > 0:
+                fresh = self._fresh(left)
+                # Sums of bit-vectors, not pseudo-Boolean AtMost: measured faster here.
+                fresh.add([sums[i] <= counts[i] - (i == index) for i in range(2)])
+                result = self._run(fresh.check, fresh.reason_unknown)
+                left -= self._spent(fresh)
+                if result == "unsat":
+                    break
+                if result != "sat":
+                    proven = False
+                    left = 0
+                    break
+                model = fresh.model()
+                best = self._read(model)
+                counts = [
+                    sum(z3.is_true(model.eval(t, model_completion=True)) for t in group)
+                    for group in terms
+                ]
+            else:
+                proven = proven and counts[index] <= floor[index]
+        return best, proven
+
+    def _spent(self, solver: z3.Solver) -> int:
+        """The resource units used since the last call (Z3's deterministic step count,
+        cumulative over this model's context)."""
         try:
-            result = opt.check()
-        finally:
-            watchdog.cancel()
-        try:
-            model = opt.model()
+            total = int(solver.statistics().get_key_value("rlimit count"))
         except z3.Z3Exception:
-            model = None
-        if model is None or len(model) == 0:
-            self.last_counts = first_counts
-            return first, False
-        better = self._read(model)
-        if result != z3.sat and self.last_counts >= first_counts:
-            self.last_counts = first_counts
-            return first, False
-        return better, result == z3.sat
+            return 0
+        spent, self._rlimit_total = total - self._rlimit_total, total
+        return spent
 
     def _literals(self) -> list[z3.BoolRef]:
         return [g.literal for g in self.groups.values()]
 
-    def _guarded(self, check: Callable[[], z3.CheckSatResult]) -> z3.CheckSatResult:
-        """Run ``check`` with a watchdog that interrupts this model's context at the timeout
-        (a backstop: not every Z3 engine honours its timeout parameter)."""
-        watchdog = threading.Timer(self.timeout_ms / 1000 + 0.5, self.ctx.interrupt)
-        watchdog.start()
-        try:
-            return check()
-        finally:
-            watchdog.cancel()
-
-    def set_timeout(self, timeout_ms: int) -> None:
-        self.timeout_ms = max(1, timeout_ms)
-        self.solver.set("timeout", self.timeout_ms)
-
-    def core(self) -> list[str]:
-        """After an unsat ``solve()``: the keys of a minimal set of conflicting groups."""
+    def core(self) -> list[str] | None:
+        """After an unsat ``solve()``: the keys of a minimal set of conflicting groups (None
+        if the core could not be computed within the resource limit)."""
         self.solver.set("core.minimize", True)
         literals = {str(g.literal): g.key for g in self.groups.values()}
-        result = self.solver.check(*(g.literal for g in self.groups.values()))
-        if result != z3.unsat:
-            return []
+        result = self._run(lambda: self.solver.check(*self._literals()), self.solver.reason_unknown)
+        if result != "unsat":
+            return None
         return sorted(
             literals[str(lit)] for lit in self.solver.unsat_core() if str(lit) in literals
         )
@@ -575,11 +587,6 @@ class Z3Model:
         return self._read(self.solver.model())
 
     def _read(self, model: z3.ModelRef) -> Schedule:
-        self.last_counts = (
-            model.eval(self.bundle_count(), model_completion=True).as_long(),
-            model.eval(self.instruction_count(), model_completion=True).as_long(),
-        )
-
         def val(expr: z3.BitVecRef | int) -> int:
             if isinstance(expr, int):
                 return expr
@@ -688,3 +695,12 @@ class Z3Model:
                 kind = SelectorKind.LOAD_MD if self.ops[op].kind is Kind.META else SelectorKind.RAND
                 loads.append(PrologLoad(reg, kind, op))
         return tuple(loads)
+
+
+def _reason(text: str) -> str:
+    """Z3's reason for "unknown", in the words the reports use."""
+    if "resource" in text or "rlimit" in text:
+        return "resource limit"
+    if "cancel" in text or "interrupt" in text:
+        return "interrupted"
+    return text or "unknown"
