@@ -26,6 +26,7 @@ from dpfc.passes import (
     cse,
     dce,
     ifconvert,
+    reassociate,
     simplifycfg,
     strength,
     unroll,
@@ -39,6 +40,7 @@ PASSES: dict[str, FunctionPass] = {
         strength.PASS,
         constfold.PASS,
         combine.PASS,
+        reassociate.PASS,
         copyprop.PASS,
         cse.PASS,
         simplifycfg.PASS,
@@ -49,7 +51,8 @@ PASSES: dict[str, FunctionPass] = {
 }
 
 # Strength reduction first (no MUL reaches the later passes), mask tests combined into TEST
-# once constants are folded, one round of cleanups that
+# once constants are folded, chains re-associated into trees of least height (before CSE,
+# which then finds the pairs they share), one round of cleanups that
 # exposes constant branches, the CFG cleanup that makes diamonds visible, if-conversion,
 # and then the cleanup group to a fixpoint for whatever if-conversion and merging exposed;
 # the cleanup can expose one more diamond (an arm emptied), hence a second round.
@@ -58,6 +61,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "strength",
     "constfold",
     "combine",
+    "reassociate",
     "copyprop",
     "cse",
     "simplifycfg",
