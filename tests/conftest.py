@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,8 @@ settings.register_profile(
 settings.load_profile(os.environ.get("DPFC_HYPOTHESIS", "ci"))
 
 ROOT = Path(__file__).resolve().parent.parent
+# `dpfc compile` caches schedules (docs/scheduling.md); the tests never touch the user's cache.
+os.environ["DPFC_CACHE_DIR"] = tempfile.mkdtemp(prefix="dpfc-test-schedules-")
 BLESS = os.environ.get("DPFC_BLESS") == "1"
 
 

@@ -151,6 +151,13 @@ def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tupl
 @click.option("--stack", default=None, help="input stack of emitted packets, top first: 7,0x10")
 @click.option("--tenant", default="1", show_default=True, help="tenant id of emitted packets")
 @click.option("--report/--no-report", default=True, help="print the resource report (Table 4)")
+@click.option(
+    "--cache/--no-cache",
+    "use_cache",
+    default=True,
+    help="reuse schedules of unchanged DPFs ($DPFC_CACHE_DIR, default ~/.cache/dpfc; safe to "
+    "delete)",
+)
 @click.option("--print-after-all", is_flag=True, help="print the IR after every pass on stderr")
 @click.option("--time-passes", is_flag=True, help="print the time each pass took on stderr")
 @handle_errors
@@ -169,6 +176,7 @@ def compile_command(
     stack: str | None,
     tenant: str,
     report: bool,
+    use_cache: bool,
     print_after_all: bool,
     time_passes: bool,
 ) -> None:
@@ -187,7 +195,10 @@ def compile_command(
     options = CompileOptions(
         target=profile,
         schedule=ScheduleOptions(
-            scheduler=scheduler, budget=Budget().scaled(effort), guard_s=timeout or None
+            scheduler=scheduler,
+            budget=Budget().scaled(effort),
+            guard_s=timeout or None,
+            cache=use_cache,
         ),
         only=only,
         objects=_read_objects(bindings, profile),
@@ -240,16 +251,21 @@ def run_compile(request: CompileRequest) -> None:
 def _summary(unit: CompiledUnit) -> str:
     result = unit.result
     schedule = result.schedule
-    greedy = "none" if result.greedy_eus is None else str(result.greedy_eus)
-    eus = f"{schedule.eus_used} EU{'s' if schedule.eus_used != 1 else ''}"
+    greedy = "none" if result.greedy_eus is None else _eus(result.greedy_eus)
+    eus = _eus(schedule.eus_used)
+    solver = "cached schedule" if result.cached else f"Z3 {result.solve_seconds:.2f} s"
     bundles = schedule.bundle_count()
     selectors = schedule.selector_count()
     return (
         f"{unit.problem.module}.{unit.name}: {eus} on {unit.problem.profile.name}, "
         f"{bundles} EU bundle{'s' if bundles != 1 else ''}, "
-        f"{selectors} selector{'s' if selectors != 1 else ''}, Z3 {result.solve_seconds:.2f} s\n"
-        f"  {result.status}; greedy: {greedy} EUs\n"
+        f"{selectors} selector{'s' if selectors != 1 else ''}, {solver}\n"
+        f"  {result.status}; greedy: {greedy}\n"
     )
+
+
+def _eus(count: int) -> str:
+    return f"{count} EU{'s' if count != 1 else ''}"
 
 
 def _suffixed(path: str, name: str) -> str:

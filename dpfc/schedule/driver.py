@@ -29,9 +29,11 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from dataclasses import fields as fields_of
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.ir.core import Module
+from dpfc.schedule import cache as schedule_cache
 from dpfc.schedule import diagnose
 from dpfc.schedule.bounds import Bounds, compute_bounds
 from dpfc.schedule.build import build_problem
@@ -63,6 +65,7 @@ class ScheduleOptions:
     secondary: bool = True  # lower bundles and instructions after the EU count
     # On failure, find how many EUs the DPF would need (schedules it on wider profiles).
     needed_eus: bool = True
+    cache: bool = False  # reuse and store results in the schedule cache (.cache)
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,7 @@ class ScheduleResult:
     secondary: str = ""
     measures: Measures | None = None
     greedy_measures: Measures | None = None
+    cached: bool = False  # read from the schedule cache (no solver ran)
 
     @property
     def proven_optimal(self) -> bool:
@@ -133,6 +137,21 @@ def schedule_problem(
     problems += diagnose.from_bounds(problem, bounds)
     if problems:
         raise DiagnosticError(problems)
+    key = schedule_cache.cache_key(problem, options) if options.cache else None
+    if key is not None:
+        hit = schedule_cache.lookup(key, problem)
+        if hit is not None:
+            return ScheduleResult(**{**hit, "solve_seconds": 0.0, "cached": True})
+    result = _schedule_uncached(problem, options, bounds, code_bytes)
+    if key is not None:
+        fields = {f.name: getattr(result, f.name) for f in fields_of(result)}
+        schedule_cache.store(key, {k: v for k, v in fields.items() if k != "cached"})
+    return result
+
+
+def _schedule_uncached(
+    problem: Problem, options: ScheduleOptions, bounds: Bounds, code_bytes: CodeBytes | None
+) -> ScheduleResult:
     greedy = greedy_schedule(problem)
     greedy_eus = greedy.eus_used if greedy is not None else None
     greedy_measures = measure(greedy, code_bytes) if greedy is not None else None

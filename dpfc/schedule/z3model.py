@@ -697,6 +697,11 @@ class Z3Model:
         return tuple(loads)
 
 
+def solver_version() -> str:
+    """The z3 version: schedules depend on it (the schedule cache keys on it)."""
+    return str(z3.get_version_string())
+
+
 def _reason(text: str) -> str:
     """Z3's reason for "unknown", in the words the reports use."""
     if "resource" in text or "rlimit" in text:
