@@ -3,7 +3,9 @@
 For random well-typed programs (:mod:`tests.dpf_programs`, 1,000 in the default "ci"
 hypothesis profile): check -> lower -> optimise -> Z3 schedule -> code generation ->
 encode -> simulator (:mod:`tests.sim_harness`, real packets), compared with the IR
-interpreter on the same inputs. A program the compiler rejects must be rejected with a
+interpreter on the same inputs; the kept schedule is never worse than the greedy one in
+any measure, and re-association never raises a DPF's earliest-EU bound (with and without
+the pass). A program the compiler rejects must be rejected with a
 diagnostic (DiagnosticError), never another exception; every schedule the compiler accepts
 has passed the independent checker (the driver runs it: ``ScheduleOptions.check``), so the
 checker agrees with Z3 on all of them.
@@ -23,10 +25,13 @@ from hypothesis import strategies as st
 
 from dpfc.codegen.emit import generate as generate_code
 from dpfc.diagnostics import DiagnosticError, SourceFile
-from dpfc.driver import CompileOptions, compile_source
+from dpfc.driver import CompileOptions, check_source, compile_source, lower
 from dpfc.ir.interp import Inputs
 from dpfc.isa.bundle import PC
-from dpfc.schedule.driver import ScheduleOptions
+from dpfc.passes.manager import DEFAULT_PIPELINE, run_pipeline
+from dpfc.schedule.bounds import compute_bounds
+from dpfc.schedule.build import build_problem
+from dpfc.schedule.driver import ScheduleOptions, ScheduleResult
 from dpfc.schedule.limits import Budget
 from tests.dpf_programs import GeneratedProgram, inputs_for, programs
 from tests.sim_harness import arrays_of, assert_same, rand_order, reference, run_compiled
@@ -48,6 +53,8 @@ def compile_and_compare(program: GeneratedProgram, seed: int) -> bool:
     STATS["accepted"] += 1
     for unit in compiled.units:
         STATS[unit.result.schedule.scheduler] += 1
+        assert_no_worse_than_greedy(unit.result)
+    assert_reassociation_adds_no_eus(program)
     rng = random.Random(seed)
     for unit in compiled.units:
         chains = {n.end.chain for n in unit.problem.nodes if n.is_leaf}
@@ -65,6 +72,32 @@ def compile_and_compare(program: GeneratedProgram, seed: int) -> bool:
             expected = reference(compiled.module, unit.name, given_inputs, sim)
             assert_same(sim, expected, sizes, targets)
     return True
+
+
+def assert_no_worse_than_greedy(result: ScheduleResult) -> None:
+    """The kept schedule is no worse than greedy's in any measure (EUs, bundles, selectors,
+    instructions, code bytes), or uses fewer EUs."""
+    mine, greedy = result.measures, result.greedy_measures
+    assert mine is not None
+    if greedy is not None:
+        assert mine.eus < greedy.eus or mine.no_worse_than(greedy), (mine, greedy)
+
+
+def assert_reassociation_adds_no_eus(program: GeneratedProgram) -> None:
+    """Re-association never raises the earliest-EU bound of a DPF (the bound the EU search
+    starts from; its results are compared with the interpreter above, with the pass on)."""
+    checked = check_source(SourceFile("generated.dpf", program.source))
+    profile = checked.profile
+    assert profile is not None
+    bounds = {}
+    for pipeline in (DEFAULT_PIPELINE, tuple(p for p in DEFAULT_PIPELINE if p != "reassociate")):
+        module = lower(checked)
+        run_pipeline(module, pipeline)
+        bounds[pipeline] = [
+            compute_bounds(build_problem(module, f, profile)).min_eus for f in module.functions
+        ]
+    with_pass, without = bounds.values()
+    assert all(a <= b for a, b in zip(with_pass, without, strict=True)), (with_pass, without)
 
 
 @settings(deadline=None)
