@@ -294,3 +294,36 @@ def test_the_wall_clock_guard_stops_with_dpf6028() -> None:
         schedule_problem(problem, ScheduleOptions(guard_s=1e-6))
     (diag,) = info.value.diagnostics
     assert diag.code == "DPF6028" and "wall-clock guard" in diag.message
+
+
+TESTED_TWICE = """
+module twice;
+segment array hits: u32[16];
+dpf twice(a: u32, b: u32) {
+    if a < b { hits[a & 15] += 1; }
+    push(select(a >= b, 1, 2), select(b > a, 3, 4));
+}
+"""
+
+
+def test_a_condition_tested_again_on_a_path_reuses_its_branch() -> None:
+    """`a < b`, its negation `a >= b` and `b > a` (the same compare, lowered with swapped
+    operands) are decided by one branch on every path: 2 paths, not 8."""
+    (problem,) = source_problems(TESTED_TWICE)
+    branches = [n for n in problem.nodes if not n.is_leaf]
+    assert len(branches) == 1 and len(problem.leaves()) == 2
+    result = schedule_problem(problem)
+    assert check_schedule(result.schedule) == []
+
+
+def test_three_orderings_of_two_values_are_three_paths() -> None:
+    """(a < b), (a == b) and (a > b) as words: after `a < b`, `a == b` is decided on the
+    true side, and after `a == b`, `a > b` is decided: 3 paths, not 8 (which in-packet code
+    could not even carry: 4 epilogs)."""
+    (problem,) = source_problems(
+        "module order;\ndpf order(a: u32, b: u32) {\n"
+        "    push((a < b) as u32, (a == b) as u32, (a > b) as u32);\n}\n"
+    )
+    assert len(problem.leaves()) == 3
+    result = schedule_problem(problem)
+    assert result.schedule.eus_used <= 3 and check_schedule(result.schedule) == []

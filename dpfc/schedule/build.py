@@ -57,12 +57,76 @@ Value = int | Cond  # a word (operation id) or a condition
 class _Walk:
     """One tree node's view while walking: the IR values and the pure ops it can reuse."""
 
-    def __init__(self, env: dict[int, Value], pure: dict[tuple[object, ...], int]) -> None:
+    def __init__(
+        self,
+        env: dict[int, Value],
+        pure: dict[tuple[object, ...], int],
+        known: dict[tuple[str, int, int], frozenset[str]] | None = None,
+    ) -> None:
         self.env = env  # id(Instr) -> value
         self.pure = pure  # hash-consing key -> operation id (ops of this node and ancestors)
+        # What the branches of the ancestors decided on this path about pairs of values:
+        # (order, x, y) with x <= y -> the relations still possible ("lt", "eq", "gt"; order
+        # "u"/"s" for unsigned/signed compares, "t" for a bit test, "set"/"clear"). A
+        # condition that is then decided (``a >= b`` after ``a < b``, or ``a == b`` after
+        # ``a < b`` was true) reuses the branch instead of branching again.
+        self.known = known if known is not None else {}
 
     def copy(self) -> _Walk:
-        return _Walk(dict(self.env), dict(self.pure))
+        return _Walk(dict(self.env), dict(self.pure), dict(self.known))
+
+    def outcome(self, cond: Compare) -> bool | None:
+        """True/False if the path has decided ``cond``, else None."""
+        for key, holds in _relations(cond):
+            possible = self.known.get(key)
+            if possible is not None and possible <= holds:
+                return True
+            if possible is not None and not possible & holds:
+                return False
+        return None
+
+    def decided(self, cond: Compare, outcome: bool) -> _Walk:
+        """A copy that knows ``cond`` came out ``outcome``."""
+        out = self.copy()
+        for key, holds in _relations(cond):
+            every = TEST_RELATIONS if key[0] == "t" else ORDER_RELATIONS
+            possible = out.known.get(key, every)
+            out.known[key] = possible & (holds if outcome else every - holds)
+        return out
+
+
+ORDER_RELATIONS = frozenset({"lt", "eq", "gt"})
+TEST_RELATIONS = frozenset({"set", "clear"})
+# Each compare: its order and the relations of (x, y) for which it is true.
+_HOLDS: dict[Op, tuple[str, frozenset[str]]] = {
+    Op.EQ: ("u", frozenset({"eq"})),
+    Op.NE: ("u", frozenset({"lt", "gt"})),
+    Op.ULT: ("u", frozenset({"lt"})),
+    Op.ULE: ("u", frozenset({"lt", "eq"})),
+    Op.UGT: ("u", frozenset({"gt"})),
+    Op.UGE: ("u", frozenset({"gt", "eq"})),
+    Op.SLT: ("s", frozenset({"lt"})),
+    Op.SLE: ("s", frozenset({"lt", "eq"})),
+    Op.SGT: ("s", frozenset({"gt"})),
+    Op.SGE: ("s", frozenset({"gt", "eq"})),
+    Op.TEST: ("t", frozenset({"set"})),
+}
+_MIRROR = {"lt": "gt", "gt": "lt", "eq": "eq"}
+
+
+def _relations(cond: Compare) -> list[tuple[tuple[str, int, int], frozenset[str]]]:
+    """The keys of ``walk.known`` that decide ``cond`` and the relations that make it
+    true: operands in id order (mirrored when swapped); an equality is read in both the
+    unsigned and the signed order. A bit test is not symmetric: its key keeps the order."""
+    order, holds = _HOLDS[cond.op]
+    x, y = cond.x, cond.y
+    if order != "t" and x > y:
+        x, y = y, x
+        holds = frozenset(_MIRROR[r] for r in holds)
+    keys = [((order, x, y), holds)]
+    if cond.op in (Op.EQ, Op.NE):
+        keys.append((("s", x, y), holds))
+    return keys
 
 
 class _Builder:
@@ -358,13 +422,17 @@ class _Builder:
             (if_true if cond else if_false)(node, walk)
             return
         if isinstance(cond, Compare):
+            outcome = walk.outcome(cond)
+            if outcome is not None:  # decided by an ancestor's branch on this path
+                (if_true if outcome else if_false)(node, walk)
+                return
             kind, swap_operands, swap_targets = COMPARES[cond.op]
             x, y = (cond.y, cond.x) if swap_operands else (cond.x, cond.y)
             first, second = (if_false, if_true) if swap_targets else (if_true, if_false)
             taken = self.new_node(node, cond.span or span)
-            first(taken, walk.copy())
+            first(taken, walk.decided(cond, not swap_targets))
             not_taken = self.new_node(node, cond.span or span)
-            second(not_taken, walk.copy())
+            second(not_taken, walk.decided(cond, swap_targets))
             self.node_end[node] = Branch(kind, x, y, taken, not_taken, cond.span or span)
             return
         op, args = cond.op, cond.args
