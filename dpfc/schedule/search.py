@@ -12,8 +12,8 @@ SAT solvers do badly), so the search never waits for an infeasibility proof befo
 about more EUs:
 
 1. an upper end: the greedy schedule's EU count, or, without one, a question at the
-   profile's full EU count (sat: a schedule; unsat: nothing fits, proven, with a core;
-   unknown: undecided);
+   earliest-EU bound and then one at the profile's full EU count (sat: a schedule; unsat:
+   nothing fits, proven, with a core; unknown: undecided);
 2. the earliest-EU bound ``lo`` (often the answer: then it is minimal by the bound);
 3. downward from one below the best count found: each sat lowers the best count, the first
    unsat proves the best count minimal, the first unknown stops the search (the count is
@@ -94,6 +94,10 @@ def search_eus(
             out.undecided.append(eus)
         return outcome
 
+    if out.best is None and out.lowest_open < full:
+        # Without a greedy schedule, the bound first: when the DPF fits there, that question
+        # is often easy, while the one at the full count can be hard (more freedom).
+        ask(out.lowest_open)
     if out.best is None:
         outcome = ask(full)
         if outcome == "unsat":
