@@ -24,7 +24,6 @@ import os
 from dataclasses import dataclass
 
 import pytest
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
