@@ -34,22 +34,15 @@ def tidy(schedule: Schedule) -> Schedule:
         return schedule  # not ours to repair: the driver's checker will report it
     current = schedule
     for index in range(len(current.steps)):
-        position = 0
-        while position < len(current.steps[index].selectors):
-            step = current.steps[index]
-            kept = step.selectors[:position] + step.selectors[position + 1 :]
-            candidate = _without(current, index, replace(step, selectors=kept))
-            if check_schedule(candidate):
-                position += 1
-            else:
-                current = candidate
-        position = 0
-        while position < len(current.steps[index].alu):
-            step = current.steps[index]
-            kept_alu = step.alu[:position] + step.alu[position + 1 :]
-            candidate = _without(current, index, replace(step, alu=kept_alu))
-            if check_schedule(candidate):
-                position += 1
-            else:
-                current = candidate
+        for unit in ("selectors", "alu"):
+            position = 0
+            while position < len(getattr(current.steps[index], unit)):
+                step = current.steps[index]
+                items = getattr(step, unit)
+                kept = items[:position] + items[position + 1 :]
+                candidate = _without(current, index, replace(step, **{unit: kept}))
+                if check_schedule(candidate):
+                    position += 1  # needed: keep it
+                else:
+                    current = candidate
     return current
