@@ -131,7 +131,8 @@ def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tupl
     type=click.FloatRange(min=0.01, max=1000),
     default=1.0,
     show_default=True,
-    help="scale Z3's deterministic resource limits (same input, same output at any effort)",
+    help="scale Z3's deterministic resource limits (at one effort, the same input always "
+    "gives the same output)",
 )
 @click.option(
     "--timeout",
@@ -155,8 +156,8 @@ def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tupl
     "--cache/--no-cache",
     "use_cache",
     default=True,
-    help="reuse schedules of unchanged DPFs ($DPFC_CACHE_DIR, default ~/.cache/dpfc; safe to "
-    "delete)",
+    help="reuse schedules of unchanged DPFs ($DPFC_CACHE_DIR, default ~/.cache/dpfc/schedules; "
+    "safe to delete)",
 )
 @click.option("--print-after-all", is_flag=True, help="print the IR after every pass on stderr")
 @click.option("--time-passes", is_flag=True, help="print the time each pass took on stderr")
