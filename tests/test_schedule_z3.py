@@ -327,3 +327,20 @@ def test_three_orderings_of_two_values_are_three_paths() -> None:
     assert len(problem.leaves()) == 3
     result = schedule_problem(problem)
     assert result.schedule.eus_used <= 3 and check_schedule(result.schedule) == []
+
+
+def test_too_many_branches_point_at_the_ifs_that_branch() -> None:
+    """DPF6003's notes name the `if` statements that branch, not where each condition was
+    computed (`let c = a < b;` lines)."""
+    text = (
+        "module deep;\ndpf deep(a: u32, b: u32) {\n"
+        "    let c = a < b;\n    let d = a == 7;\n    let e = b == 9;\n"
+        "    let f = a == b + 1;\n    let g = b == 3;\n    let h = a == 5;\n"
+        "    if c {\n        if d { if e { if f { if g { if h { drop(); } } } } }\n    }\n}\n"
+    )
+    with pytest.raises(DiagnosticError) as info:
+        source_problems(text)
+    (diag,) = info.value.diagnostics
+    assert diag.code == "DPF6003"
+    lines = {n.span.line for n in diag.notes if n.span is not None}
+    assert lines and lines <= {9, 10}

@@ -429,9 +429,9 @@ class _Builder:
             kind, swap_operands, swap_targets = COMPARES[cond.op]
             x, y = (cond.y, cond.x) if swap_operands else (cond.x, cond.y)
             first, second = (if_false, if_true) if swap_targets else (if_true, if_false)
-            taken = self.new_node(node, cond.span or span)
+            taken = self.new_node(node, span or cond.span)
             first(taken, walk.decided(cond, not swap_targets))
-            not_taken = self.new_node(node, cond.span or span)
+            not_taken = self.new_node(node, span or cond.span)
             second(not_taken, walk.decided(cond, swap_targets))
             self.node_end[node] = Branch(kind, x, y, taken, not_taken, cond.span or span)
             return
