@@ -9,21 +9,12 @@ B0..B3; the epilog pushes all eight registers). The schedule obeys the machine's
 construction (selectors read EU-entry values, the ALU reads the selected ones, its result
 replaces A[i]), so the DPF fits in that many EUs. The compiler must accept it, in no more
 EUs (its optimisations only ever remove work).
-
-**Status: this property does not hold yet (issue 11), so it runs only with
-DPFC_COMPLETENESS=1.** It found DPFs that fit in 3 and 4 EUs for which the greedy scheduler
-finds nothing and Z3 answers "unknown" within the default resource limit (20 M units per
-question): DPF6024, honestly "not a proof", and `--effort 5` compiles them (both are in
-docs/scheduling.md, "Known limits"). A failing run shrinks for minutes, which is why it is
-not in the default suite until it passes.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -78,11 +69,6 @@ def placed_programs(draw: st.DrawFn) -> PlacedProgram:
     return PlacedProgram(source, eus)
 
 
-@pytest.mark.skipif(
-    os.environ.get("DPFC_COMPLETENESS") != "1",
-    reason="the completeness property does not hold yet (issue 11: Z3 runs out of its resource "
-    "limit on some DPFs that fit); run with DPFC_COMPLETENESS=1",
-)
 @settings(max_examples=300, deadline=None)
 @given(program=placed_programs())
 def test_every_dpf_derived_from_a_schedule_compiles_in_no_more_eus(program: PlacedProgram) -> None:

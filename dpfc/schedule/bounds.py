@@ -34,6 +34,8 @@ INFEASIBLE = 1 << 20  # a bound no schedule can meet (a pinned access that comes
 class Bounds:
     run: dict[int, int]  # operation id -> earliest EU it can run in (inputs/consts: 0)
     entry: dict[int, int]  # operation id -> earliest EU at whose entry it can be in a register
+    entry_a: dict[int, int]  # ... in an A register
+    entry_b: dict[int, int]  # ... in a B register
     sel_a: dict[int, int]  # ... in a selected A register
     sel_b: dict[int, int]  # ... in a selected B register
     start: dict[int, int]  # tree node -> earliest first EU of its own
@@ -57,9 +59,11 @@ def compute_bounds(problem: Problem) -> Bounds:
     pins = {name: info.pin for name, info in problem.arrays.items() if info.pin is not None}
 
     entry_a: dict[int, int] = {}  # earliest entry in an A register (HASH inputs, addresses)
+    entry_b: dict[int, int] = {}
 
     def set_value(op_id: int, in_a: int, in_b: int, selected_a: int, selected_b: int) -> None:
         entry_a[op_id] = in_a
+        entry_b[op_id] = in_b
         entry[op_id] = min(in_a, in_b)
         # A selector can MOV any register's entry value into a register of either class.
         sel_a[op_id] = min(selected_a, entry[op_id])
@@ -142,7 +146,9 @@ def compute_bounds(problem: Problem) -> Bounds:
                 node_last = profile.num_eus - 1
         last[node.id] = node_last
     min_eus = max([1, *(v + 1 for v in last.values())])
-    return Bounds(run, entry, sel_a, sel_b, start, last, reason, min_eus, tuple(late))
+    return Bounds(
+        run, entry, entry_a, entry_b, sel_a, sel_b, start, last, reason, min_eus, tuple(late)
+    )
 
 
 def _visible_to_branch(
@@ -185,3 +191,72 @@ def critical_chain(problem: Problem, bounds: Bounds) -> list[Operation]:
         why = bounds.reason.get(current.id)
         current = problem.ops[why] if why is not None else None
     return [o for o in chain if o.kind not in INPUT_KINDS]
+
+
+def deadlines(problem: Problem, eus: int) -> dict[int, int]:
+    """The latest EU each ALU, HASH and memory operation can usefully run in, in a schedule
+    of ``eus`` EUs: the mirror image of :func:`compute_bounds`.
+
+    Every EU after the last one is gone, so a value an epilog pushes must be computed by
+    EU ``eus - 1``, a branch operand be visible in the branch's EU (at most ``eus - 1``),
+    and an operand be ready when its user runs at the latest: an ALU result or a loaded
+    word is selected one EU after it is computed and at an EU's entry one EU after that
+    (a loaded word reaches an A register by a MOV), a HASH result is selected in its own
+    EU. A copy of a pure operation computed later than this reaches nothing in time, and a
+    memory operation must run on its path, so the Z3 model may forbid both (a redundant
+    constraint: every schedule of ``eus`` EUs obeys it)."""
+    ops = problem.ops
+    profile = problem.profile
+    last = eus - 1
+    deadline: dict[int, int] = {
+        o.id: last for o in ops if o.kind in (Kind.ALU, Kind.HASH, Kind.MEM)
+    }
+
+    def selected_delay(x: Operation, in_b: bool) -> int:
+        # ALU results and loads are selected the EU after; a HASH result in its own EU in
+        # A (HASH writes A's selected value), a MOV later in B.
+        return 1 if x.kind is not Kind.HASH or in_b else 0
+
+    def entry_a_delay(x: Operation) -> int:
+        return 2 if x.kind is Kind.MEM else 1
+
+    def need(x_id: int, by: int) -> None:
+        if x_id in deadline:
+            deadline[x_id] = min(deadline[x_id], by)
+
+    entry_mode = profile.memory_address is MemoryAddress.ENTRY
+    for node in problem.nodes:
+        if isinstance(node.end, Branch):
+            for operand in (node.end.x, node.end.y):
+                x = ops[operand]
+                if x.kind not in (Kind.ALU, Kind.HASH, Kind.MEM):
+                    continue
+                mode = profile.branch_operands
+                if mode is BranchOperands.ENTRY:
+                    delay = 1
+                elif mode is BranchOperands.LOADED and x.kind is Kind.MEM:
+                    delay = 0
+                else:
+                    delay = selected_delay(x, in_b=False)
+                need(operand, last - delay)
+    # Users come after their operands in ``ops`` (program order along the tree), so one
+    # pass from the back settles each user's deadline before its operands'.
+    for op in reversed(ops):
+        if op.id not in deadline:
+            continue
+        at = deadline[op.id]
+        if op.kind is Kind.HASH:
+            need(op.operands[0], at - entry_a_delay(ops[op.operands[0]]))
+        elif op.kind is Kind.ALU:
+            for position, x_id in enumerate(op.operands):
+                x = ops[x_id]
+                # Either operand may go to A for a commutative op: take the looser delay.
+                in_b = position == 1 and not op.commutative
+                need(x_id, at - selected_delay(x, in_b))
+        elif op.kind is Kind.MEM:
+            address = ops[op.operands[0]]
+            delay = entry_a_delay(address) if entry_mode else selected_delay(address, False)
+            need(address.id, at - delay)
+            if op.mem is not MemOp.LOAD:
+                need(op.operands[1], at - selected_delay(ops[op.operands[1]], in_b=True))
+    return deadline

@@ -174,6 +174,7 @@ def _schedule_uncached(
             greedy,
             seed=options.seed,
             rlimit=options.budget.feasibility,
+            improve=options.budget.improve,
             guard=guard,
         )
         if search.best is None:

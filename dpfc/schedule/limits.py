@@ -20,8 +20,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-# Resource units (Z3 rlimit) for one feasibility question "does the DPF fit in k EUs?".
+# Resource units (Z3 rlimit) for the largest feasibility question "does the DPF fit in k
+# EUs?" (the last round of :func:`question_rounds`).
 FEASIBILITY_RLIMIT = 20_000_000
+# ... in all, for asking about fewer EUs than a schedule already found uses.
+IMPROVE_RLIMIT = 12_000_000
 # ... for lowering bundles and instructions at the chosen EU count.
 SECONDARY_RLIMIT = 8_000_000
 # ... for each wider virtual profile tried to say how many EUs a DPF that does not fit needs.
@@ -35,6 +38,7 @@ class Budget:
     feasibility: int = FEASIBILITY_RLIMIT
     secondary: int = SECONDARY_RLIMIT
     needed_eus: int = NEEDED_EUS_RLIMIT
+    improve: int = IMPROVE_RLIMIT
 
     def scaled(self, factor: float) -> Budget:
         """Every limit times ``factor`` (``--effort``)."""
@@ -42,7 +46,26 @@ class Budget:
             max(1, int(self.feasibility * factor)),
             max(1, int(self.secondary * factor)),
             max(1, int(self.needed_eus * factor)),
+            max(1, int(self.improve * factor)),
         )
+
+
+# The solver configurations a round alternates between (both bit-blast to SAT).
+LOGICS = ("QF_BV", "QF_FD")
+ROUND_STEPS = 4  # question limits rlimit/8, rlimit/4, rlimit/2, rlimit
+
+
+def question_rounds(rlimit: int) -> list[tuple[str, int]]:
+    """The rounds of the EU search (:mod:`.search`): (solver configuration, resource limit
+    of each question), limits doubling up to ``rlimit``, each limit once per configuration.
+    Restarting with a larger limit repeats at most the work already done, and running
+    times that vary by orders of magnitude between configurations (and grow with the
+    question's difficulty unpredictably) make short questions first the better bet."""
+    rounds: list[tuple[str, int]] = []
+    for step in range(ROUND_STEPS):
+        limit = max(1, rlimit >> (ROUND_STEPS - 1 - step))
+        rounds += [(logic, limit) for logic in LOGICS]
+    return rounds
 
 
 class GuardFired(Exception):

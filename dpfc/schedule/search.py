@@ -1,25 +1,31 @@
 """The EU search: the fewest EUs a DPF fits in, and what was proven about it.
 
 Contract: given the problem, its earliest-EU bounds and the greedy schedule (or None), ask
-the Z3 model "does the DPF fit in k EUs?" for well-chosen k, each question under the same
+the Z3 model "does the DPF fit in k EUs?" for well-chosen k, every question under a
 deterministic resource limit (:mod:`.limits`), and return the best schedule found with an
 honest account: which EU counts are proven infeasible, which were left undecided, and
 whether the result is proven minimal.
 
-Order of the questions. A schedule that exists must be found even when proving that fewer
-EUs cannot work is beyond the limit (register-pressure proofs are pigeonhole arguments that
-SAT solvers do badly), so the search never waits for an infeasibility proof before asking
-about more EUs:
+**Rounds.** SAT solvers' running times on one question vary by orders of magnitude with
+the encoding's details and the solver's configuration, and a schedule that exists must be
+found even when proving that fewer EUs cannot work is beyond any limit (register-pressure
+proofs are pigeonhole arguments that SAT solvers do badly). So the questions are asked in
+rounds of growing resource limits (:func:`.limits.question_rounds`), alternating between
+two of Z3's solver configurations (``QF_BV`` and ``QF_FD``: both bit-blast to SAT, with
+different preprocessing, and where one takes long the other is often fast). Each round
+asks every EU count still open:
 
-1. an upper end: the greedy schedule's EU count, or, without one, a question at the
-   earliest-EU bound and then one at the profile's full EU count (sat: a schedule; unsat:
-   nothing fits, proven, with a core; unknown: undecided);
-2. the earliest-EU bound ``lo`` (often the answer: then it is minimal by the bound);
-3. downward from one below the best count found: each sat lowers the best count, the first
-   unsat proves the best count minimal, the first unknown stops the search (the count is
-   reported undecided, the best count "feasible, minimality not proven").
+* one below the best count found first (an unsat answer there proves the best count
+  minimal: "fits in k EUs" is monotone in k, so it settles every count below);
+* then the others from the lowest open count upwards (without any schedule yet, the
+  smallest counts are asked first: a DPF that fits is usually found fast at a small count,
+  while a question at the profile's full count has the most freedom and can be the hardest).
 
-Since "fits in k EUs" is monotone in k, an unsat at k also settles every count below it.
+A sat answer lowers the best count and starts the round's list anew; an unsat answer at k
+settles every count up to k; an unknown one leaves k open for the next round. The search
+ends when nothing is open, or when the rounds are spent: all of them without any schedule,
+up to the ``improve`` total of resource units once a schedule exists (then asking for
+fewer EUs is an improvement, not a necessity). Counts left open are reported undecided.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dpfc.schedule.bounds import Bounds
-from dpfc.schedule.limits import WallClockGuard
+from dpfc.schedule.limits import WallClockGuard, question_rounds
 from dpfc.schedule.problem import Problem
 from dpfc.schedule.schedule import Schedule
 from dpfc.schedule.z3model import Z3Model
@@ -44,6 +50,7 @@ class EuSearch:
     infeasible: bool = False  # Z3 proved that nothing fits in the profile's EUs
     core: list[str] | None = None  # ... and the unsat core's group keys (if computed)
     z3_found: bool = False  # Z3 found ``best`` (else it is the greedy schedule)
+    spent: int = 0  # resource units of every question asked
 
     @property
     def eus(self) -> int | None:
@@ -66,6 +73,14 @@ class EuSearch:
         eus = self.eus if self.eus is not None else 1 << 30
         return sorted(k for k in set(self.undecided) if self.lowest_open <= k < eus)
 
+    def open_counts(self, full: int) -> list[int]:
+        """The EU counts still worth asking, in the order a round asks them."""
+        upper = full if self.best is None else self.best.eus_used - 1
+        counts = list(range(self.lowest_open, upper + 1))
+        if self.best is not None and counts:
+            return [counts[-1], *counts[:-1]]
+        return counts
+
 
 def search_eus(
     problem: Problem,
@@ -74,45 +89,49 @@ def search_eus(
     *,
     seed: int,
     rlimit: int,
+    improve: int,
     guard: WallClockGuard,
 ) -> EuSearch:
-    """See the module docstring."""
+    """See the module docstring. ``rlimit`` is the largest single question's resource
+    limit, ``improve`` the total once a schedule exists."""
     out = EuSearch(best=greedy, lowest_open=max(1, bounds.min_eus))
     full = problem.profile.num_eus
+    unknown: set[int] = set()
 
-    def ask(eus: int) -> str:
-        model = Z3Model(problem, eus, seed=seed, rlimit=rlimit, guard=guard)
-        out.models[eus] = model
-        outcome, schedule = model.solve()
+    def ask(eus: int, logic: str, limit: int) -> str:
+        model = out.models.get(eus)
+        if model is None:
+            model = out.models[eus] = Z3Model(problem, eus, seed=seed, rlimit=limit, guard=guard)
+        outcome, schedule, spent = model.decide(logic, limit)
+        out.spent += spent
         if outcome == "sat" and schedule is not None:
             # (a model at k EUs has eus_used <= k, and k is below the best count so far)
-            if out.best is None or schedule.eus_used <= out.best.eus_used:
+            if out.best is None or schedule.eus_used < out.best.eus_used:
                 out.best, out.z3_found = schedule, True
         elif outcome == "unsat":
             out.lowest_open = max(out.lowest_open, eus + 1)
+            if eus == full:
+                out.infeasible = True
         else:
-            out.undecided.append(eus)
+            unknown.add(eus)
         return outcome
 
-    if out.best is None and out.lowest_open < full:
-        # Without a greedy schedule, the bound first: when the DPF fits there, that question
-        # is often easy, while the one at the full count can be hard (more freedom).
-        ask(out.lowest_open)
-    if out.best is None:
-        outcome = ask(full)
-        if outcome == "unsat":
-            out.infeasible = True
-            out.core = out.models[full].core()
-            return out
-        if outcome != "sat":
-            return out
-    assert out.best is not None
-    if out.lowest_open < out.best.eus_used:
-        ask(out.lowest_open)
-    while out.best.eus_used - 1 >= out.lowest_open:
-        below = out.best.eus_used - 1
-        if below in out.undecided:
+    for logic, limit in question_rounds(rlimit):
+        asked: set[int] = set()
+        while True:
+            pending = [k for k in out.open_counts(full) if k not in asked]
+            if not pending or out.infeasible or _spent_enough(out, improve):
+                break
+            asked.add(pending[0])
+            ask(pending[0], logic, limit)
+        if not out.open_counts(full) or out.infeasible or _spent_enough(out, improve):
             break
-        if ask(below) == "unknown":
-            break
+    out.undecided = sorted(k for k in unknown if k >= out.lowest_open)
+    if out.infeasible:
+        out.core = out.models[full].core()
     return out
+
+
+def _spent_enough(out: EuSearch, improve: int) -> bool:
+    """Once a schedule exists, the search for fewer EUs stops at ``improve`` units."""
+    return out.best is not None and out.spent >= improve
