@@ -215,7 +215,7 @@ def _lower_secondary(
     best = search.best
     assert best is not None
     eus = best.eus_used
-    counts = (measure(best).bundles, measure(best).instructions)
+    counts = _counts(best)
     floor = secondary_floor(problem, bounds, eus)
     if counts[0] <= floor[0] and counts[1] <= floor[1]:
         return best, "floor"
@@ -224,10 +224,27 @@ def _lower_secondary(
     model = search.models.get(eus) or Z3Model(
         problem, eus, seed=options.seed, rlimit=options.budget.feasibility, guard=guard
     )
-    improved, proven = model.improve(counts, floor, options.budget.secondary)
-    if improved is None:
-        return best, "proven" if proven else "limit"
-    return improved, "proven" if proven else "limit"
+    # First the neighbourhood of the best schedule (its operations stay where they are;
+    # the registers, moves and constants are chosen anew): a small question that removes
+    # most register traffic. Then the whole model, with what is left of the budget: an
+    # answer there is optimal.
+    left = options.budget.secondary
+    _, tidied, spent = model.optimise(left, fixed=model.placement(best))
+    left -= spent
+    if tidied is not None and _counts(tidied) < counts:
+        best = tidied
+    if left <= 0:
+        return best, "limit"
+    _, optimal, _ = model.optimise(left)
+    if optimal is not None and _counts(optimal) <= _counts(best):
+        return optimal, "proven"
+    return best, "limit"
+
+
+def _counts(schedule: Schedule) -> tuple[int, int]:
+    """(bundles, instructions): the secondary objectives, compared lexicographically."""
+    found = measure(schedule)
+    return found.bundles, found.instructions
 
 
 def _failure(

@@ -26,7 +26,7 @@ FEASIBILITY_RLIMIT = 20_000_000
 # ... in all, for asking about fewer EUs than a schedule already found uses.
 IMPROVE_RLIMIT = 12_000_000
 # ... for lowering bundles and instructions at the chosen EU count.
-SECONDARY_RLIMIT = 8_000_000
+SECONDARY_RLIMIT = 5_000_000
 # ... for each wider virtual profile tried to say how many EUs a DPF that does not fit needs.
 NEEDED_EUS_RLIMIT = 5_000_000
 

@@ -108,19 +108,45 @@ class Z3Model:
         self.bounds = compute_bounds(problem)
         self.dom = compute_domains(problem, self.bounds, eus)
         self.zero = next((o.id for o in problem.ops if o.kind is Kind.CONST and o.value == 0), None)
+        self._constraints: list[z3.BoolRef] = []
         self._build()
+        # One conjunction, asserted once per solver (copying thousands of assertions through
+        # the Python API costs more than solving the small models).
+        self.formula = self._and(self._constraints)
+        self._assert_all(self.solver)
 
     # -- helpers -------------------------------------------------------------------------------
     def _bool(self, name: str) -> z3.BoolRef:
         return z3.Bool(name, ctx=self.ctx)
 
+    # Constructors through Z3's C API: the Python API's coercions cost more than the
+    # solving on small models (every literal is a BoolRef of this context already).
+    def _wrap(self, ast: z3.Ast) -> z3.BoolRef:
+        return z3.BoolRef(ast, self.ctx)
+
+    def _nary(self, make: Callable[..., z3.Ast], terms: Sequence[z3.BoolRef]) -> z3.BoolRef:
+        array = (z3.Ast * len(terms))()
+        for index, term in enumerate(terms):
+            array[index] = term.as_ast()
+        return self._wrap(make(self.ctx.ref(), len(terms), array))
+
     def _or(self, terms: Iterable[z3.BoolRef]) -> z3.BoolRef:
-        listed = list(terms)
-        return self.false if not listed else listed[0] if len(listed) == 1 else z3.Or(listed)
+        listed = [t for t in terms if t is not self.false]
+        if not listed:
+            return self.false
+        return listed[0] if len(listed) == 1 else self._nary(z3.Z3_mk_or, listed)
 
     def _and(self, terms: Iterable[z3.BoolRef]) -> z3.BoolRef:
-        listed = list(terms)
-        return self.true if not listed else listed[0] if len(listed) == 1 else z3.And(listed)
+        listed = [t for t in terms if t is not self.true]
+        if not listed:
+            return self.true
+        return listed[0] if len(listed) == 1 else self._nary(z3.Z3_mk_and, listed)
+
+    def _not(self, term: z3.BoolRef) -> z3.BoolRef:
+        return self._wrap(z3.Z3_mk_not(self.ctx.ref(), term.as_ast()))
+
+    def _implies(self, premise: z3.BoolRef, conclusion: z3.BoolRef) -> z3.BoolRef:
+        return self._wrap(z3.Z3_mk_implies(self.ctx.ref(), premise.as_ast(), conclusion.as_ast()))
 
     def _group(self, key: str) -> z3.BoolRef:
         if key not in self.groups:
@@ -129,17 +155,35 @@ class Z3Model:
 
     def _add(self, key: str | None, *constraints: z3.BoolRef) -> None:
         for c in constraints:
-            self.solver.add(c if key is None else z3.Implies(self._group(key), c))
+            self._constraints.append(c if key is None else self._implies(self._group(key), c))
+
+    def _atmost(self, terms: Sequence[z3.BoolRef], bound: int) -> z3.BoolRef:
+        """At most ``bound`` of ``terms`` hold (a pseudo-Boolean constraint)."""
+        return self._cardinality(z3.Z3_mk_atmost, terms, bound)
+
+    def _atleast(self, terms: Sequence[z3.BoolRef], bound: int) -> z3.BoolRef:
+        return self._cardinality(z3.Z3_mk_atleast, terms, bound)
+
+    def _cardinality(
+        self, make: Callable[..., z3.Ast], terms: Sequence[z3.BoolRef], bound: int
+    ) -> z3.BoolRef:
+        array = (z3.Ast * len(terms))()
+        for index, term in enumerate(terms):
+            array[index] = term.as_ast()
+        return self._wrap(make(self.ctx.ref(), len(terms), array, bound))
+
+    def _assert_all(self, solver: z3.Solver) -> None:
+        z3.Z3_solver_assert(self.ctx.ref(), solver.solver, self.formula.as_ast())
 
     def _at_most(self, key: str | None, literals: Iterable[z3.BoolRef], bound: int) -> None:
-        listed = [lit for lit in literals if not z3.is_false(lit)]
+        listed = [lit for lit in literals if lit is not self.false]
         if len(listed) <= bound:
             return
         if bound == 1 and len(listed) <= PAIRWISE_MAX:
             pairs = itertools.combinations(listed, 2)
-            self._add(key, *(z3.Or(z3.Not(a), z3.Not(b)) for a, b in pairs))
+            self._add(key, *(self._or([self._not(a), self._not(b)]) for a, b in pairs))
         else:
-            self._add(key, z3.AtMost(*listed, bound))
+            self._add(key, self._atmost(listed, bound))
 
     def _is_a(self, r: int) -> bool:
         return self.regs[r].cls is RegClass.A
@@ -156,11 +200,11 @@ class Z3Model:
             return self.false
         if parent is None:
             return self.ge(t, k)
-        return z3.And(z3.Not(self.ge(parent, k)), self.ge(t, k))
+        return self._and([self._not(self.ge(parent, k)), self.ge(t, k)])
 
     def at(self, t: int, k: int) -> z3.BoolRef:
         """Node t's last EU is k."""
-        return z3.And(self.ge(t, k), z3.Not(self.ge(t, k + 1)))
+        return self._and([self.ge(t, k), self._not(self.ge(t, k + 1))])
 
     def _shape(self) -> None:
         p, K = self.problem, self.eus
@@ -172,7 +216,7 @@ class Z3Model:
             t = node.id
             self._add(None, self.ge(t, 0))
             for k in range(1, K):
-                self._add(None, z3.Implies(self.ge(t, k), self.ge(t, k - 1)))
+                self._add(None, self._implies(self.ge(t, k), self.ge(t, k - 1)))
             for k in range(min(self.bounds.last[t] + 1, K)):
                 self._add(None, self.ge(t, k))
             if self.bounds.last[t] >= K:
@@ -180,14 +224,14 @@ class Z3Model:
             if isinstance(node.end, Branch) and full > K:
                 # A branch before the profile's last EU selects bundles of the next EU,
                 # which must exist within the EU budget; in the last EU it selects epilogs.
-                self._add(None, z3.Not(self.ge(t, K - 1)))
+                self._add(None, self._not(self.ge(t, K - 1)))
             if node.parent is not None:
                 for k in range(K):
                     # The node starts one EU after its parent's branch...
                     if k + 1 < K:
-                        self._add(None, z3.Implies(self.ge(node.parent, k), self.ge(t, k + 1)))
+                        self._add(None, self._implies(self.ge(node.parent, k), self.ge(t, k + 1)))
                     elif isinstance(node.end, Branch):
-                        self._add(None, z3.Not(self.ge(node.parent, k)))
+                        self._add(None, self._not(self.ge(node.parent, k)))
                     # ... except a leaf after a branch in the profile's last EU: it owns
                     # nothing and its epilog reads what that EU left (ge(t, K-1) is then
                     # already implied by the order encoding and its parent's last EU).
@@ -283,7 +327,7 @@ class Z3Model:
                 at_least_q = self._or(self.pos[r][j] for j in range(q, positions))
                 for r2 in range(r + 1, R):
                     for j in range(q):
-                        self._add(None, z3.Implies(self.pos[r2][j], z3.Not(at_least_q)))
+                        self._add(None, self._implies(self.pos[r2][j], self._not(at_least_q)))
         for q in range(params):  # every parameter is popped
             self._add(None, self._or(self.pos[r][q] for r in range(R)))
         entry = self.X[0][0]
@@ -294,16 +338,16 @@ class Z3Model:
             for v, lit in entry[r].items():
                 op = self.ops[v]
                 if op.kind is Kind.PARAM:
-                    self._add(None, z3.Implies(lit, self.pos[r].get(op.index, self.false)))
+                    self._add(None, self._implies(lit, self.pos[r].get(op.index, self.false)))
                 elif op.kind is Kind.PEEK:
-                    self._add(None, z3.Implies(lit, self.pos[r].get(params, self.false)))
+                    self._add(None, self._implies(lit, self.pos[r].get(params, self.false)))
                 elif op.kind in (Kind.META, Kind.RAND) or v == self.zero:
                     # Loaded by LOAD_MD / RAND, or 0: a register the prolog leaves alone.
-                    self._add(None, z3.Implies(lit, z3.Not(reads)))
+                    self._add(None, self._implies(lit, self._not(reads)))
                     if op.kind is not Kind.CONST:
                         loads.append(lit)
                 else:
-                    self._add(None, z3.Not(lit))
+                    self._add(None, self._not(lit))
             self.prolog_loads.append(self._or(loads))
         for op in p.ops:  # each RAND selector draws its own word
             if op.kind is Kind.RAND:
@@ -328,20 +372,20 @@ class Z3Model:
                 for h in hashes:
                     if h.lane == r and h.id in S[r] and h.operands[0] in X[r]:
                         lit = choices["hash", h.id] = self._bool(f"hash_{t}_{k}_{r}_{h.id}")
-                        self._add(None, z3.Implies(lit, X[r][h.operands[0]]))
+                        self._add(None, self._implies(lit, X[r][h.operands[0]]))
             self.choice[t, k, r] = choices
             self._at_most(None, choices.values(), 1)
             for lit in choices.values():
-                self._add(None, z3.Implies(lit, own))
-            unselected = z3.Not(self._or(choices.values()))
+                self._add(None, self._implies(lit, own))
+            unselected = self._not(self._or(choices.values()))
             for v, sel in S[r].items():
-                reasons = [z3.And(unselected, X[r][v])] if v in X[r] else []
+                reasons = [self._and([unselected, X[r][v]])] if v in X[r] else []
                 for (kind, arg), lit in choices.items():
                     if kind == "mov" and v in X[arg]:
-                        reasons.append(z3.And(lit, X[arg][v]))
+                        reasons.append(self._and([lit, X[arg][v]]))
                     elif kind != "mov" and arg == v:
                         reasons.append(lit)
-                self._add(None, z3.Implies(sel, self._or(reasons)))
+                self._add(None, self._implies(sel, self._or(reasons)))
         address_view = S if self.profile.memory_address is MemoryAddress.SELECTED else X
         alus = self.dom.pure_candidates(self.problem, t, k, Kind.ALU)
         mems = self.dom.memory_candidates(self.problem, t, k)
@@ -351,25 +395,36 @@ class Z3Model:
             swap = self._bool(f"swap_{t}_{k}_{i}")
             self.alu[t, k, i], self.swap[t, k, i] = lane_alu, swap
             self._at_most(None, lane_alu.values(), 1)
-            self._add(None, z3.Implies(swap, self._or(lane_alu.values())))
+            self._add(None, self._implies(swap, self._or(lane_alu.values())))
             for o in alus:
                 lit = lane_alu[o.id]
-                self._add(None, z3.Implies(lit, own))
+                self._add(None, self._implies(lit, own))
                 if o.alu is AluOp.NEG:
                     (x,) = o.operands
                     self._add(
                         None,
-                        z3.Implies(lit, S[a].get(x, self.false)),
-                        z3.Implies(lit, z3.Not(swap)),
+                        self._implies(lit, S[a].get(x, self.false)),
+                        self._implies(lit, self._not(swap)),
                     )
                     continue
                 x, y = o.operands
-                straight = z3.And(S[a].get(x, self.false), S[b].get(y, self.false))
+                straight = self._and([S[a].get(x, self.false), S[b].get(y, self.false)])
                 if o.commutative and x != y:
-                    crossed = z3.And(S[a].get(y, self.false), S[b].get(x, self.false))
-                    self._add(None, z3.Implies(lit, z3.If(swap, crossed, straight)))
+                    crossed = self._and([S[a].get(y, self.false), S[b].get(x, self.false)])
+                    self._add(
+                        None,
+                        self._implies(
+                            lit,
+                            self._and(
+                                [
+                                    self._implies(swap, crossed),
+                                    self._implies(self._not(swap), straight),
+                                ]
+                            ),
+                        ),
+                    )
                 else:
-                    self._add(None, z3.Implies(lit, z3.And(straight, z3.Not(swap))))
+                    self._add(None, self._implies(lit, self._and([straight, self._not(swap)])))
             lane_mem: Lits = {o.id: self._bool(f"mem_{t}_{k}_{i}_{o.id}") for o in mems}
             self.mem[t, k, i] = lane_mem
             self._at_most(None, lane_mem.values(), 1)
@@ -382,7 +437,7 @@ class Z3Model:
                 ]
                 if o.mem is not MemOp.LOAD:
                     need.append(S[b].get(o.operands[1], self.false))
-                self._add(None, z3.Implies(lane_mem[o.id], z3.And(need)))
+                self._add(None, self._implies(lane_mem[o.id], self._and(need)))
 
     def _loaded(self, t: int, k: int, i: int) -> Lits:
         """Memory operations of copy (t, k) lane i that write B[i] (LOAD and atomics)."""
@@ -403,12 +458,12 @@ class Z3Model:
                 else:
                     j = k - 1
                     if self._possible[t][j]:
-                        reasons.append(z3.And(self.own(t, j), self._produced(t, j, r, v)))
+                        reasons.append(self._and([self.own(t, j), self._produced(t, j, r, v)]))
                     if parent is not None:
                         inherited = self.X[parent][k][r].get(v, self.false)
-                        reasons.append(z3.And(self.ge(parent, j), inherited))
-                    reasons.append(z3.Not(self.ge(t, j)))
-                self._add(None, z3.Implies(claim, self._or(reasons)))
+                        reasons.append(self._and([self.ge(parent, j), inherited]))
+                    reasons.append(self._not(self.ge(t, j)))
+                self._add(None, self._implies(claim, self._or(reasons)))
 
     def _produced(self, t: int, k: int, r: int, v: int) -> z3.BoolRef:
         """Register r holds v after copy (t, k) ran: a stage-2 write of v, or no stage-2
@@ -416,7 +471,7 @@ class Z3Model:
         L = self.lanes
         S = self.S[t][k][r]
         writes = self.alu.get((t, k, r), {}) if self._is_a(r) else self._loaded(t, k, r - L)
-        kept = z3.And(z3.Not(self._or(writes.values())), S[v]) if v in S else self.false
+        kept = self._and([self._not(self._or(writes.values())), S[v]]) if v in S else self.false
         return self._or([writes[v], kept] if v in writes else [kept])
 
     def _branch_view(self, t: int, k: int, r: int, v: int) -> z3.BoolRef:
@@ -436,7 +491,7 @@ class Z3Model:
                 if not self._possible[t][k]:
                     continue
                 held = self._or(self._branch_view(t, k, r, operand) for r in range(self.nregs))
-                self._add(None, z3.Implies(self.at(t, k), z3.Or(as_imm, held)))
+                self._add(None, self._implies(self.at(t, k), self._or([as_imm, held])))
 
     def _exit(self, t: int, exit_: Exit) -> None:
         needed = exit_values(self.problem, exit_)
@@ -446,7 +501,15 @@ class Z3Model:
                 self._or(state[r].get(v, self.false) for r in range(self.nregs)) for v in needed
             ]
             if held:
-                self._add(f"exit:{t}", z3.Implies(self.at(t, k), self._and(held)))
+                self._add(f"exit:{t}", self._implies(self.at(t, k), self._and(held)))
+            if len(needed) > 1:
+                # Redundant: as many registers as values hold one of them. A pseudo-Boolean
+                # count lets the solver see register pressure at once (a pigeonhole argument
+                # that clauses alone take exponentially long to refute).
+                holding = [
+                    self._or(state[r].get(v, self.false) for v in needed) for r in range(self.nregs)
+                ]
+                self._add(None, self._implies(self.at(t, k), self._atleast(holding, len(needed))))
 
     def _memory_once(self, t: int) -> None:
         for o in self.ops:
@@ -476,7 +539,7 @@ class Z3Model:
                     if isinstance(node.end, Branch):
                         for name, operand in (("x", node.end.x), ("y", node.end.y)):
                             if operand == c:
-                                uses.append(z3.And(self.at(t, k), self.bimm[t, name]))
+                                uses.append(self._and([self.at(t, k), self.bimm[t, name]]))
                     used.append(self._or(uses))
                 self._at_most("immediates", used, limit)
 
@@ -494,12 +557,6 @@ class Z3Model:
             terms += lits.values()
         return terms
 
-    def _at_most_of(self, conditions: Sequence[z3.BoolRef], bound: int) -> z3.BoolRef:
-        """At most ``bound`` of ``conditions`` hold (a pseudo-Boolean constraint)."""
-        if bound < 0:
-            return self.false
-        return z3.PbLe([(c, 1) for c in conditions], bound) if conditions else self.true
-
     # -- solving -----------------------------------------------------------------------------------
     def _fresh(self, rlimit: int, logic: str = "QF_BV") -> z3.Solver:
         # A fresh, non-incremental solver: Z3's QF_BV solver bit-blasts only when it is not
@@ -507,7 +564,7 @@ class Z3Model:
         fresh = z3.SolverFor(logic, ctx=self.ctx)
         fresh.set("random_seed", self.seed)
         fresh.set("rlimit", rlimit)
-        fresh.add(self.solver.assertions())
+        self._assert_all(fresh)
         fresh.add(self._literals())
         return fresh
 
@@ -534,47 +591,58 @@ class Z3Model:
         schedule = self._read(fresh.model()) if result == "sat" else None
         return result, schedule, self._spent(fresh)
 
-    def improve(
-        self, start: tuple[int, int], floor: tuple[int, int], rlimit: int
-    ) -> tuple[Schedule | None, bool]:
-        """Lower the bundles, then the instructions, at this EU count, from ``start`` (the
-        best schedule's counts) towards ``floor`` (lower bounds), never raising either.
+    def placement(self, schedule: Schedule) -> list[z3.BoolRef]:
+        """Constraints that fix where ``schedule`` runs every ALU, HASH and memory operation
+        and where each node's EUs end, leaving the registers, moves and constants free: the
+        neighbourhood :meth:`improve` searches to tidy a schedule's register traffic. A
+        placement outside this model's domains (a copy of an operation too late to be of
+        use) is left free."""
+        fixed: list[z3.BoolRef] = []
+        for span in schedule.spans:
+            fixed += [
+                self.ge(span.node, k) if k <= span.last_eu else self._not(self.ge(span.node, k))
+                for k in range(self.eus)
+            ]
+        for step in schedule.steps:
+            t, k = step.node, step.eu
+            for units, ops in ((self.alu, step.alu), (self.mem, step.mem)):
+                for lane in range(self.lanes):
+                    lits = units.get((t, k, lane), {})
+                    placed = next((lo.op for lo in ops if lo.lane == lane), None)
+                    if placed is not None and placed not in lits:
+                        continue
+                    fixed += [lit if v == placed else self._not(lit) for v, lit in lits.items()]
+            for sel in step.selectors:
+                if sel.kind is SelectorKind.HASH and sel.op is not None:
+                    lit = self.choice.get((t, k, self.regs.index(sel.dest)), {}).get(
+                        ("hash", sel.op)
+                    )
+                    if lit is not None:
+                        fixed.append(lit)
+        return fixed
 
-        A descent: "at most the best count minus one" is asked again and again (a sat
-        answer's schedule is read with its own counts, which often jump down several
-        steps); an unsat answer proves the count minimal among schedules no worse than
-        the start in the other count; an unknown answer ends the descent. The questions
-        share ``rlimit`` resource units (counted from Z3's own statistics, so the descent
-        is deterministic). Returns the best schedule found (None: none better than the
-        start) and whether both counts are proven minimal."""
-        best: Schedule | None = None
-        counts = list(start)
-        left = rlimit
-        proven = True
-        terms = (self.bundle_terms(), self.instruction_terms())
-        for index in range(2):
-            while counts[index] > floor[index] and left > 0:
-                fresh = self._fresh(left)
-                fresh.add([self._at_most_of(terms[i], counts[i] - (i == index)) for i in range(2)])
-                result = self._run(fresh.check, fresh.reason_unknown)
-                left -= self._spent(fresh)
-                if result == "unsat":
-                    break
-                if result != "sat":
-                    proven = False
-                    left = 0
-                    break
-                model = fresh.model()
-                best = self._read(model)
-                counts = [
-                    sum(z3.is_true(model.eval(t, model_completion=True)) for t in group)
-                    for group in terms
-                ]
-            else:
-                proven = proven and counts[index] <= floor[index]
-        return best, proven
+    def optimise(
+        self, rlimit: int, fixed: Sequence[z3.BoolRef] = ()
+    ) -> tuple[str, Schedule | None, int]:
+        """The fewest bundles, then the fewest instructions, at this EU count: Z3's MaxSAT
+        (core-guided: every answer it gives is optimal) over the soft constraints "this copy
+        is no bundle" and "this instruction is not used", lexicographically, limited to
+        ``rlimit`` units. ``fixed`` constraints restrict it (a neighbourhood: then the
+        optimum is one within it). Returns "sat" with the optimal schedule, or "unknown"
+        / "unsat" with None; and the units spent."""
+        opt = z3.Optimize(ctx=self.ctx)
+        opt.set("random_seed", self.seed)
+        opt.set("rlimit", rlimit)
+        opt.add(self.formula, *self._literals(), *fixed)
+        for term in self.bundle_terms():
+            opt.add_soft(self._not(term), 1, "bundles")
+        for term in self.instruction_terms():
+            opt.add_soft(self._not(term), 1, "instructions")
+        result = self._run(opt.check, opt.reason_unknown)
+        schedule = self._read(opt.model()) if result == "sat" else None
+        return result, schedule, self._spent(opt)
 
-    def _spent(self, solver: z3.Solver) -> int:
+    def _spent(self, solver: z3.Solver | z3.Optimize) -> int:
         """The resource units used since the last call (Z3's deterministic step count,
         cumulative over this model's context)."""
         try:
