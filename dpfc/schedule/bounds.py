@@ -116,10 +116,12 @@ def compute_bounds(problem: Problem) -> Bounds:
                     result(op, *straight)
             elif op.kind is Kind.MEM:
                 address = op.operands[0]
-                address_ready = (
-                    sel_a[address]
-                    if profile.memory_address is MemoryAddress.SELECTED
-                    else entry_a[address]
+                # The address may be any operation computing its word (.materialise).
+                address_view = (
+                    sel_a if profile.memory_address is MemoryAddress.SELECTED else entry_a
+                )
+                address_ready, address = min(
+                    (address_view[a], a) for a in problem.equivalents(address, node.id)
                 )
                 pairs: list[tuple[int, int | None]] = [(address_ready, address), (node_start, None)]
                 if op.mem is not MemOp.LOAD:
@@ -254,9 +256,10 @@ def deadlines(problem: Problem, eus: int) -> dict[int, int]:
                 in_b = position == 1 and not op.commutative
                 need(x_id, at - selected_delay(x, in_b))
         elif op.kind is Kind.MEM:
-            address = ops[op.operands[0]]
-            delay = entry_a_delay(address) if entry_mode else selected_delay(address, False)
-            need(address.id, at - delay)
+            for equivalent in problem.equivalents(op.operands[0], op.owner):
+                address = ops[equivalent]
+                delay = entry_a_delay(address) if entry_mode else selected_delay(address, False)
+                need(address.id, at - delay)
             if op.mem is not MemOp.LOAD:
                 need(op.operands[1], at - selected_delay(ops[op.operands[1]], in_b=True))
     return deadline

@@ -28,6 +28,7 @@ from dpfc.ir.core import COMPARE_OPS, Br, Exit, Function, Instr, Jump, Module, O
 from dpfc.ir.evaluate import ALU_OPS as BINARY_ALU_OPS
 from dpfc.ir.evaluate import COMPARES, MEM_OPS
 from dpfc.isa.opcodes import AluOp
+from dpfc.schedule.materialise import materialise_addresses
 from dpfc.schedule.problem import ArrayInfo, Branch, Kind, Operation, Problem, TreeNode
 from dpfc.schedule.problem import Exit as ProblemExit
 from dpfc.target.profile import TargetProfile
@@ -593,4 +594,4 @@ def build_problem(
     ``bindings`` (array -> (EU, lane)) are the arrays earlier DPFs of the module bound; they
     become pins, attributed to ``bound_by[array]``. Raises DiagnosticError (DPF60xx)."""
     builder = _Builder(module, function, profile, bindings or {}, bound_by or {})
-    return builder.problem()
+    return materialise_addresses(builder.problem())

@@ -87,7 +87,7 @@ def compute_domains(problem: Problem, bounds: Bounds, eus: int) -> Domains:
 
     for op in ops:
         if op.id in deadline:
-            for operand in op.operands:
+            for operand in _operands(problem, op):
                 read(operand, deadline[op.id])
     uses: dict[int, set[int]] = {}  # node -> values read directly in it (branch, epilog)
     for node in problem.nodes:
@@ -117,11 +117,18 @@ def compute_domains(problem: Problem, bounds: Bounds, eus: int) -> Domains:
     return Domains(eus, deadline, useful, relevant, subtree, bounds)
 
 
+def _operands(problem: Problem, op: Operation) -> list[int]:
+    """What ``op`` reads, with every operation that may stand in for its address."""
+    if op.kind is not Kind.MEM:
+        return list(op.operands)
+    return [*problem.equivalents(op.operands[0], op.owner), *op.operands[1:]]
+
+
 def _closure(problem: Problem, values: set[int]) -> set[int]:
     out = set(values)
     stack = list(values)
     while stack:
-        for operand in problem.ops[stack.pop()].operands:
+        for operand in _operands(problem, problem.ops[stack.pop()]):
             if operand not in out:
                 out.add(operand)
                 stack.append(operand)

@@ -79,5 +79,5 @@ def secondary_floor(problem: Problem, bounds: Bounds, eus: int) -> tuple[int, in
     constants = {
         o.id for o in ops if o.kind is Kind.CONST and o.value != 0 and o.id in operands | pushed
     }
-    computed = sum(o.kind in (Kind.ALU, Kind.HASH) for o in ops)
+    computed = sum(o.kind in (Kind.ALU, Kind.HASH) and o.id not in problem.same_word for o in ops)
     return bundles, problem.params + len(loaded) + len(constants) + computed

@@ -430,11 +430,11 @@ class Z3Model:
             self._at_most(None, lane_mem.values(), 1)
             for o in mems:
                 assert o.array is not None
-                need = [
-                    own,
-                    self.bind[o.array][k, i],
-                    address_view[a].get(o.operands[0], self.false),
-                ]
+                address = self._or(
+                    address_view[a].get(v, self.false)
+                    for v in self.problem.equivalents(o.operands[0], t)
+                )
+                need = [own, self.bind[o.array][k, i], address]
                 if o.mem is not MemOp.LOAD:
                     need.append(S[b].get(o.operands[1], self.false))
                 self._add(None, self._implies(lane_mem[o.id], self._and(need)))
