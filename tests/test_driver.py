@@ -169,16 +169,16 @@ def test_dpf_schedules_only_that_dpf_and_those_sharing_its_arrays(
     assert scheduled_functions(module, "a") == {"a", "b"}
     assert scheduled_functions(module, "c") == {"c"}
     assert scheduled_functions(module, None) == {"a", "b", "c"}
-    import dpfc.schedule.driver as schedule_driver
+    import dpfc.schedule.module as schedule_module
 
     scheduled: list[str] = []
-    real = schedule_driver.schedule_problem
+    real = schedule_module.schedule_problem
 
     def spy(problem: Any, options: Any = None, **keywords: Any) -> Any:
         scheduled.append(problem.name)
         return real(problem, options, **keywords)
 
-    monkeypatch.setattr(schedule_driver, "schedule_problem", spy)
+    monkeypatch.setattr(schedule_module, "schedule_problem", spy)
     compiled = compile_source(SourceFile("sharing.dpf", SHARING), CompileOptions(only="c"))
     assert scheduled == ["c"] and [u.name for u in compiled.units] == ["c"]
     scheduled.clear()

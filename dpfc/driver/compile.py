@@ -33,12 +33,14 @@ from dpfc.codegen.emit import CompiledDPF, generate, qualified
 from dpfc.codegen.objfile import module_object
 from dpfc.diagnostics import Diagnostic, DiagnosticError, SourceFile
 from dpfc.driver.profile import resolve_profile
-from dpfc.ir.core import Module
+from dpfc.ir.core import Function, Module
+from dpfc.ir.printer import format_function
 from dpfc.isa.bundle import PC
 from dpfc.lower import lower_program
 from dpfc.objfile.model import ObjectFile
 from dpfc.passes.manager import DEFAULT_PIPELINE, run_pipeline
-from dpfc.schedule.driver import ScheduleOptions, ScheduleResult, schedule_module
+from dpfc.schedule.driver import ScheduleOptions, ScheduleResult
+from dpfc.schedule.module import schedule_module
 from dpfc.schedule.problem import Problem
 from dpfc.schedule.schedule import Schedule
 from dpfc.sema import CheckedProgram, check_program, load_program
@@ -142,6 +144,7 @@ def compile_checked(
     bindings, bound_by = object_bindings(module, options.objects)
     wanted = scheduled_functions(module, options.only)
     subset = replace(module, functions=[f for f in module.functions if f.name in wanted])
+    chosen: dict[str, Function] = {}
     scheduled = schedule_module(
         subset,
         profile,
@@ -149,7 +152,11 @@ def compile_checked(
         bindings=bindings,
         bound_by=bound_by,
         code_bytes=code_bytes,
+        alternatives=without_reassociation(checked, subset),
+        chosen=chosen,
     )
+    # The IR of each DPF in the form it was scheduled in (equivalent either way).
+    module = replace(module, functions=[chosen.get(f.name, f) for f in module.functions])
     units = tuple(
         CompiledUnit(
             problem, result, generate(result.schedule, chain_targets=options.chain_targets)
@@ -158,6 +165,20 @@ def compile_checked(
         if options.only is None or problem.name == options.only
     )
     return CompiledModule(checked, module, units)
+
+
+def without_reassociation(checked: CheckedProgram, module: Module) -> dict[str, Function]:
+    """The DPFs of ``module`` that re-association changed, optimised without it: the
+    scheduler tries both forms and keeps the better (re-association lowers trees but keeps
+    more values alive at once, which can cost EUs where registers are scarce)."""
+    plain = lower(checked)
+    run_pipeline(plain, [name for name in DEFAULT_PIPELINE if name != "reassociate"])
+    wanted = {f.name: f for f in module.functions}
+    return {
+        f.name: f
+        for f in plain.functions
+        if f.name in wanted and format_function(f) != format_function(wanted[f.name])
+    }
 
 
 def code_bytes(schedule: Schedule) -> int:

@@ -91,6 +91,19 @@ def compute_bounds(problem: Problem) -> Bounds:
             # LOAD_IMM writes B only: selected B in EU0, entry B at EU1, A via a MOV in EU1.
             run[op.id], reason[op.id] = 0, None
             set_value(op.id, 2, 1, 1, 0)
+    for made, word in problem.same_word.items():
+        # An ALU operation computing the constant's word from constants (.materialise)
+        # puts it in A one EU after the operation can run (ADD 0, c: EU1's entry).
+        op = ops[made]
+        x, y = op.operands
+        at = min(max(sel_a[x], sel_b[y]), max(sel_a[y], sel_b[x]))
+        set_value(
+            word,
+            min(entry_a[word], at + 1),
+            entry_b[word],
+            min(sel_a[word], at + 1),
+            sel_b[word],
+        )
     for node in problem.nodes:
         parent = node.parent
         node_start = 0 if parent is None else last[parent] + 1
@@ -116,12 +129,10 @@ def compute_bounds(problem: Problem) -> Bounds:
                     result(op, *straight)
             elif op.kind is Kind.MEM:
                 address = op.operands[0]
-                # The address may be any operation computing its word (.materialise).
-                address_view = (
-                    sel_a if profile.memory_address is MemoryAddress.SELECTED else entry_a
-                )
-                address_ready, address = min(
-                    (address_view[a], a) for a in problem.equivalents(address, node.id)
+                address_ready = (
+                    sel_a[address]
+                    if profile.memory_address is MemoryAddress.SELECTED
+                    else entry_a[address]
                 )
                 pairs: list[tuple[int, int | None]] = [(address_ready, address), (node_start, None)]
                 if op.mem is not MemOp.LOAD:
@@ -256,10 +267,9 @@ def deadlines(problem: Problem, eus: int) -> dict[int, int]:
                 in_b = position == 1 and not op.commutative
                 need(x_id, at - selected_delay(x, in_b))
         elif op.kind is Kind.MEM:
-            for equivalent in problem.equivalents(op.operands[0], op.owner):
-                address = ops[equivalent]
-                delay = entry_a_delay(address) if entry_mode else selected_delay(address, False)
-                need(address.id, at - delay)
+            address = ops[op.operands[0]]
+            delay = entry_a_delay(address) if entry_mode else selected_delay(address, False)
+            need(address.id, at - delay)
             if op.mem is not MemOp.LOAD:
                 need(op.operands[1], at - selected_delay(ops[op.operands[1]], in_b=True))
     return deadline

@@ -21,15 +21,25 @@ user diagnostic (DPF6001-6006) for what SwitchVM cannot run.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, Span
 from dpfc.ir.core import COMPARE_OPS, Br, Exit, Function, Instr, Jump, Module, Op, Ty
 from dpfc.ir.evaluate import ALU_OPS as BINARY_ALU_OPS
 from dpfc.ir.evaluate import COMPARES, MEM_OPS
 from dpfc.isa.opcodes import AluOp
-from dpfc.schedule.materialise import materialise_addresses
-from dpfc.schedule.problem import ArrayInfo, Branch, Kind, Operation, Problem, TreeNode
+from dpfc.isa.semantics import hash_word
+from dpfc.schedule.boolwords import bool_op_word, compare_word, select_word
+from dpfc.schedule.materialise import materialise_constants
+from dpfc.schedule.problem import (
+    COMMUTATIVE,
+    ArrayInfo,
+    Branch,
+    Kind,
+    Operation,
+    Problem,
+    TreeNode,
+)
 from dpfc.schedule.problem import Exit as ProblemExit
 from dpfc.target.profile import TargetProfile
 
@@ -138,8 +148,11 @@ class _Builder:
         profile: TargetProfile,
         bindings: Mapping[str, tuple[int, int]],
         bound_by: Mapping[str, str],
+        booleans: str = "branch",
     ) -> None:
         self.module = module
+        self.booleans = booleans  # a word select/zext of a condition: "branch" | "alu"
+        self.value_conditions = 0  # ... how many the DPF has
         self.function = function
         self.profile = profile
         self.bindings = bindings
@@ -332,28 +345,27 @@ class _Builder:
                 assert not isinstance(on_false, int) or isinstance(on_false, bool)
                 env[id(instr)] = BoolOp("select", (cond, on_true, on_false))
             else:
-                return cond, on_true, on_false
+                self.value_conditions += 1
+                if self.booleans == "branch":
+                    return cond, on_true, on_false
+                assert isinstance(on_true, int) and isinstance(on_false, int)
+                word = self.bool_word(node, walk, cond, instr)
+                env[id(instr)] = select_word(
+                    word, on_true, on_false, self.alu_of(node, walk, instr)
+                )
         elif op is Op.ZEXT:
             cond = self.cond(walk, instr.args[0])
             one, zero = self.const(1), self.const(0)
             if isinstance(cond, bool):
                 env[id(instr)] = one if cond else zero
             else:
-                return cond, one, zero
+                self.value_conditions += 1
+                if self.booleans == "branch":
+                    return cond, one, zero
+                env[id(instr)] = self.bool_word(node, walk, cond, instr)
         elif op in ALU_OPS:
             args = tuple(self.word(walk, a) for a in instr.args)
-            alu = ALU_OPS[op]
-            key: tuple[object, ...] = ("alu", alu, args)
-            if key not in walk.pure:
-                walk.pure[key] = self._owned(
-                    node,
-                    kind=Kind.ALU,
-                    alu=alu,
-                    operands=args,
-                    name=self.name(instr),
-                    span=instr.span,
-                )
-            env[id(instr)] = walk.pure[key]
+            env[id(instr)] = self.alu_op(node, walk, instr, ALU_OPS[op], args)
         elif op is Op.HASH:
             lane = instr.imm or 0
             if lane >= self.profile.lanes:
@@ -367,6 +379,13 @@ class _Builder:
                     )
                 )
             args = (self.word(walk, instr.args[0]),)
+            operand = self.ops[args[0]]
+            if operand.kind is Kind.CONST:
+                # The CRC of a constant is a constant: computed here, where the profile
+                # (whose hash function lane k runs) is known; the IR cannot fold it.
+                crc = hash_word(self.profile.hash_for_lane(lane), operand.value)
+                env[id(instr)] = self.const(crc)
+                return None
             key = ("hash", lane, args)
             if key not in walk.pure:
                 walk.pure[key] = self._owned(
@@ -409,6 +428,40 @@ class _Builder:
                 )
             )
         return None
+
+    def alu_op(
+        self, node: int, walk: _Walk, instr: Instr, alu: AluOp, args: tuple[int, ...]
+    ) -> int:
+        """The ALU operation ``alu`` on ``args`` (one per path: reused when an ancestor or
+        this node computes it already)."""
+        # One operation for x op y and y op x (the operands stay as written).
+        key: tuple[object, ...] = ("alu", alu, tuple(sorted(args)) if alu in COMMUTATIVE else args)
+        if key not in walk.pure:
+            walk.pure[key] = self._owned(
+                node, kind=Kind.ALU, alu=alu, operands=args, name=self.name(instr), span=instr.span
+            )
+        return walk.pure[key]
+
+    def alu_of(self, node: int, walk: _Walk, instr: Instr) -> Callable[[AluOp, int, int], int]:
+        def make(alu: AluOp, x: int, y: int) -> int:
+            return self.alu_op(node, walk, instr, alu, (x,) if alu is AluOp.NEG else (x, y))
+
+        return make
+
+    def bool_word(self, node: int, walk: _Walk, cond: Cond, instr: Instr) -> int:
+        """``cond`` as the word 1 or 0, computed by ALU operations (:mod:`.boolwords`); a
+        compare this path has decided already is a constant."""
+        if isinstance(cond, Compare):
+            outcome = walk.outcome(cond)
+            if outcome is not None:
+                cond = outcome
+        if isinstance(cond, bool):
+            return self.const(int(cond))
+        alu = self.alu_of(node, walk, instr)
+        if isinstance(cond, Compare):
+            return compare_word(cond.op, cond.x, cond.y, alu, self.const)
+        words = [self.bool_word(node, walk, arg, instr) for arg in cond.args]
+        return bool_op_word(cond.op, words, alu, self.const)
 
     def _owned(self, node: int, **fields: object) -> int:
         op_id = self._new_op(owner=node, **fields)
@@ -588,10 +641,15 @@ def build_problem(
     *,
     bindings: Mapping[str, tuple[int, int]] | None = None,
     bound_by: Mapping[str, str] | None = None,
+    booleans: str = "branch",
 ) -> Problem:
     """The scheduling problem of ``function`` on ``profile`` (see the module docstring).
 
     ``bindings`` (array -> (EU, lane)) are the arrays earlier DPFs of the module bound; they
-    become pins, attributed to ``bound_by[array]``. Raises DiagnosticError (DPF60xx)."""
-    builder = _Builder(module, function, profile, bindings or {}, bound_by or {})
-    return materialise_addresses(builder.problem())
+    become pins, attributed to ``bound_by[array]``. ``booleans``: a word select/zext of a
+    condition becomes branches ("branch") or ALU operations ("alu", :mod:`.boolwords`).
+    Raises DiagnosticError (DPF60xx)."""
+    builder = _Builder(module, function, profile, bindings or {}, bound_by or {}, booleans)
+    problem = builder.problem()
+    problem = replace(problem, booleans=booleans, value_conditions=builder.value_conditions)
+    return materialise_constants(problem)

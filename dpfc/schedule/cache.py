@@ -73,13 +73,19 @@ def _canonical(problem: Problem) -> str:
     nodes = tuple(replace(n, end=replace(n.end, span=None), label="") for n in problem.nodes)
     arrays = sorted((a.name, a.mapping, a.size, a.pin) for a in problem.arrays.values())
     head = (problem.params, problem.placement, problem.app_id, problem.pipeline)
-    return repr((head, ops, nodes, arrays))
+    return repr((head, ops, nodes, arrays, sorted(problem.same_word.items())))
 
 
 def cache_key(problem: Problem, options: Any) -> str:
     """``options``: the :class:`~dpfc.schedule.driver.ScheduleOptions` (typed loosely to
     keep this module below the driver)."""
-    decided_by = (options.scheduler, options.budget, options.seed, options.secondary)
+    decided_by = (
+        options.scheduler,
+        options.budget,
+        options.seed,
+        options.secondary,
+        options.max_eus,
+    )
     parts = [_build_id(), problem.profile.fingerprint(), _canonical(problem), repr(decided_by)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 

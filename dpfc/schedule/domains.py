@@ -85,9 +85,10 @@ def compute_domains(problem: Problem, bounds: Bounds, eus: int) -> Domains:
     def read(value: int, until: int) -> None:
         useful[value] = max(useful.get(value, -1), until)
 
+    made = problem.same_word  # operations computing a constant's word (.materialise)
     for op in ops:
-        if op.id in deadline:
-            for operand in _operands(problem, op):
+        if op.id in deadline and op.id not in made:
+            for operand in op.operands:
                 read(operand, deadline[op.id])
     uses: dict[int, set[int]] = {}  # node -> values read directly in it (branch, epilog)
     for node in problem.nodes:
@@ -101,9 +102,23 @@ def compute_domains(problem: Problem, bounds: Bounds, eus: int) -> Domains:
                 read(value, eus)
                 direct.add(value)
         for op_id in node.ops:
-            if ops[op_id].kind in (Kind.ALU, Kind.HASH, Kind.MEM):
+            if ops[op_id].kind in (Kind.ALU, Kind.HASH, Kind.MEM) and op_id not in made:
                 direct.add(op_id)
         uses[node.id] = direct
+    # An operation computing a constant is of use until the constant's last reader; its
+    # result is in A one EU after it runs. (A constant may feed another such operation:
+    # settle them together.)
+    settled = False
+    while not settled:
+        settled = True
+        for op_id, word in made.items():
+            until = min(deadline[op_id], useful.get(word, -1) - 1)
+            if until != deadline[op_id]:
+                deadline[op_id], settled = until, False
+            for operand in ops[op_id].operands:
+                if useful.get(operand, -1) < until:
+                    read(operand, until)
+                    settled = False
     subtree: dict[int, frozenset[int]] = {}
     relevant: dict[int, frozenset[int]] = {}
     for node in reversed(problem.nodes):  # children before parents (preorder reversed)
@@ -118,10 +133,12 @@ def compute_domains(problem: Problem, bounds: Bounds, eus: int) -> Domains:
 
 
 def _operands(problem: Problem, op: Operation) -> list[int]:
-    """What ``op`` reads, with every operation that may stand in for its address."""
-    if op.kind is not Kind.MEM:
+    """What ``op`` reads, and for a constant, the operands of the operations that may
+    compute its word (:mod:`.materialise`)."""
+    if op.kind is not Kind.CONST:
         return list(op.operands)
-    return [*problem.equivalents(op.operands[0], op.owner), *op.operands[1:]]
+    made = [m for m, word in problem.same_word.items() if word == op.id]
+    return [x for m in made for x in problem.ops[m].operands]
 
 
 def _closure(problem: Problem, values: set[int]) -> set[int]:

@@ -20,23 +20,19 @@
 
 The wall-clock ``--timeout`` guard (:class:`.limits.WallClockGuard`) only stops: DPF6028.
 
-:func:`schedule_module` schedules every DPF of a module in order; an array bound by an
-earlier DPF is pinned for the later ones ("the same binding for every DPF of a module").
+:func:`dpfc.schedule.module.schedule_module` schedules the DPFs of a module with it.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from dataclasses import fields as fields_of
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError
-from dpfc.ir.core import Module
 from dpfc.schedule import cache as schedule_cache
 from dpfc.schedule import diagnose
 from dpfc.schedule.bounds import Bounds, compute_bounds
-from dpfc.schedule.build import build_problem
 from dpfc.schedule.check import check_schedule
 from dpfc.schedule.greedy import greedy_schedule
 from dpfc.schedule.limits import Budget, GuardFired, WallClockGuard
@@ -46,7 +42,6 @@ from dpfc.schedule.schedule import Schedule
 from dpfc.schedule.search import EuSearch, search_eus
 from dpfc.schedule.tidy import tidy
 from dpfc.schedule.z3model import Z3Model
-from dpfc.target.profile import TargetProfile
 
 DEFAULT_GUARD_S = 600.0  # the wall-clock guard's default (--timeout)
 
@@ -66,6 +61,14 @@ class ScheduleOptions:
     # On failure, find how many EUs the DPF would need (schedules it on wider profiles).
     needed_eus: bool = True
     cache: bool = False  # reuse and store results in the schedule cache (.cache)
+    # Ask about no more EUs than this (None: the profile's); an alternative form of a DPF
+    # is only of use if it needs no more EUs than the best form so far (.module).
+    max_eus: int | None = None
+    # On failure, explain it (unsat core, EUs needed) rather than just say it failed.
+    explain_failure: bool = True
+    # A word select/zext of a condition: "best" (both ways, the better kept), "branch" or
+    # "alu" (.boolwords).
+    booleans: str = "best"
 
 
 @dataclass(frozen=True)
@@ -176,6 +179,7 @@ def _schedule_uncached(
             rlimit=options.budget.feasibility,
             improve=options.budget.improve,
             guard=guard,
+            max_eus=options.max_eus,
         )
         if search.best is None:
             raise DiagnosticError(_failure(problem, options, search, guard))
@@ -253,8 +257,12 @@ def _failure(
     """Why nothing was scheduled: proven (DPF6020, with the core) or undecided (DPF6024)."""
     profile = problem.profile
     full = profile.num_eus
-    proven, core = search.infeasible, search.core
-    if not proven and full not in search.undecided:
+    if not options.explain_failure:
+        return [diagnose.undecided(problem, search.undecided, options.budget.feasibility)]
+    proven, core = search.infeasible, None
+    if proven:
+        core = search.models[full].core()
+    elif full not in search.undecided:
         model = search.models.get(full) or Z3Model(
             problem, full, seed=options.seed, rlimit=options.budget.feasibility, guard=guard
         )
@@ -286,55 +294,3 @@ def _failure(
             needed = eus
             break
     return [diagnose.from_core(problem, core, needed)]
-
-
-def schedule_module(
-    module: Module,
-    profile: TargetProfile,
-    options: ScheduleOptions | None = None,
-    *,
-    bindings: Mapping[str, tuple[int, int]] | None = None,
-    bound_by: Mapping[str, str] | None = None,
-    code_bytes: CodeBytes | None = None,
-) -> list[tuple[Problem, ScheduleResult]]:
-    """Every DPF of ``module`` (results in module order); arrays stay bound across DPFs.
-
-    ``bindings`` fixes arrays before any DPF is scheduled (where another module's object
-    placed them; ``bound_by`` names who, for diagnostics).
-
-    An unpinned array shared by several DPFs is bound by the first DPF scheduled that
-    accesses it, and pinned for the others. DPFs are scheduled most constrained first: the
-    one whose access to a shared, unpinned array can run latest (by the earliest-EU bounds)
-    goes first, because a DPF can usually delay an access to a later EU but never run one
-    earlier than its operands allow."""
-    unbound = [
-        name
-        for name, decl in module.arrays.items()
-        if decl.pin is None
-        and name not in (bindings or {})
-        and sum(any(i.symbol == name for i in f.instrs()) for f in module.functions) > 1
-    ]
-
-    def urgency(function_index: int) -> int:
-        function = module.functions[function_index]
-        if not unbound:
-            return 0
-        problem = build_problem(module, function, profile)
-        bounds = compute_bounds(problem)
-        runs = [bounds.run[o.id] for o in problem.ops if o.array in unbound]
-        return max(runs, default=-1)
-
-    order = sorted(range(len(module.functions)), key=lambda i: (-urgency(i), i))
-    bound: dict[str, tuple[int, int]] = dict(bindings or {})
-    by: dict[str, str] = {name: (bound_by or {}).get(name, "another module") for name in bound}
-    results: dict[int, tuple[Problem, ScheduleResult]] = {}
-    for index in order:
-        function = module.functions[index]
-        problem = build_problem(module, function, profile, bindings=bound, bound_by=by)
-        result = schedule_problem(problem, options, code_bytes=code_bytes)
-        for array, where in result.schedule.bindings.items():
-            if array not in bound:
-                bound[array] = where
-                by[array] = function.name
-        results[index] = (problem, result)
-    return [results[i] for i in range(len(module.functions))]

@@ -1,22 +1,28 @@
-"""Cheaper constant addresses: offer the scheduler a constant computed by the ALU.
+"""Constants computed by the ALU: cheaper addresses, fewer immediates.
 
-Contract: :func:`materialise_addresses` returns the problem with one extra, optional ALU
-operation ``ADD 0, c`` for every memory operation whose address is a non-zero constant
-``c`` on a profile whose memory reads its address at the EU's entry
-(``memory_address = entry``), and records in :attr:`Problem.same_word` that the operation
-computes the word ``c``. Nothing needs it: the scheduler may use it as the address instead
-of ``c`` (the checker and the Z3 model accept either; the greedy scheduler never uses it)
-and leaves it out otherwise.
+Contract: :func:`materialise_constants` returns the problem with extra, optional ALU
+operations that each compute a constant's word, recorded in :attr:`Problem.same_word`
+(operation -> CONST). No operation names them as an operand; where the scheduler runs one,
+the register it writes holds that constant (the Z3 model, the bounds and the checker track
+the CONST as the register's value), and the greedy scheduler never uses them. So they
+only add schedules, never remove one.
 
-Why. A constant reaches a register only by ``LOAD_IMM`` into a B register; a memory address
-is read from an A register at the EU's entry, so ``tally[1] += x`` waited for a LOAD_IMM in
-EU0 and a MOV in EU1 and ran in EU2 at the earliest. ``ADD 0, c`` in EU0 (A holds 0 in a
-register the prolog leaves alone, B the LOAD_IMM'd constant) puts ``c`` in the lane's A
-register at EU1's entry: the access runs one EU earlier, for the same two instructions
-(LOAD_IMM and ADD instead of LOAD_IMM and MOV).
+A constant reaches a register only by ``LOAD_IMM`` into a B register (at most
+``immediates_per_bundle`` distinct ones per bundle). Two cases are worth an ALU operation:
 
-There is one such operation per constant and tree node that accesses memory at it, owned
-by that node (so it may run there or, speculatively, in an ancestor).
+* **Addresses.** A memory access reads its address from the lane's A register at the EU's
+  entry (``memory_address = entry``), so ``tally[1] += x`` waited for a LOAD_IMM in EU0 and
+  a MOV in EU1, and ran in EU2 at the earliest. ``ADD 0, c`` in EU0 (0 in an A register
+  the prolog leaves alone, ``c`` LOAD_IMM'd into B) puts ``c`` in A at EU1's entry: the
+  access runs one EU earlier for the same two instructions. One per constant address and
+  tree node that accesses memory there, owned by that node (so it may run there or,
+  speculatively, in an ancestor).
+* **Immediates.** When a constant is an ALU function of two other constants the DPF needs
+  in registers anyway (``5 = 2 + 3``), computing it saves a LOAD_IMM where the immediates
+  of a bundle are the limit (the constant folder had turned ``2 + 3`` into a fifth
+  constant). At most one per constant, owned by the root. Likewise 0 (which the folder
+  makes of ``x - x``, ``x & 0``, ...) is ``XOR x, x`` of any input ``x``: one per input,
+  owned by the root, when 0 is needed in a register and not the prolog's to leave.
 """
 
 from __future__ import annotations
@@ -24,51 +30,121 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dpfc.isa.opcodes import AluOp
-from dpfc.schedule.problem import Kind, Operation, Problem, TreeNode
+from dpfc.isa.semantics import alu as alu_result
+from dpfc.schedule.domains import exit_values
+from dpfc.schedule.problem import Branch, Kind, Operation, Problem, TreeNode
 from dpfc.target.profile import MemoryAddress
 
+# The ALU operations tried for a constant from two others (MIN/MAX give an operand back).
+COMBINERS = (AluOp.ADD, AluOp.SUB, AluOp.XOR, AluOp.OR, AluOp.AND, AluOp.LSH, AluOp.RSH)
+MAX_COMBINED = 8  # constants computed from others, at most (bounds the model's size)
 
-def materialise_addresses(problem: Problem) -> Problem:
+
+def materialise_constants(problem: Problem) -> Problem:
     """See the module docstring."""
-    if problem.profile.memory_address is not MemoryAddress.ENTRY:
-        return problem
-    ops = list(problem.ops)
-    constant_addresses = [
-        (o, ops[o.operands[0]])
-        for o in ops
-        if o.kind is Kind.MEM
-        and ops[o.operands[0]].kind is Kind.CONST
-        and ops[o.operands[0]].value != 0
-    ]
-    if not constant_addresses:
-        return problem
-    zero = next((o.id for o in ops if o.kind is Kind.CONST and o.value == 0), None)
-    if zero is None:
-        zero = len(ops)
-        ops.append(Operation(zero, Kind.CONST, owner=0, value=0, name="0"))
-    node_ops = [list(n.ops) for n in problem.nodes]
-    same_word = dict(problem.same_word)
-    made: dict[tuple[int, int], int] = {}  # (constant, node) -> its ADD
-    for access, constant in constant_addresses:
-        key = (constant.id, access.owner)
-        if key in made:
-            continue
-        made[key] = op_id = len(ops)
-        ops.append(
+    builder = _Materialiser(problem)
+    builder.addresses()
+    builder.combinations()
+    builder.zeros()
+    return builder.result()
+
+
+class _Materialiser:
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.ops = list(problem.ops)
+        self.node_ops = [list(n.ops) for n in problem.nodes]
+        self.same_word = dict(problem.same_word)
+
+    def _add(self, owner: int, alu: AluOp, x: int, y: int, word: int, before: int | None) -> None:
+        op_id = len(self.ops)
+        constant = self.ops[word]
+        self.ops.append(
             Operation(
                 op_id,
                 Kind.ALU,
-                owner=access.owner,
-                operands=(zero, constant.id),
-                alu=AluOp.ADD,
+                owner=owner,
+                operands=(x, y),
+                alu=alu,
                 name=f"{constant.name or constant.value} (ALU)",
-                span=access.span,
+                span=self.ops[before].span if before is not None else constant.span,
             )
         )
-        same_word[op_id] = constant.id
-        own = node_ops[access.owner]
-        own.insert(own.index(access.id), op_id)
-    nodes = tuple(
-        TreeNode(n.id, n.parent, tuple(node_ops[n.id]), n.end, n.label) for n in problem.nodes
-    )
-    return replace(problem, ops=tuple(ops), nodes=nodes, same_word=same_word)
+        self.same_word[op_id] = word
+        own = self.node_ops[owner]
+        own.insert(own.index(before) if before is not None else 0, op_id)
+
+    def _zero(self) -> int:
+        zero = next((o.id for o in self.ops if o.kind is Kind.CONST and o.value == 0), None)
+        if zero is None:
+            zero = len(self.ops)
+            self.ops.append(Operation(zero, Kind.CONST, owner=0, value=0, name="0"))
+        return zero
+
+    def addresses(self) -> None:
+        if self.problem.profile.memory_address is not MemoryAddress.ENTRY:
+            return
+        made: set[tuple[int, int]] = set()  # (constant, node)
+        for access in list(self.ops):
+            if access.kind is not Kind.MEM:
+                continue
+            address = self.ops[access.operands[0]]
+            key = (address.id, access.owner)
+            if address.kind is Kind.CONST and address.value != 0 and key not in made:
+                made.add(key)
+                self._add(access.owner, AluOp.ADD, self._zero(), address.id, address.id, access.id)
+
+    def combinations(self) -> None:
+        needed = self._constants_in_registers()
+        values = {self.ops[c].value: c for c in needed}
+        count = 0
+        for word in sorted(needed, key=lambda c: self.ops[c].value):
+            if count >= MAX_COMBINED:
+                return
+            found = self._combination(word, values)
+            if found is not None:
+                alu, x, y = found
+                self._add(0, alu, x, y, word, None)
+                count += 1
+
+    def _combination(self, word: int, values: dict[int, int]) -> tuple[AluOp, int, int] | None:
+        target = self.ops[word].value
+        others = sorted(v for v in values if v != target)
+        for alu in COMBINERS:
+            for a in others:
+                for b in others:
+                    if alu_result(alu, a, b) == target:
+                        return alu, values[a], values[b]
+        return None
+
+    def zeros(self) -> None:
+        needed = self._constants_in_registers(zero=True)
+        zero = next((c for c in needed if self.ops[c].value == 0), None)
+        if zero is None:
+            return
+        inputs = [o.id for o in self.ops if o.kind in (Kind.PARAM, Kind.PEEK, Kind.META)]
+        for x in inputs:
+            self._add(0, AluOp.XOR, x, x, zero, None)
+
+    def _constants_in_registers(self, zero: bool = False) -> list[int]:
+        """Non-zero (or with ``zero``, all) constants some operation, epilog or branch
+        needs in a register."""
+        ops, p = self.ops, self.problem
+        used: set[int] = set()
+        for op in ops:
+            if op.kind in (Kind.ALU, Kind.HASH, Kind.MEM) and op.id not in self.same_word:
+                used |= set(op.operands)
+        for node in p.nodes:
+            if isinstance(node.end, Branch):
+                continue  # a branch takes a constant as an immediate
+            used |= set(exit_values(p, node.end))
+        return sorted(c for c in used if ops[c].kind is Kind.CONST and (zero or ops[c].value != 0))
+
+    def result(self) -> Problem:
+        if self.same_word == self.problem.same_word:
+            return self.problem
+        nodes = tuple(
+            TreeNode(n.id, n.parent, tuple(self.node_ops[n.id]), n.end, n.label)
+            for n in self.problem.nodes
+        )
+        return replace(self.problem, ops=tuple(self.ops), nodes=nodes, same_word=self.same_word)

@@ -157,21 +157,17 @@ class Problem:
     arrays: dict[str, ArrayInfo] = field(default_factory=dict)
     span: Span | None = None
     pipeline: str = "ingress"  # "ingress" | "egress"
-    # Optional operations that compute a constant's word (:mod:`.materialise`): op id ->
-    # the CONST op id. Nothing needs them; a memory address may use one instead.
+    # Optional ALU operations that compute a constant's word (:mod:`.materialise`): op id
+    # -> the CONST op id. Nothing names them as an operand; where one runs, the register
+    # it writes holds that constant (the value the schedule tracks is the CONST).
     same_word: dict[int, int] = field(default_factory=dict)
+    # How a word select/zext of a condition was built: "branch" (paths) or "alu"
+    # (:mod:`.boolwords`), and how many such conditions the DPF has.
+    booleans: str = "branch"
+    value_conditions: int = 0
 
     def op(self, op_id: int) -> Operation:
         return self.ops[op_id]
-
-    def equivalents(self, value: int, node: int) -> list[int]:
-        """``value`` and the operations that compute the same word and may run on paths
-        through ``node`` (a memory address may be any of them)."""
-        return [value] + [
-            made
-            for made, word in self.same_word.items()
-            if word == value and self.is_ancestor(self.ops[made].owner, node)
-        ]
 
     def ancestors(self, node: int) -> Iterator[int]:
         """``node`` and its ancestors, nearest first."""

@@ -47,8 +47,7 @@ class EuSearch:
     models: dict[int, Z3Model] = field(default_factory=dict)  # EU count -> its model
     lowest_open: int = 1  # every EU count below this is proven infeasible
     undecided: list[int] = field(default_factory=list)  # counts left open at the limit
-    infeasible: bool = False  # Z3 proved that nothing fits in the profile's EUs
-    core: list[str] | None = None  # ... and the unsat core's group keys (if computed)
+    infeasible: bool = False  # Z3 proved that nothing fits in the EUs allowed
     z3_found: bool = False  # Z3 found ``best`` (else it is the greedy schedule)
     spent: int = 0  # resource units of every question asked
 
@@ -91,11 +90,13 @@ def search_eus(
     rlimit: int,
     improve: int,
     guard: WallClockGuard,
+    max_eus: int | None = None,
 ) -> EuSearch:
     """See the module docstring. ``rlimit`` is the largest single question's resource
-    limit, ``improve`` the total once a schedule exists."""
+    limit, ``improve`` the total once a schedule exists; no count above ``max_eus`` (or
+    the profile's EUs) is asked."""
     out = EuSearch(best=greedy, lowest_open=max(1, bounds.min_eus))
-    full = problem.profile.num_eus
+    full = min(problem.profile.num_eus, max_eus or problem.profile.num_eus)
     unknown: set[int] = set()
 
     def ask(eus: int, logic: str, limit: int) -> str:
@@ -127,8 +128,6 @@ def search_eus(
         if not out.open_counts(full) or out.infeasible or _spent_enough(out, improve):
             break
     out.undecided = sorted(k for k in unknown if k >= out.lowest_open)
-    if out.infeasible:
-        out.core = out.models[full].core()
     return out
 
 

@@ -430,10 +430,7 @@ class Z3Model:
             self._at_most(None, lane_mem.values(), 1)
             for o in mems:
                 assert o.array is not None
-                address = self._or(
-                    address_view[a].get(v, self.false)
-                    for v in self.problem.equivalents(o.operands[0], t)
-                )
+                address = address_view[a].get(o.operands[0], self.false)
                 need = [own, self.bind[o.array][k, i], address]
                 if o.mem is not MemOp.LOAD:
                     need.append(S[b].get(o.operands[1], self.false))
@@ -472,7 +469,10 @@ class Z3Model:
         S = self.S[t][k][r]
         writes = self.alu.get((t, k, r), {}) if self._is_a(r) else self._loaded(t, k, r - L)
         kept = self._and([self._not(self._or(writes.values())), S[v]]) if v in S else self.false
-        return self._or([writes[v], kept] if v in writes else [kept])
+        # An operation computing a constant's word writes that constant (.materialise).
+        same_word = self.problem.same_word
+        wrote_v = [lit for op, lit in writes.items() if same_word.get(op, op) == v]
+        return self._or([*wrote_v, kept])
 
     def _branch_view(self, t: int, k: int, r: int, v: int) -> z3.BoolRef:
         mode = self.profile.branch_operands
