@@ -110,7 +110,7 @@ def assert_reassociation_adds_no_eus(program: GeneratedProgram, compiled: Compil
             alone = schedule_module(replace(plain, functions=[function]), profile, OPTIONS)
         except DiagnosticError:
             continue
-        (_, result) = alone
+        ((_, result),) = alone
         assert unit.result.schedule.eus_used <= result.schedule.eus_used, function.name
 
 
