@@ -296,6 +296,12 @@ def test_the_wall_clock_guard_stops_with_dpf6028() -> None:
         schedule_problem(problem, ScheduleOptions(guard_s=1e-6))
     (diag,) = info.value.diagnostics
     assert diag.code == "DPF6028" and "wall-clock guard" in diag.message
+    # It says what was decided when it stopped: here greedy's 4 EUs, 1..3 still open.
+    stopped = [n.message for n in diag.notes if n.message.startswith("when it stopped")]
+    assert stopped == [
+        "when it stopped: a schedule in 4 EUs was found (greedy)",
+        "when it stopped: not decided: 1, 2, 3 EUs",
+    ], stopped
 
 
 TESTED_TWICE = """

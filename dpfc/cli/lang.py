@@ -139,7 +139,7 @@ def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tupl
     type=click.FloatRange(min=0),
     default=DEFAULT_GUARD_S,
     show_default=True,
-    help="wall-clock guard in seconds per DPF (0: none); it only stops the compile "
+    help="wall-clock guard in seconds per DPF, all its forms together (0: none); it only stops the compile "
     "(DPF6028), it never changes the schedule",
 )
 @click.option("--explain", is_flag=True, help="print each DPF's schedule as an EU x lane grid")

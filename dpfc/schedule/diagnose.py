@@ -200,14 +200,16 @@ def undecided(problem: Problem, counts: Sequence[int], rlimit: int) -> Diagnosti
     )
 
 
-def guard_fired(problem: Problem, seconds: float) -> Diagnostic:
-    """DPF6028: the wall-clock guard stopped the scheduler (nothing else depends on it)."""
+def guard_fired(problem: Problem, seconds: float, decided: Sequence[str] = ()) -> Diagnostic:
+    """DPF6028: the wall-clock guard stopped the scheduler (nothing else depends on it);
+    ``decided``: what the scheduler had decided by then."""
     return Diagnostic(
         "DPF6028",
         f"scheduling {_where(problem)} was stopped by the wall-clock guard after "
         f"{seconds:.1f} s (--timeout)",
         problem.span,
         notes=(
+            *(Note(f"when it stopped: {line}") for line in decided),
             Note(
                 "the scheduler's answers depend only on its resource limits; the guard stops "
                 "it and never changes which schedule is chosen"

@@ -130,10 +130,12 @@ def schedule_problem(
     options: ScheduleOptions | None = None,
     *,
     code_bytes: CodeBytes | None = None,
+    guard: WallClockGuard | None = None,
 ) -> ScheduleResult:
     """Schedule one DPF (see the module docstring). Raises DiagnosticError if it cannot fit
     (or if the wall-clock guard fired). ``code_bytes`` measures the code a schedule
-    generates, for the comparison with the greedy schedule."""
+    generates, for the comparison with the greedy schedule. ``guard``: the wall-clock guard
+    to run under (by default one of ``options.guard_s`` for this call)."""
     options = options or ScheduleOptions()
     problems = diagnose.precheck(problem)
     bounds = compute_bounds(problem)
@@ -145,7 +147,8 @@ def schedule_problem(
         hit = schedule_cache.lookup(key, problem)
         if hit is not None:
             return ScheduleResult(**{**hit, "solve_seconds": 0.0, "cached": True})
-    result = _schedule_uncached(problem, options, bounds, code_bytes)
+    guard = guard or WallClockGuard(options.guard_s or None)
+    result = _schedule_uncached(problem, options, bounds, code_bytes, guard)
     if key is not None:
         fields = {f.name: getattr(result, f.name) for f in fields_of(result)}
         schedule_cache.store(key, {k: v for k, v in fields.items() if k != "cached"})
@@ -153,7 +156,11 @@ def schedule_problem(
 
 
 def _schedule_uncached(
-    problem: Problem, options: ScheduleOptions, bounds: Bounds, code_bytes: CodeBytes | None
+    problem: Problem,
+    options: ScheduleOptions,
+    bounds: Bounds,
+    code_bytes: CodeBytes | None,
+    guard: WallClockGuard,
 ) -> ScheduleResult:
     greedy = greedy_schedule(problem)
     greedy_eus = greedy.eus_used if greedy is not None else None
@@ -168,7 +175,6 @@ def _schedule_uncached(
             measures=greedy_measures,
             greedy_measures=greedy_measures,
         )
-    guard = WallClockGuard(options.guard_s or None)
     started = time.perf_counter()
     try:
         search = search_eus(
@@ -183,9 +189,16 @@ def _schedule_uncached(
         )
         if search.best is None:
             raise DiagnosticError(_failure(problem, options, search, guard))
-        best, secondary = _lower_secondary(problem, bounds, search, options, guard)
+        try:
+            best, secondary = _lower_secondary(problem, bounds, search, options, guard)
+        except GuardFired as stop:
+            stop.decided = [
+                *search.summary(problem.profile.num_eus),
+                "bundles and instructions were being lowered",
+            ]
+            raise
     except GuardFired as stop:
-        raise DiagnosticError(diagnose.guard_fired(problem, stop.seconds)) from None
+        raise DiagnosticError(diagnose.guard_fired(problem, stop.seconds, stop.decided)) from None
     if secondary not in ("proven", "floor"):
         best = tidy(best)  # drop dead moves left where the secondary descent stopped
     chosen = best

@@ -74,6 +74,7 @@ class GuardFired(Exception):
     def __init__(self, seconds: float) -> None:
         super().__init__(f"stopped by the wall-clock guard after {seconds:.1f} s")
         self.seconds = seconds
+        self.decided: list[str] = []  # what the scheduler had decided when it stopped
 
 
 class WallClockGuard:

@@ -27,10 +27,12 @@ from dpfc.ir.core import Function, Module
 from dpfc.schedule.bounds import compute_bounds
 from dpfc.schedule.build import build_problem
 from dpfc.schedule.driver import ScheduleOptions, ScheduleResult, schedule_problem
+from dpfc.schedule.limits import WallClockGuard
 from dpfc.schedule.measures import CodeBytes, measure
 from dpfc.schedule.problem import Problem
 from dpfc.target.profile import TargetProfile
 
+GUARD_CODE = "DPF6028"  # the wall-clock guard fired (diagnose.guard_fired)
 BOOLEAN_WAYS = {"best": ("branch", "alu"), "branch": ("branch",), "alu": ("alu",)}
 
 Scheduled = tuple[Function, Problem, ScheduleResult]
@@ -56,6 +58,9 @@ def _schedule_function(
             module, function, profile, bindings=bound, bound_by=by, booleans=booleans
         )
 
+    # One wall-clock guard for all forms of the DPF (--timeout is per DPF); when it fires
+    # the compile stops: which form is kept must never depend on the clock.
+    guard = WallClockGuard(options.guard_s or None)
     candidates: list[tuple[Function, Problem | None, str]] = []
     for function in forms:
         as_words = build(function, "alu")
@@ -71,15 +76,17 @@ def _schedule_function(
         )
         try:
             problem = built or build(function, booleans)
-            result = schedule_problem(problem, quiet, code_bytes=code_bytes)
-        except DiagnosticError:
+            result = schedule_problem(problem, quiet, code_bytes=code_bytes, guard=guard)
+        except DiagnosticError as error:
+            if any(d.code == GUARD_CODE for d in error.diagnostics):
+                raise
             continue
         if best is None or _rank(result) < _rank(best[2]):
             best = (function, problem, result)
     if best is None:  # every form failed: the first one's diagnostics
         function, built, booleans = candidates[0]
         problem = built or build(function, booleans)
-        schedule_problem(problem, options, code_bytes=code_bytes)
+        schedule_problem(problem, options, code_bytes=code_bytes, guard=guard)
         raise AssertionError("a DPF that failed quietly was scheduled when explained")
     return best
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dpfc.schedule.bounds import Bounds
-from dpfc.schedule.limits import WallClockGuard, question_rounds
+from dpfc.schedule.limits import GuardFired, WallClockGuard, question_rounds
 from dpfc.schedule.problem import Problem
 from dpfc.schedule.schedule import Schedule
 from dpfc.schedule.z3model import Z3Model
@@ -71,6 +71,20 @@ class EuSearch:
         """Undecided EU counts below the best one that no unsat answer settled."""
         eus = self.eus if self.eus is not None else 1 << 30
         return sorted(k for k in set(self.undecided) if self.lowest_open <= k < eus)
+
+    def summary(self, full: int) -> list[str]:
+        """What the search has decided so far (for a stop by the wall-clock guard)."""
+        out = []
+        if self.best is not None:
+            out.append(f"a schedule in {self.best.eus_used} EUs was found ({self.best.scheduler})")
+        else:
+            out.append("no schedule was found yet")
+        if self.lowest_open > 1:
+            out.append(f"fewer than {self.lowest_open} EUs is proven impossible")
+        still = self.open_counts(full)
+        if still:
+            out.append(f"not decided: {', '.join(map(str, sorted(still)))} EUs")
+        return out
 
     def open_counts(self, full: int) -> list[int]:
         """The EU counts still worth asking, in the order a round asks them."""
@@ -117,16 +131,20 @@ def search_eus(
             unknown.add(eus)
         return outcome
 
-    for logic, limit in question_rounds(rlimit):
-        asked: set[int] = set()
-        while True:
-            pending = [k for k in out.open_counts(full) if k not in asked]
-            if not pending or out.infeasible or _spent_enough(out, improve):
+    try:
+        for logic, limit in question_rounds(rlimit):
+            asked: set[int] = set()
+            while True:
+                pending = [k for k in out.open_counts(full) if k not in asked]
+                if not pending or out.infeasible or _spent_enough(out, improve):
+                    break
+                asked.add(pending[0])
+                ask(pending[0], logic, limit)
+            if not out.open_counts(full) or out.infeasible or _spent_enough(out, improve):
                 break
-            asked.add(pending[0])
-            ask(pending[0], logic, limit)
-        if not out.open_counts(full) or out.infeasible or _spent_enough(out, improve):
-            break
+    except GuardFired as stop:
+        stop.decided = out.summary(full)
+        raise
     out.undecided = sorted(k for k in unknown if k >= out.lowest_open)
     return out
 
