@@ -1,0 +1,466 @@
+"""A small structured P4-16 emitter: expressions, statements and declarations as objects.
+
+Contract: the P4 generators build programs from these nodes only; :func:`render` prints a
+:class:`Program` deterministically (the same nodes give the same text, byte for byte).
+Nothing here knows SwitchVM: it is the P4 surface the generators need, no more.
+
+Expressions overload Python's arithmetic and bitwise operators (``a + b``, ``a & b``,
+``a << 3``); comparisons are methods (``a.eq(b)``, ``a.lt(b)``) so that nodes stay
+hashable values. A plain ``int`` where an expression is expected becomes a literal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+
+class Expr:
+    """A P4 expression (rendered by :meth:`p4`)."""
+
+    def p4(self) -> str:
+        raise NotImplementedError
+
+    # -- operators -----------------------------------------------------------------------------
+    def _bin(self, op: str, other: Expr | int) -> Expr:
+        return Bin(op, self, lit(other))
+
+    def __add__(self, other: Expr | int) -> Expr:
+        return self._bin("+", other)
+
+    def __sub__(self, other: Expr | int) -> Expr:
+        return self._bin("-", other)
+
+    def __mul__(self, other: Expr | int) -> Expr:
+        return self._bin("*", other)
+
+    def __radd__(self, other: int) -> Expr:
+        return Bin("+", lit(other), self)
+
+    def __and__(self, other: Expr | int) -> Expr:
+        return self._bin("&", other)
+
+    def __or__(self, other: Expr | int) -> Expr:
+        return self._bin("|", other)
+
+    def __xor__(self, other: Expr | int) -> Expr:
+        return self._bin("^", other)
+
+    def __lshift__(self, other: Expr | int) -> Expr:
+        return self._bin("<<", other)
+
+    def __rshift__(self, other: Expr | int) -> Expr:
+        return self._bin(">>", other)
+
+    def __invert__(self) -> Expr:
+        return Un("~", self)
+
+    def eq(self, other: Expr | int) -> Expr:
+        return self._bin("==", other)
+
+    def ne(self, other: Expr | int) -> Expr:
+        return self._bin("!=", other)
+
+    def lt(self, other: Expr | int) -> Expr:
+        return self._bin("<", other)
+
+    def le(self, other: Expr | int) -> Expr:
+        return self._bin("<=", other)
+
+    def gt(self, other: Expr | int) -> Expr:
+        return self._bin(">", other)
+
+    def ge(self, other: Expr | int) -> Expr:
+        return self._bin(">=", other)
+
+    def land(self, other: Expr) -> Expr:
+        return Bin("&&", self, other)
+
+    def lor(self, other: Expr) -> Expr:
+        return Bin("||", self, other)
+
+    def lnot(self) -> Expr:
+        return Un("!", self)
+
+    def cast(self, width: int) -> Expr:
+        return Cast(f"bit<{width}>", self)
+
+    def signed(self, width: int) -> Expr:
+        return Cast(f"int<{width}>", self)
+
+    def slice(self, hi: int, lo: int) -> Expr:
+        return Slice(self, hi, lo)
+
+    def concat(self, other: Expr) -> Expr:
+        return Bin("++", self, other)
+
+    def dot(self, member: str) -> Expr:
+        return Name(f"{self.p4()}.{member}")
+
+    def at(self, index: int) -> Expr:
+        return Name(f"{self.p4()}[{index}]")
+
+    def call(self, *args: Expr | int) -> Expr:
+        return Call(self, tuple(lit(a) for a in args))
+
+
+@dataclass(frozen=True)
+class Name(Expr):
+    """A name or member path (``meta.r0``, ``hdr.sv.gas``, ``pkt.extract``)."""
+
+    path: str
+
+    def p4(self) -> str:
+        return self.path
+
+
+@dataclass(frozen=True)
+class Lit(Expr):
+    value: int
+    width: int | None = None
+
+    def p4(self) -> str:
+        text = str(self.value) if self.value < 10 else f"0x{self.value:x}"
+        return text if self.width is None else f"{self.width}w{text}"
+
+
+@dataclass(frozen=True)
+class Bool(Expr):
+    value: bool
+
+    def p4(self) -> str:
+        return "true" if self.value else "false"
+
+
+@dataclass(frozen=True)
+class Bin(Expr):
+    op: str
+    left: Expr
+    right: Expr
+
+    def p4(self) -> str:
+        return f"({self.left.p4()} {self.op} {self.right.p4()})"
+
+
+@dataclass(frozen=True)
+class Un(Expr):
+    op: str
+    operand: Expr
+
+    def p4(self) -> str:
+        return f"{self.op}({self.operand.p4()})"
+
+
+@dataclass(frozen=True)
+class Cast(Expr):
+    type: str
+    operand: Expr
+
+    def p4(self) -> str:
+        return f"(({self.type})({self.operand.p4()}))"
+
+
+@dataclass(frozen=True)
+class Slice(Expr):
+    operand: Expr
+    hi: int
+    lo: int
+
+    def p4(self) -> str:
+        return f"{self.operand.p4()}[{self.hi}:{self.lo}]"
+
+
+@dataclass(frozen=True)
+class Mux(Expr):
+    cond: Expr
+    then: Expr
+    other: Expr
+
+    def p4(self) -> str:
+        return f"({self.cond.p4()} ? {self.then.p4()} : {self.other.p4()})"
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    target: Expr
+    args: tuple[Expr, ...] = ()
+
+    def p4(self) -> str:
+        return f"{self.target.p4()}({', '.join(a.p4() for a in self.args)})"
+
+
+@dataclass(frozen=True)
+class Tuple(Expr):
+    items: tuple[Expr, ...]
+
+    def p4(self) -> str:
+        return "{ " + ", ".join(i.p4() for i in self.items) + " }"
+
+
+def lit(value: Expr | int, width: int | None = None) -> Expr:
+    return value if isinstance(value, Expr) else Lit(value, width)
+
+
+def n(path: str) -> Name:
+    return Name(path)
+
+
+def mux(cond: Expr, then: Expr | int, other: Expr | int) -> Expr:
+    return Mux(cond, lit(then), lit(other))
+
+
+# -- statements ---------------------------------------------------------------------------------
+class Stmt:
+    def lines(self, indent: str) -> list[str]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Assign(Stmt):
+    target: Expr
+    value: Expr
+
+    def lines(self, indent: str) -> list[str]:
+        return [f"{indent}{self.target.p4()} = {self.value.p4()};"]
+
+
+@dataclass(frozen=True)
+class Do(Stmt):
+    """An expression statement (a method or action call)."""
+
+    call: Expr
+
+    def lines(self, indent: str) -> list[str]:
+        return [f"{indent}{self.call.p4()};"]
+
+
+@dataclass(frozen=True)
+class Var(Stmt):
+    type: str
+    name: str
+    init: Expr | None = None
+
+    def lines(self, indent: str) -> list[str]:
+        value = f" = {self.init.p4()}" if self.init is not None else ""
+        return [f"{indent}{self.type} {self.name}{value};"]
+
+
+@dataclass(frozen=True)
+class Return(Stmt):
+    value: Expr
+
+    def lines(self, indent: str) -> list[str]:
+        return [f"{indent}return {self.value.p4()};"]
+
+
+@dataclass(frozen=True)
+class Comment(Stmt):
+    text: str
+
+    def lines(self, indent: str) -> list[str]:
+        return [f"{indent}// {line}".rstrip() for line in self.text.splitlines()]
+
+
+@dataclass(frozen=True)
+class If(Stmt):
+    cond: Expr
+    then: Sequence[Stmt]
+    other: Sequence[Stmt] = ()
+
+    def lines(self, indent: str) -> list[str]:
+        out = [f"{indent}if ({self.cond.p4()}) {{"]
+        out += _block(self.then, indent + "    ")
+        if self.other:
+            if len(self.other) == 1 and isinstance(self.other[0], If):
+                nested = self.other[0].lines(indent)
+                out.append(f"{indent}}} else {nested[0].lstrip()}")
+                return out + nested[1:]
+            out.append(f"{indent}}} else {{")
+            out += _block(self.other, indent + "    ")
+        out.append(f"{indent}}}")
+        return out
+
+
+def _block(stmts: Sequence[Stmt], indent: str) -> list[str]:
+    out: list[str] = []
+    for stmt in stmts:
+        out += stmt.lines(indent)
+    return out
+
+
+def chain(cases: Sequence[tuple[Expr, Sequence[Stmt]]], default: Sequence[Stmt] = ()) -> list[Stmt]:
+    """``if c1 {..} else if c2 {..} ... else {default}`` (an empty list when no case)."""
+    result: list[Stmt] = list(default)
+    for cond, body in reversed(cases):
+        result = [If(cond, body, result)]
+    return result
+
+
+# -- declarations -------------------------------------------------------------------------------
+class Decl:
+    def lines(self, indent: str) -> list[str]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Header(Decl):
+    name: str
+    fields: Sequence[tuple[str, str]]  # (name, type)
+    comment: str = ""
+    keyword: str = "header"
+
+    def lines(self, indent: str) -> list[str]:
+        out = Comment(self.comment).lines(indent) if self.comment else []
+        out.append(f"{indent}{self.keyword} {self.name} {{")
+        out += [f"{indent}    {t} {f};" for f, t in self.fields]
+        return [*out, f"{indent}}}"]
+
+
+def struct(name: str, fields: Sequence[tuple[str, str]], comment: str = "") -> Header:
+    return Header(name, fields, comment, keyword="struct")
+
+
+@dataclass(frozen=True)
+class Raw(Decl):
+    """A line the architecture dictates verbatim (``#include``, the ``main`` package)."""
+
+    text: str
+
+    def lines(self, indent: str) -> list[str]:
+        return [indent + line if line else "" for line in self.text.splitlines()]
+
+
+@dataclass(frozen=True)
+class Const(Decl):
+    type: str
+    name: str
+    value: Expr
+
+    def lines(self, indent: str) -> list[str]:
+        return [f"{indent}const {self.type} {self.name} = {self.value.p4()};"]
+
+
+@dataclass(frozen=True)
+class Function(Decl):
+    ret: str
+    name: str
+    params: Sequence[str]
+    body: Sequence[Stmt]
+    comment: str = ""
+
+    def lines(self, indent: str) -> list[str]:
+        out = Comment(self.comment).lines(indent) if self.comment else []
+        out.append(f"{indent}{self.ret} {self.name}({', '.join(self.params)}) {{")
+        return out + _block(self.body, indent + "    ") + [f"{indent}}}"]
+
+
+def action(name: str, params: Sequence[str], body: Sequence[Stmt], comment: str = "") -> Function:
+    return Function("action", name, params, body, comment)
+
+
+@dataclass(frozen=True)
+class Table(Decl):
+    name: str
+    keys: Sequence[tuple[Expr, str]]
+    actions: Sequence[str]
+    default: str
+    size: int
+    comment: str = ""
+
+    def lines(self, indent: str) -> list[str]:
+        inner = indent + "    "
+        out = Comment(self.comment).lines(indent) if self.comment else []
+        out.append(f"{indent}table {self.name} {{")
+        if self.keys:
+            out.append(f"{inner}key = {{")
+            out += [f"{inner}    {k.p4()} : {kind};" for k, kind in self.keys]
+            out.append(f"{inner}}}")
+        out.append(f"{inner}actions = {{ {'; '.join(self.actions)}; }}")
+        out.append(f"{inner}default_action = {self.default};")
+        out.append(f"{inner}size = {self.size};")
+        return [*out, f"{indent}}}"]
+
+
+@dataclass(frozen=True)
+class Instance(Decl):
+    """An extern instance (``register<bit<32>>(N) name;``)."""
+
+    type: str
+    args: Sequence[Expr]
+    name: str
+    comment: str = ""
+
+    def lines(self, indent: str) -> list[str]:
+        out = Comment(self.comment).lines(indent) if self.comment else []
+        args = ", ".join(a.p4() for a in self.args)
+        return [*out, f"{indent}{self.type}({args}) {self.name};"]
+
+
+@dataclass(frozen=True)
+class Select:
+    keys: Sequence[Expr]
+    cases: Sequence[tuple[str, str]]  # (keyset text, next state)
+
+    def lines(self, indent: str) -> list[str]:
+        keys = ", ".join(k.p4() for k in self.keys)
+        out = [f"{indent}transition select({keys}) {{"]
+        out += [f"{indent}    {keyset}: {state};" for keyset, state in self.cases]
+        return [*out, f"{indent}}}"]
+
+
+@dataclass(frozen=True)
+class State(Decl):
+    name: str
+    body: Sequence[Stmt]
+    transition: str | Select  # a state name, or a select
+    comment: str = ""
+
+    def lines(self, indent: str) -> list[str]:
+        out = Comment(self.comment).lines(indent) if self.comment else []
+        out.append(f"{indent}state {self.name} {{")
+        out += _block(self.body, indent + "    ")
+        if isinstance(self.transition, Select):
+            out += self.transition.lines(indent + "    ")
+        else:
+            out.append(f"{indent}    transition {self.transition};")
+        return [*out, f"{indent}}}"]
+
+
+@dataclass(frozen=True)
+class Block(Decl):
+    """A parser or control: ``kind name(params) { locals; [apply { body }] }``."""
+
+    kind: str  # "parser" | "control"
+    name: str
+    params: Sequence[str]
+    locals: Sequence[Decl] = ()
+    apply: Sequence[Stmt] = ()
+    comment: str = ""
+
+    def lines(self, indent: str) -> list[str]:
+        inner = indent + "    "
+        out = Comment(self.comment).lines(indent) if self.comment else []
+        out.append(f"{indent}{self.kind} {self.name}({', '.join(self.params)}) {{")
+        for decl in self.locals:
+            out += decl.lines(inner)
+        if self.kind == "control":
+            out.append(f"{inner}apply {{")
+            out += _block(self.apply, inner + "    ")
+            out.append(f"{inner}}}")
+        return [*out, f"{indent}}}"]
+
+
+@dataclass
+class Program:
+    decls: list[Decl] = field(default_factory=list)
+
+    def add(self, *decls: Decl) -> None:
+        self.decls.extend(decls)
+
+
+def render(program: Program) -> str:
+    out: list[str] = []
+    for decl in program.decls:
+        out += decl.lines("")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"

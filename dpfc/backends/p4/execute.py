@@ -1,0 +1,472 @@
+"""The SwitchVM stages in P4: prolog, each EU, epilog (docs/isa.md §2-§3, simulator R11-R14).
+
+Contract: generates the ingress statements that run one DPF from ``meta.pc`` (the prolog's
+PC) to a decoded epilog, with exactly the simulator's semantics (``dpfc/backends/sim/
+execute.py``): registers start at 0; selectors read the EU-entry registers and write in
+parallel; ALU and memory data see the selected values; the memory address is the entry (or
+selected) A register per ``profile.memory_address``; ALU and memory writes win; the branch
+compares the values ``profile.branch_operands`` names; HALT skips the remaining EUs.
+
+Each stage fetches its bundle from the packet (``decode.py``) when the PC's bit 15 is set,
+else from the stage's code table (one table per stage, keyed by slot: the code-memory words
+of docs/encoding.md §7 are its action data). A bundle the packet does not carry, or an
+empty slot, is a fault (R14): ``meta.fault`` ends the DPF and the packet is dropped.
+"""
+
+from __future__ import annotations
+
+from dpfc.backends.p4.ast import (
+    Assign,
+    Decl,
+    Do,
+    Expr,
+    If,
+    Instance,
+    Lit,
+    Stmt,
+    Table,
+    Tuple,
+    action,
+    chain,
+    mux,
+    n,
+)
+from dpfc.backends.p4.layout import Layout
+from dpfc.encoding.words import StageKind
+from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
+from dpfc.target.profile import BranchOperands, MemoryAddress
+
+meta, hdr, sm = n("meta"), n("hdr"), n("sm")
+IN_PACKET = 0x8000
+NONE_PC = 0xFFFF
+
+
+def c(field: str) -> Expr:
+    return meta.dot(f"c_{field}")
+
+
+def e(field: str) -> Expr:
+    return meta.dot(f"e_{field}")
+
+
+def reg(prefix: str, name: str) -> Expr:
+    return meta.dot(f"{prefix}_{name}")
+
+
+def pick(layout: Layout, code: Expr, prefix: str) -> Expr:
+    return n("pick").call(code, *(reg(prefix, r) for r in layout.registers))
+
+
+def engine_meta(layout: Layout) -> list[tuple[str, str]]:
+    fields = [
+        ("pc", "bit<16>"),
+        ("running", "bit<1>"),
+        ("halted", "bit<1>"),
+        ("fault", "bit<1>"),
+        ("cursor", "bit<8>"),
+        ("md_denied", "bit<1>"),
+        ("vaddr", "bit<32>"),
+        ("phys", "bit<32>"),
+        ("mapped", "bit<1>"),
+        ("old", "bit<32>"),
+        ("taken", "bit<1>"),
+        ("x", "bit<32>"),
+        ("y", "bit<32>"),
+        ("rng", "bit<32>"),
+    ]
+    for prefix in ("r", "s", "t", "v"):  # entry, selected, after stage 2, branch view
+        fields += [(f"{prefix}_{r}", "bit<32>") for r in layout.registers]
+    fields += [(f"hash_in_{i}", "bit<32>") for i in range(layout.lanes)]
+    return fields
+
+
+def code_tables(layout: Layout) -> list[Decl]:
+    """The code memories: per stage a table keyed by slot whose action loads the word."""
+    out: list[Decl] = []
+    for kind, prefix, name in (
+        (StageKind.PROLOG, "c", "load_prolog"),
+        (StageKind.EU, "c", "load_eu"),
+        (StageKind.EPILOG, "e", "load_epilog"),
+    ):
+        fields = layout.word_fields(kind)
+        params = [f"bit<{w}> {f}" for f, w in fields]
+        body = [Assign(meta.dot(f"{prefix}_{f}"), n(f)) for f, _ in fields]
+        if kind is StageKind.PROLOG:
+            body.append(Assign(c("ctrl_op"), Lit(0)))
+        out.append(action(name, params, body, f"A code-memory word of a {kind.value} stage."))
+    out.append(action("code_missing", [], [Assign(meta.dot("fault"), Lit(1))]))
+    for stage in layout.stages:
+        out.append(
+            Table(
+                layout.code_table(stage),
+                [(meta.dot("pc").slice(14, 0), "exact")],
+                [layout.code_action(stage), "code_missing"],
+                "code_missing",
+                layout.profile.code_slots_per_stage,
+                f"In-switch code of stage {stage} (isa.md §6 item 16: one slot per bundle).",
+            )
+        )
+    return out
+
+
+def _fetch(layout: Layout, stage: int) -> list[Stmt]:
+    """Fetch the bundle of ``stage`` at meta.pc into the word fields (or fault)."""
+    in_packet = [
+        Do(n("find_bundle").call(Lit(stage, 5), meta.dot("pc").slice(14, 0))),
+        If(
+            meta.dot("found").eq(1),
+            [Do(n("fetch_epilog" if stage == 31 else "fetch_bundle").call())],
+            [Assign(meta.dot("fault"), Lit(1))],
+        ),
+    ]
+    from_table = [Do(n(layout.code_table(stage)).dot("apply").call())]
+    return [If((meta.dot("pc") & IN_PACKET).ne(0), in_packet, from_table)]
+
+
+def prolog(layout: Layout) -> list[Stmt]:
+    """POP/PEEK/LOAD_MD/RAND into the registers, in register order (isa.md "Prolog order")."""
+    out = _fetch(layout, 0)
+    body: list[Stmt] = [Assign(meta.dot("cursor"), Lit(0))]
+    # LOAD_MD needs the metadata permission bit (R5): checked before anything runs.
+    denied = [
+        (c(f"sel_{r}_valid").eq(1).land(c(f"sel_{r}_kind").eq(SelectorKind.LOAD_MD)))
+        for r in layout.registers
+    ]
+    any_md = denied[0]
+    for term in denied[1:]:
+        any_md = any_md.lor(term)
+    body.append(
+        If(any_md.land(meta.dot("perm_metadata").eq(0)), [Assign(meta.dot("md_denied"), Lit(1))])
+    )
+    run: list[Stmt] = []
+    for r in layout.registers:
+        kind = c(f"sel_{r}_kind")
+        stack_read = [
+            If(
+                meta.dot("cursor").lt(meta.dot("depth")),
+                [
+                    Assign(
+                        reg("r", r),
+                        n("stack_word").call(
+                            meta.dot("stack"), meta.dot("depth"), meta.dot("cursor")
+                        ),
+                    ),
+                    If(
+                        kind.eq(SelectorKind.POP),
+                        [Assign(meta.dot("cursor"), meta.dot("cursor") + 1)],
+                    ),
+                ],
+                [Assign(reg("r", r), Lit(0)), Do(n("count_stack_underflow").call())],
+            )
+        ]
+        run.append(
+            If(
+                c(f"sel_{r}_valid").eq(1),
+                chain(
+                    [
+                        (kind.eq(SelectorKind.POP).lor(kind.eq(SelectorKind.PEEK)), stack_read),
+                        (
+                            kind.eq(SelectorKind.LOAD_MD),
+                            [Assign(reg("r", r), _metadata(layout, c(f"sel_{r}_operand")))],
+                        ),
+                        (
+                            kind.eq(SelectorKind.RAND),
+                            [Do(n("draw_random").call()), Assign(reg("r", r), meta.dot("rng"))],
+                        ),
+                    ]
+                ),
+            )
+        )
+    body.append(If(meta.dot("md_denied").eq(0), [*run, Assign(meta.dot("pc"), c("pc_taken"))]))
+    return [*out, If(meta.dot("fault").eq(0), body)]
+
+
+def _metadata(layout: Layout, index: Expr) -> Expr:
+    """LOAD_MD's word (isa.md §4; simulator R21, with bmv2's own clock and no queue)."""
+    values = {
+        "ingress_port": sm.dot("ingress_port").cast(32),
+        "timestamp": (sm.dot("ingress_global_timestamp") * 1000).cast(32),
+        "switch_id": meta.dot("switch_id"),
+        "queue_depth": Lit(0, 32),
+        "packet_length": sm.dot("packet_length"),
+        "pipe_id": meta.dot("pipe_id"),
+    }
+    result: Expr = Lit(0, 32)
+    for md in reversed(layout.profile.metadata):
+        if md.name in values:
+            result = mux(index.eq(md.index), values[md.name], result)
+    return result
+
+
+def _alu(op: Expr, a: Expr, b: Expr) -> Expr:
+    amount = (b & 31).cast(8)
+    cases: list[tuple[AluOp, Expr]] = [
+        (AluOp.ADD, a + b),
+        (AluOp.SUB, a - b),
+        (AluOp.AND, a & b),
+        (AluOp.OR, a | b),
+        (AluOp.XOR, a ^ b),
+        (AluOp.LSH, a << amount),
+        (AluOp.RSH, a >> amount),
+        (AluOp.NEG, Lit(0, 32) - a),
+        (AluOp.MIN, mux(a.lt(b), a, b)),
+        (AluOp.MAX, mux(a.gt(b), a, b)),
+    ]
+    result: Expr = a
+    for code, value in reversed(cases):
+        result = mux(op.eq(code), value, result)
+    return result
+
+
+def eu(layout: Layout, k: int) -> list[Stmt]:
+    """EU k: fetch, selection, ALU, memory, branch (isa.md §3)."""
+    L, regs, profile = layout.lanes, layout.registers, layout.profile
+    body = _fetch(layout, k + 1)
+    run: list[Stmt] = []
+    # Stage 1: selectors read the entry registers (meta.r_*), all at once.
+    for index, r in enumerate(regs):
+        kind, operand = c(f"sel_{r}_kind"), c(f"sel_{r}_operand")
+        imm = _immediate(layout, operand)
+        cases: list[tuple[Expr, list[Stmt]]] = [
+            (kind.eq(SelectorKind.MOV), [Assign(reg("s", r), pick(layout, operand, "r"))]),
+            (kind.eq(SelectorKind.LOAD_IMM), [Assign(reg("s", r), imm)]),
+            (
+                kind.eq(SelectorKind.LOAD_CONST),
+                [Do(n("read_constant").call(operand)), Assign(reg("s", r), meta.dot("old"))],
+            ),
+        ]
+        if index < L:
+            cases.append(
+                (
+                    kind.eq(SelectorKind.HASH),
+                    [
+                        Assign(meta.dot(f"hash_in_{index}"), reg("r", r)),
+                        Do(n(f"hash_lane_{index}").call()),
+                        Assign(reg("s", r), meta.dot(f"hash_in_{index}")),
+                    ],
+                )
+            )
+        run.append(Assign(reg("s", r), reg("r", r)))
+        run.append(If(c(f"sel_{r}_valid").eq(1), chain(cases)))
+    run += [Assign(reg("t", r), reg("s", r)) for r in regs]
+    # Stage 2: ALU lane i writes A[i]; memory lane i translates, accesses, writes B[i].
+    address_prefix = "r" if profile.memory_address is MemoryAddress.ENTRY else "s"
+    for i in range(L):
+        a, b = regs[i], regs[L + i]
+        run.append(
+            If(
+                c(f"alu_{i}").ne(0),
+                [Assign(reg("t", a), _alu(c(f"alu_{i}"), reg("s", a), reg("s", b)))],
+            )
+        )
+        run.append(
+            If(
+                c(f"mem_{i}").ne(0),
+                _memory(layout, k, i, reg(address_prefix, a), reg("s", b), reg("t", b)),
+            )
+        )
+    # The branch (CFU): its operands from the view branch_operands names.
+    view = {
+        BranchOperands.ENTRY: "r",
+        BranchOperands.SELECTED: "s",
+        BranchOperands.LOADED: "loaded",
+    }[profile.branch_operands]
+    if view == "loaded":  # after selection plus this EU's memory results: A selected, B after
+        run += [Assign(reg("v", r), reg("s" if j < L else "t", r)) for j, r in enumerate(regs)]
+        view = "v"
+    op = c("ctrl_op")
+    run += [
+        Assign(meta.dot("x"), _operand(layout, c("ctrl_x"), view)),
+        Assign(meta.dot("y"), _operand(layout, c("ctrl_y"), view)),
+        Assign(meta.dot("taken"), Lit(1)),
+        *chain(
+            [
+                (
+                    op.eq(CtrlOp.BEQ),
+                    [If(meta.dot("x").ne(meta.dot("y")), [Assign(meta.dot("taken"), Lit(0))])],
+                ),
+                (
+                    op.eq(CtrlOp.BSET),
+                    [
+                        If(
+                            (meta.dot("x") & meta.dot("y")).eq(0),
+                            [Assign(meta.dot("taken"), Lit(0))],
+                        )
+                    ],
+                ),
+                (
+                    op.eq(CtrlOp.BLT),
+                    [If(meta.dot("x").ge(meta.dot("y")), [Assign(meta.dot("taken"), Lit(0))])],
+                ),
+                (
+                    op.eq(CtrlOp.BGT),
+                    [If(meta.dot("x").le(meta.dot("y")), [Assign(meta.dot("taken"), Lit(0))])],
+                ),
+                (
+                    op.eq(CtrlOp.BSLT),
+                    [
+                        If(
+                            meta.dot("x").signed(32).ge(meta.dot("y").signed(32)),
+                            [Assign(meta.dot("taken"), Lit(0))],
+                        )
+                    ],
+                ),
+                (
+                    op.eq(CtrlOp.BSGT),
+                    [
+                        If(
+                            meta.dot("x").signed(32).le(meta.dot("y").signed(32)),
+                            [Assign(meta.dot("taken"), Lit(0))],
+                        )
+                    ],
+                ),
+            ]
+        ),
+        *[Assign(reg("r", r), reg("t", r)) for r in regs],
+        Assign(meta.dot("pc"), c("pc_taken")),
+        If(meta.dot("taken").eq(0), [Assign(meta.dot("pc"), c("pc_not_taken"))]),
+        If(op.eq(CtrlOp.HALT), [Assign(meta.dot("halted"), Lit(1))]),
+    ]
+    body.append(If(meta.dot("fault").eq(0), run))
+    return [
+        If(
+            meta.dot("running").eq(1).land(meta.dot("halted").eq(0)).land(meta.dot("fault").eq(0)),
+            body,
+            [],
+        )
+    ]
+
+
+def _immediate(layout: Layout, slot: Expr) -> Expr:
+    result: Expr = Lit(0, 32)
+    for k in reversed(range(layout.profile.immediates_per_bundle)):
+        result = mux(slot.eq(k), c(f"imm_{k}"), result)
+    return result
+
+
+def _operand(layout: Layout, byte: Expr, view: str) -> Expr:
+    """A branch operand byte: a register code, or 0x80 | k for immediate slot k."""
+    return mux((byte & 0x80).ne(0), _immediate(layout, byte & 0x7F), pick(layout, byte, view))
+
+
+def _memory(layout: Layout, k: int, i: int, address: Expr, data: Expr, b_out: Expr) -> list[Stmt]:
+    """Memory lane i of EU k (isa.md §2, simulator R11-R12): direct mapping first, then the
+    tenant's segments (the null segment last, lowest priority)."""
+    op, old = c(f"mem_{i}"), meta.dot("old")
+    memory = n(layout.memory(k, i))
+    new = old
+    for code, value in reversed(
+        [
+            (MemOp.STORE, data),
+            (MemOp.FAADD, old + data),
+            (MemOp.FAAND, old & data),
+            (MemOp.FAOR, old | data),
+            (MemOp.FAMAX, mux(old.gt(data), old, data)),
+            (MemOp.FAMIN, mux(old.lt(data), old, data)),
+        ]
+    ):
+        new = mux(op.eq(code), value, new)
+    return [
+        Assign(meta.dot("vaddr"), address),
+        Assign(meta.dot("mapped"), Lit(0)),
+        If(
+            n(layout.direct_table(k, i)).dot("apply").call().dot("miss"),
+            [Do(n(layout.segment_table(k, i)).dot("apply").call())],
+        ),
+        If(
+            meta.dot("mapped").eq(1),
+            [
+                Do(memory.dot("read").call(old, meta.dot("phys"))),
+                Do(memory.dot("write").call(meta.dot("phys"), new)),
+                If(op.ne(MemOp.STORE), [Assign(b_out, old)]),
+            ],
+            [Do(n("count_unmapped").call()), If(op.ne(MemOp.STORE), [Assign(b_out, Lit(0))])],
+        ),
+    ]
+
+
+def memory_decls(layout: Layout) -> list[Decl]:
+    """Lane memories, translation tables (tenant-keyed: R11) and their actions."""
+    out: list[Decl] = [
+        action(
+            "mapped",
+            ["bit<32> phys"],
+            [Assign(meta.dot("phys"), n("phys")), Assign(meta.dot("mapped"), Lit(1))],
+        ),
+        action(
+            "segment",
+            ["bit<32> base", "bit<32> offset_mask"],
+            [
+                Assign(meta.dot("phys"), n("base") + (meta.dot("vaddr") & n("offset_mask"))),
+                Assign(meta.dot("mapped"), Lit(1)),
+            ],
+        ),
+    ]
+    profile = layout.profile
+    for k in range(layout.eus):
+        for i in range(layout.lanes):
+            out.append(
+                Instance(
+                    "register<bit<32>>",
+                    [Lit(profile.memory_words_per_lane)],
+                    layout.memory(k, i),
+                    f"EU{k} lane {i}: its 32-bit words (isa.md §6 item 15)",
+                )
+            )
+            direct_size = (
+                profile.direct_entries_per_lane if profile.lane_has_direct_mapping(i) else 1
+            )
+            out.append(
+                Table(
+                    layout.direct_table(k, i),
+                    [(meta.dot("tenant"), "exact"), (meta.dot("vaddr"), "exact")],
+                    ["mapped", "NoAction"],
+                    "NoAction",
+                    direct_size,
+                    "Direct mappings, one word each, before segments (isa.md item 14).",
+                )
+            )
+            out.append(
+                Table(
+                    layout.segment_table(k, i),
+                    [(meta.dot("tenant"), "exact"), (meta.dot("vaddr"), "ternary")],
+                    ["segment", "NoAction"],
+                    "NoAction",
+                    profile.segments_per_lane + 1,
+                    "Aligned power-of-two segments; the null segment has the lowest priority.",
+                )
+            )
+    return out
+
+
+def epilog(layout: Layout) -> list[Stmt]:
+    """Fetch the epilog bundle at meta.pc (its steering is program.py's)."""
+    return [If(meta.dot("running").eq(1).land(meta.dot("fault").eq(0)), _fetch(layout, 31))]
+
+
+def hash_actions(layout: Layout) -> list[Decl]:
+    """HASH of lane i: the CRC of the lane's profile function over the entry A[i]. Each
+    lane's call is one bmv2 calculation (crc32_custom), whose parameters the driver sets
+    from the profile; its input field meta.hash_in_i names the lane in bmv2's JSON."""
+    out: list[Decl] = []
+    for i in range(layout.lanes):
+        field = meta.dot(f"hash_in_{i}")
+        out.append(
+            action(
+                f"hash_lane_{i}",
+                [],
+                [
+                    Do(
+                        n("hash").call(
+                            field,
+                            n("HashAlgorithm.crc32_custom"),
+                            Lit(0, 32),
+                            Tuple((field,)),
+                            Lit(1 << 32, 33),
+                        )
+                    )
+                ],
+                f"HASH in lane {i}: {layout.profile.hash_functions[i]} (isa.md §6 item 3).",
+            )
+        )
+    return out
