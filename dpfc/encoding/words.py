@@ -137,6 +137,12 @@ def _unpack(layout: tuple[FieldSpec, ...], data: bytes) -> dict[str, int]:
     return out
 
 
+def slot_fields(kind: StageKind, data: bytes, profile: TargetProfile) -> dict[str, int]:
+    """The raw field values of a code-memory word (check it with :func:`decode_slot` first):
+    what a data plane's code table takes as action data (the P4 back end's)."""
+    return _unpack(slot_layout(kind, profile), data)
+
+
 def _operand_code(op: Operand | None, immediates: tuple[int, ...]) -> int:
     if op is None:
         return 0
