@@ -45,7 +45,14 @@ class Cli:
             )
             runtime.load_json_config(standard, None)
         self.api: Any = sswitch.SimpleSwitchAPI(pre, standard, mc, sswitch_client)
+        self.clients: tuple[Any, ...] = (standard, mc, sswitch_client)
         self.history: list[str] = []
+
+    def close(self) -> None:
+        """Close the Thrift connection (its clients share one socket)."""
+        for client in self.clients:
+            with contextlib.suppress(Exception):
+                client._iprot.trans.close()
 
     def run(self, command: str) -> str:
         buffer = io.StringIO()

@@ -19,6 +19,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from dpfc.backends.p4.cli import Cli, CliError
@@ -29,6 +30,8 @@ from dpfc.target.driver import Destination, DriverError, Grant
 from dpfc.target.profile import HASH_FUNCTIONS, TargetProfile
 
 HANDLE = re.compile(r"handle (\d+)")
+READ_ONE_BY_ONE = 8  # more words are read as the whole register array, in one call
+HASH_ACTION = re.compile(r"\bhash_lane_(\d+)$")
 NULL_PRIORITY = 1 << 20  # bmv2 ternary: the lowest number wins; the null segment loses
 
 
@@ -118,9 +121,11 @@ class Bmv2Driver:
     def pipe_count(self) -> int:
         return 1
 
-    def _pipes(self, pipes: Sequence[int]) -> None:
+    def _pipes(self, pipes: Sequence[int], pipeline: str = "ingress") -> None:
         if any(p != 0 for p in pipes):
             raise DriverError("DPF4016", f"bmv2 has one pipe (0), not {sorted(set(pipes))}")
+        if pipeline != "ingress":
+            raise DriverError("DPF4016", f"this program has no {pipeline} lane memories")
 
     def _add(
         self,
@@ -227,9 +232,17 @@ class Bmv2Driver:
         self.slots.pop(tenant, None)
 
     def map_memory(
-        self, tenant: int, eu: int, lane: int, mapping: str, size: int, pipes: Sequence[int]
+        self,
+        tenant: int,
+        eu: int,
+        lane: int,
+        mapping: str,
+        size: int,
+        pipes: Sequence[int],
+        *,
+        pipeline: str = "ingress",
     ) -> None:
-        self._pipes(pipes)
+        self._pipes(pipes, pipeline)
         memory = self._lane(eu, lane)
         if mapping not in ("direct", "segment") or size <= 0:
             raise DriverError("DPF4005", f"cannot map {size} words as {mapping!r}")
@@ -288,9 +301,17 @@ class Bmv2Driver:
         memory.release(phys, size)
 
     def unmap_memory(
-        self, tenant: int, eu: int, lane: int, mapping: str, size: int, pipes: Sequence[int]
+        self,
+        tenant: int,
+        eu: int,
+        lane: int,
+        mapping: str,
+        size: int,
+        pipes: Sequence[int],
+        *,
+        pipeline: str = "ingress",
     ) -> None:
-        self._pipes(pipes)
+        self._pipes(pipes, pipeline)
         memory = self._lane(eu, lane)
         if mapping == "direct":
             for v in range(size):
@@ -353,18 +374,33 @@ class Bmv2Driver:
         self._put(str(self.names["multicast"]), self._q("group"), (tenant, group), [mgrp])
 
     def read_memory(
-        self, tenant: int, eu: int, lane: int, vaddr: int, count: int, pipe: int
+        self,
+        tenant: int,
+        eu: int,
+        lane: int,
+        vaddr: int,
+        count: int,
+        pipe: int,
+        *,
+        pipeline: str = "ingress",
     ) -> list[int]:
-        self._pipes([pipe])
+        self._pipes([pipe], pipeline)
         memory = self._lane(eu, lane)
-        out = []
+        physical = []
         for v in range(vaddr, vaddr + count):
             phys = memory.translate(tenant, v)
             if phys is None:
                 raise DriverError("DPF4011", f"EU{eu} lane {lane} address {v} is not mapped")
-            output = self.cli.run(f"register_read {self._q(self.layout.memory(eu, lane))} {phys}")
-            out.append(int(output.rsplit("=", 1)[1].strip()))
-        return out
+            physical.append(phys)
+        register = self._q(self.layout.memory(eu, lane))
+        if count <= READ_ONE_BY_ONE:
+            return [
+                int(self.cli.run(f"register_read {register} {p}").rsplit("=", 1)[1])
+                for p in physical
+            ]
+        # One call reads the whole array ("name= w0, w1, ..."): faster than a call per word.
+        words = self.cli.run(f"register_read {register}").split("=", 1)[1].split(",")
+        return [int(words[p]) for p in physical]
 
     def write_memory(
         self,
@@ -374,8 +410,10 @@ class Bmv2Driver:
         vaddr: int,
         values: Sequence[int],
         pipes: Sequence[int],
+        *,
+        pipeline: str = "ingress",
     ) -> None:
-        self._pipes(pipes)
+        self._pipes(pipes, pipeline)
         memory = self._lane(eu, lane)
         physical = []
         for v in range(vaddr, vaddr + len(values)):
@@ -418,17 +456,31 @@ class Bmv2Driver:
         self.cli.run(f"register_write {self._q('rng_state')} 0 {state & 0xFFFF_FFFF}")
 
     def set_hash_functions(self, program_json: Path) -> None:
-        """bmv2's crc32_custom calculations get each lane's CRC of the profile."""
-        calculations = json.loads(program_json.read_text())["calculations"]
-        for calc in calculations:
-            inputs = [str(item.get("value")) for item in calc.get("input", [])]
-            for lane in range(self.layout.lanes):
-                if any(f"hash_in_{lane}" in text for text in inputs):
-                    crc = HASH_FUNCTIONS[self.profile.hash_functions[lane]]
-                    self.cli.run(
-                        f"set_crc32_parameters {calc['name']} {crc.polynomial:#x} {crc.init:#x} "
-                        f"{crc.xor_out:#x} {str(crc.reflect_in).lower()} {str(crc.reflect_out).lower()}"
-                    )
+        """bmv2's crc32_custom calculations get each lane's CRC of the profile. A lane's
+        calculations are the ones its ``hash_lane_<i>`` action uses (p4c names them
+        ``calc``, ``calc_0``, ... and feeds them temporaries, so only the action tells)."""
+        for name, lane in hash_calculations(program_json):
+            crc = HASH_FUNCTIONS[self.profile.hash_functions[lane]]
+            self.cli.run(
+                f"set_crc32_parameters {name} {crc.polynomial:#x} {crc.init:#x} "
+                f"{crc.xor_out:#x} {str(crc.reflect_in).lower()} {str(crc.reflect_out).lower()}"
+            )
+
+
+@cache
+def hash_calculations(program_json: Path) -> tuple[tuple[str, int], ...]:
+    """(calculation, lane) of every HASH calculation of a compiled program."""
+    program = json.loads(program_json.read_text())
+    found: list[tuple[str, int]] = []
+    for action in program["actions"]:
+        lane = HASH_ACTION.search(action["name"])
+        if lane is None:
+            continue
+        for primitive in action["primitives"]:
+            for parameter in primitive.get("parameters", []):
+                if parameter.get("type") == "calculation":
+                    found.append((parameter["value"], int(lane.group(1))))
+    return tuple(found)
 
 
 def _destination(destination: Destination) -> list[int]:

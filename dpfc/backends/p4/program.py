@@ -340,10 +340,18 @@ def index_expr() -> Expr:
 
 
 def _route_plain() -> list[Stmt]:
-    """R8: the packet travels on unchanged, routed by its outer IPv4 destination."""
+    """R8: the packet travels on unchanged, routed by its outer IPv4 destination; a frame
+    that is not IPv4 has no route and is dropped (the simulator's rule)."""
+    ipv4 = hdr.dot("ipv4")
     return [
-        Assign(meta.dot("verdict"), Lit(OUT_ROUTE, 3)),
-        Assign(meta.dot("route_ip"), hdr.dot("ipv4").dot("dst")),
+        If(
+            ipv4.dot("isValid").call().land(ipv4.dot("version").eq(4)),
+            [
+                Assign(meta.dot("verdict"), Lit(OUT_ROUTE, 3)),
+                Assign(meta.dot("route_ip"), ipv4.dot("dst")),
+            ],
+            [Assign(meta.dot("verdict"), Lit(OUT_DROP, 3))],
+        )
     ]
 
 

@@ -1,0 +1,1 @@
+"""Conformance: the same packets through the simulator and bmv2 give the same bytes."""

@@ -1,0 +1,207 @@
+"""Conformance vectors: a DPF, how the switch is set up, the packets, and what must come out.
+
+Contract: a :class:`Vector` names a DPF (assembly text, or ``.dpf`` source compiled by dpfc),
+the lane memories it uses (assembly names none: :class:`Lane` maps and fills them; a
+compiled DPF's arrays are mapped by the image the linker makes), the tenant's capabilities,
+constants and the packets. :func:`run_vector` sets a target up through the switch-driver
+protocol alone — the program is linked into an image and deployed by
+:class:`~dpfc.deploy.Deployment`, prologs last, exactly as ``dpfc deploy`` does —, sends
+every packet and returns a :class:`Run`: per packet the frames that left (port, bytes) and
+then the words of every mapped lane memory. :func:`golden` turns a run into the JSON that
+``vectors/<name>.json`` holds; the frames sent are in ``vectors/<name>.pcap``.
+
+Fixed set-up of every vector: tenant :data:`TENANT`; forwarding index i goes to port i and
+multicast group g to ports g+1..g+2 (so the output ports tell the steering value);
+unrouted frames leave by :data:`DEFAULT_PORT`; packets arrive on :data:`IN_PORT`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from functools import cache
+
+from dpfc.asm import assemble_text
+from dpfc.deploy import Deployment
+from dpfc.encoding.header import SwitchVMHeader, decode_options, encode_options
+from dpfc.isa.bundle import PC
+from dpfc.link import Image, LinkInput, LinkOptions, link
+from dpfc.link.image import LinkedDPF
+from dpfc.machine import encode_program
+from dpfc.objfile import ObjectFile
+from dpfc.packet.layers import build_frame, build_inner
+from dpfc.target.driver import Destination, Grant
+from dpfc.target.profile import TargetProfile
+from tests.conformance.targets import Bmv2Target, Frames, SimTarget
+from tests.link_fixtures import obj
+
+TENANT = 7
+IN_PORT = 3
+DEFAULT_PORT = 15
+FORWARD_INDEXES = 8
+MULTICAST_GROUPS = 4
+Target = SimTarget | Bmv2Target
+
+
+@dataclass(frozen=True)
+class Lane:
+    """A lane memory an assembly DPF uses: mapped for the tenant, then ``words`` written
+    from virtual address 0."""
+
+    eu: int
+    lane: int
+    size: int
+    mapping: str = "segment"
+    words: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Packet:
+    stack: tuple[int, ...] = ()
+    port: int = IN_PORT
+    gas: int | None = None
+    tenant: int = TENANT
+    app_id: int | None = None  # default: the DPF's
+    no_dpf: bool = False  # the header names no DPF (the tenant's default DPF runs)
+    raw: bytes | None = None  # a frame as is (malformed input)
+
+
+@dataclass(frozen=True, eq=False)
+class Vector:
+    name: str
+    source: str
+    kind: str = "asm"  # "asm" | "app": ``source`` names example modules ("kvs count_min")
+    entry: str = ""  # app: the symbol of the DPF the packets run
+    packets: tuple[Packet, ...] = ()
+    lanes: tuple[Lane, ...] = ()
+    metadata: bool = True
+    privileged: bool = False
+    recirculate: bool = True
+    default_dpf: bool = False
+    unauthorized: str = "drop"
+    constants: tuple[tuple[int, int], ...] = ()
+    arrays: dict[str, tuple[int, ...]] = field(default_factory=dict)  # compiled: initial words
+
+
+@dataclass
+class Run:
+    outputs: list[Frames]
+    memory: dict[str, dict[int, int]]
+    frames: list[tuple[int, bytes]]  # what was sent: (port, frame)
+
+
+@cache
+def image_of(vector: Vector, profile: TargetProfile) -> tuple[Image, LinkedDPF]:
+    """The image that installs the vector's code for :data:`TENANT`, and the DPF it runs.
+    Assembly is assembled; apps are the example modules' objects (``small_kvs`` is kvs.dpf
+    with 1,000 cached keys), linked together so that chains resolve."""
+    if vector.kind == "asm":
+        program = assemble_text(vector.source, f"{vector.name}.dpfasm", profile)
+        objects = [ObjectFile.of_program(encode_program(program))]
+        entry = objects[0].dpfs[0].symbol
+    else:
+        objects = [obj(name) for name in vector.source.split()]
+        entry = vector.entry
+    options = LinkOptions(default_dpf={TENANT: entry} if vector.default_dpf else {})
+    image = link([LinkInput(o, TENANT) for o in objects], options)
+    return image, next(d for d in image.dpfs if d.symbol.endswith(entry))
+
+
+def _grant(image: Image, dpf: LinkedDPF, vector: Vector) -> Grant:
+    entry = next(p for p in image.permissions if p.tenant == TENANT)
+    default = dpf.entry if vector.default_dpf else None
+    return Grant(
+        app_ids=entry.app_ids,
+        metadata=vector.metadata or entry.metadata,
+        privileged=vector.privileged or entry.privileged,
+        recirculate=vector.recirculate or entry.recirculate,
+        default_dpf=default,
+        unauthorized=vector.unauthorized,
+    )
+
+
+def set_up(target: Target, vector: Vector) -> tuple[Image, LinkedDPF]:
+    image, dpf = image_of(vector, target.profile)
+    Deployment(target.driver).apply(image)
+    driver, pipes = target.driver, [0]
+    driver.grant(TENANT, _grant(image, dpf, vector), pipes)  # the vector's capabilities
+    target.set_default_port(DEFAULT_PORT)
+    for index in range(FORWARD_INDEXES):
+        driver.set_forwarding(TENANT, index, Destination(port=index), pipes)
+    for group in range(MULTICAST_GROUPS):
+        ports = (group + 1, group + 2)
+        driver.set_multicast(TENANT, group, [Destination(port=p) for p in ports], pipes)
+    for lane in vector.lanes:
+        driver.map_memory(TENANT, lane.eu, lane.lane, lane.mapping, lane.size, pipes)
+        if lane.words:
+            driver.write_memory(TENANT, lane.eu, lane.lane, 0, lane.words, pipes)
+    for request in image.memory:
+        words = vector.arrays.get(request.array.rsplit(".", 1)[-1])
+        if words:
+            driver.write_memory(TENANT, request.eu, request.lane, 0, words, pipes)
+    for index, value in vector.constants:
+        target.set_constant(TENANT, index, value)
+    return image, dpf
+
+
+def frame_of(packet: Packet, dpf: LinkedDPF, profile: TargetProfile) -> bytes:
+    if packet.raw is not None:
+        return packet.raw
+    gas = profile.default_gas if packet.gas is None else packet.gas
+    if dpf.in_packet_options is not None:
+        header = decode_options(dpf.in_packet_options, profile)
+        header = replace(header, stack=packet.stack, gas=gas)
+    else:
+        pointer = PC(False, dpf.entry or 0)
+        header = SwitchVMHeader(app_id=dpf.app_id, dpf_ptr=pointer, gas=gas, stack=packet.stack)
+    if packet.no_dpf:
+        header = replace(header, dpf_ptr=None)
+    if packet.app_id is not None:
+        header = replace(header, app_id=packet.app_id)
+    options = encode_options(header, profile).data
+    return build_frame(tenant_id=packet.tenant, options=options, inner=build_inner(b"payload"))
+
+
+def lanes_used(vector: Vector, image: Image) -> list[tuple[int, int, int]]:
+    used = [(lane.eu, lane.lane, lane.size) for lane in vector.lanes]
+    used += [(r.eu, r.lane, r.size) for r in image.memory if r.tenant == TENANT]
+    return sorted(set(used))
+
+
+def run_vector(target: Target, vector: Vector, expect: Sequence[int] | None = None) -> Run:
+    """Set up, send every packet (``expect``: how many frames each should give, for bmv2's
+    receive), read the memories back."""
+    image, dpf = set_up(target, vector)
+    run = Run([], {}, [])
+    for number, packet in enumerate(vector.packets):
+        frame = frame_of(packet, dpf, target.profile)
+        run.frames.append((packet.port, frame))
+        count = 1 if expect is None else expect[number]
+        run.outputs.append(target.send(packet.port, frame, expect=count))
+    for eu, lane, size in lanes_used(vector, image):
+        words = target.driver.read_memory(TENANT, eu, lane, 0, size, 0)
+        run.memory[f"eu{eu}.lane{lane}"] = {a: w for a, w in enumerate(words) if w}
+    return run
+
+
+def golden(run: Run) -> str:
+    """The expected outcome as JSON text (ports and hex frames per packet, memory)."""
+    data = {
+        "packets": [
+            {
+                "in": {"port": port, "frame": frame.hex()},
+                "out": [{"port": p, "frame": f.hex()} for p, f in outputs],
+            }
+            for (port, frame), outputs in zip(run.frames, run.outputs, strict=True)
+        ],
+        "memory": {
+            lane: {str(a): f"{w:#010x}" for a, w in sorted(words.items())}
+            for lane, words in sorted(run.memory.items())
+        },
+    }
+    return json.dumps(data, indent=1) + "\n"
+
+
+def expected_counts(text: str) -> list[int]:
+    return [len(p["out"]) for p in json.loads(text)["packets"]]
