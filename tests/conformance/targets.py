@@ -54,8 +54,8 @@ class SimTarget:
     def seed_random(self, state: int) -> None:
         self.switch.seed_random(state)
 
-    def send(self, port: int, frame: bytes, *, expect: int = 1) -> Frames:
-        del expect  # the simulator knows when a frame is done
+    def send(self, port: int, frame: bytes, *, expect: int = 1, timeout: float = 3.0) -> Frames:
+        del expect, timeout  # the simulator knows when a frame is done
         out: Frames = []
         pending = [frame]
         for _ in range(HOP_LIMIT):
@@ -100,11 +100,12 @@ class Bmv2Target:
     def seed_random(self, state: int) -> None:
         self.driver.seed_random(state)
 
-    def send(self, port: int, frame: bytes, *, expect: int = 1) -> Frames:
+    def send(self, port: int, frame: bytes, *, expect: int = 1, timeout: float = 3.0) -> Frames:
         """``expect``: how many frames should come (the simulator's count); waits for them
-        (at most 3 s), then a little more for any beyond them."""
+        (at most ``timeout`` s), then a little more for any beyond them."""
         self.switch.send(port, frame)
-        return sorted(self.switch.receive(expect, grace=0.05 if expect else 0.15))
+        grace = 0.05 if expect else 0.15
+        return sorted(self.switch.receive(expect, timeout=timeout, grace=grace))
 
     def stop(self) -> None:
         self.cli.close()
