@@ -14,6 +14,7 @@ import click
 
 from dpfc import __version__
 from dpfc.asm import assemble
+from dpfc.cli.deploy import deploy_command
 from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.files import read_bytes, write_file
 from dpfc.cli.lang import check_command, compile_command
@@ -286,6 +287,12 @@ def disasm_command(
 )
 @click.option("--dpf", "dpf_ptr", default=None, help="DPF pointer: @switch:N, @packet:N or none")
 @click.option(
+    "--egress",
+    "egress_ptr",
+    default=None,
+    help="egress pointer (the DPF run as the packet leaves): @switch:N, @packet:N or none",
+)
+@click.option(
     "--code",
     "code_file",
     type=click.Path(dir_okay=False),
@@ -305,6 +312,7 @@ def packet_command(
     tenant: str,
     app_id: str | None,
     dpf_ptr: str | None,
+    egress_ptr: str | None,
     code_file: str | None,
     stack: str | None,
     payload: str,
@@ -313,7 +321,8 @@ def packet_command(
     output: str | None,
     show_layers: bool,
 ) -> None:
-    """Craft a SwitchVM packet and explain it."""
+    """Craft a SwitchVM packet and explain it (the code of an ``.pipeline egress`` file is
+    named by the egress pointer)."""
     profile = _profile(target) or BUILTIN_PROFILES["tofino1"]
     header = SwitchVMHeader(gas=profile.default_gas)
     if code_file is not None:
@@ -325,6 +334,8 @@ def packet_command(
         fields["app_id"] = _number(app_id, "app id", 0xFFFF_FFFF)
     if dpf_ptr is not None:
         fields["dpf_ptr"] = parse_pc_text(dpf_ptr)
+    if egress_ptr is not None:
+        fields["egress_ptr"] = parse_pc_text(egress_ptr)
     if gas is not None:
         fields["gas"] = _number(gas, "gas", profile.max_gas)
     header = SwitchVMHeader(**{**header.__dict__, **fields})
@@ -380,6 +391,7 @@ main.add_command(opt_command)
 main.add_command(check_command)
 main.add_command(compile_command)
 main.add_command(link_command)
+main.add_command(deploy_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -24,6 +24,8 @@ from functools import cache
 
 from dpfc.asm import assemble_text
 from dpfc.deploy import Deployment
+from dpfc.diagnostics import SourceFile
+from dpfc.driver import compile_source
 from dpfc.encoding.header import SwitchVMHeader, decode_options, encode_options
 from dpfc.isa.bundle import PC
 from dpfc.link import Image, LinkInput, LinkOptions, link
@@ -71,7 +73,9 @@ class Packet:
 class Vector:
     name: str
     source: str
-    kind: str = "asm"  # "asm" | "app": ``source`` names example modules ("kvs count_min")
+    # "asm": assembly text; "app": ``source`` names example modules ("kvs count_min");
+    # "dpf": ``source`` is a module's text
+    kind: str = "asm"
     entry: str = ""  # app: the symbol of the DPF the packets run
     packets: tuple[Packet, ...] = ()
     lanes: tuple[Lane, ...] = ()
@@ -100,6 +104,9 @@ def image_of(vector: Vector, profile: TargetProfile) -> tuple[Image, LinkedDPF]:
         program = assemble_text(vector.source, f"{vector.name}.dpfasm", profile)
         objects = [ObjectFile.of_program(encode_program(program))]
         entry = objects[0].dpfs[0].symbol
+    elif vector.kind == "dpf":
+        module = compile_source(SourceFile(f"{vector.name}.dpf", vector.source))
+        objects, entry = [module.object()], vector.entry
     else:
         objects = [obj(name) for name in vector.source.split()]
         entry = vector.entry

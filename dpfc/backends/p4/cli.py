@@ -31,7 +31,7 @@ class CliError(RuntimeError):
 
 
 class Cli:
-    def __init__(self, toolchain: Toolchain, thrift_port: int) -> None:
+    def __init__(self, toolchain: Toolchain, thrift_port: int, *, host: str = "127.0.0.1") -> None:
         if toolchain.site_packages is not None and str(toolchain.site_packages) not in sys.path:
             sys.path.append(str(toolchain.site_packages))
         runtime: Any = importlib.import_module("runtime_CLI")
@@ -40,13 +40,16 @@ class Cli:
         services = runtime.RuntimeAPI.get_thrift_services(pre)
         services.extend(sswitch.SimpleSwitchAPI.get_thrift_services())
         with contextlib.redirect_stdout(io.StringIO()):
-            standard, mc, sswitch_client = runtime.thrift_connect(
-                "127.0.0.1", thrift_port, services
-            )
+            standard, mc, sswitch_client = runtime.thrift_connect(host, thrift_port, services)
             runtime.load_json_config(standard, None)
-        self.api: Any = sswitch.SimpleSwitchAPI(pre, standard, mc, sswitch_client)
+            self.api: Any = sswitch.SimpleSwitchAPI(pre, standard, mc, sswitch_client)
         self.clients: tuple[Any, ...] = (standard, mc, sswitch_client)
+        self.standard = standard
         self.history: list[str] = []
+
+    def program_json(self) -> str:
+        """The JSON of the program the switch runs (bmv2 keeps it and hands it out)."""
+        return str(self.standard.bm_get_config())
 
     def close(self) -> None:
         """Close the Thrift connection (its clients share one socket)."""

@@ -31,6 +31,7 @@ from dpfc.target.profile import HASH_FUNCTIONS, TargetProfile
 
 HANDLE = re.compile(r"handle (\d+)")
 READ_ONE_BY_ONE = 8  # more words are read as the whole register array, in one call
+REFUSED = "DPF4099"  # bmv2 refused a table or register operation
 HASH_ACTION = re.compile(r"\bhash_lane_(\d+)$")
 NULL_PRIORITY = 1 << 20  # bmv2 ternary: the lowest number wins; the null segment loses
 
@@ -92,7 +93,9 @@ class _Lane:
 class Bmv2Driver:
     """Drives one simple_switch (see the module docstring)."""
 
-    def __init__(self, cli: Cli, profile: TargetProfile, program_json: Path | None = None) -> None:
+    def __init__(
+        self, cli: Cli, profile: TargetProfile, program_json: Path | str | None = None
+    ) -> None:
         self.cli = cli
         self.layout = Layout(profile)
         self.names = self.layout.name_map()
@@ -111,6 +114,15 @@ class Bmv2Driver:
         self.next_rid = 1
         if program_json is not None:
             self.set_hash_functions(program_json)
+
+    def _run(self, command: str) -> str:
+        """One CLI command; a refusal is the driver's refusal (so a deployment rolls back)."""
+        try:
+            return self.cli.run(command)
+        except CliError as refused:
+            raise DriverError(
+                REFUSED, f"bmv2 refused `{command}`: {refused.output.strip()}"
+            ) from None
 
     # -- protocol ------------------------------------------------------------------------------
     @property
@@ -138,7 +150,7 @@ class Bmv2Driver:
         line = f"table_add {table} {action} {' '.join(key)} => {' '.join(str(p) for p in params)}"
         if priority is not None:
             line += f" {priority}"
-        output = self.cli.run(line)
+        output = self._run(line)
         found = HANDLE.search(output)
         if found is None:
             raise DriverError("DPF4099", f"bmv2 did not add the entry: {output.strip()}")
@@ -148,7 +160,7 @@ class Bmv2Driver:
         """Add or replace the entry of an exact-match table."""
         handle = self.entries.get((table, key))
         if handle is not None:
-            self.cli.run(
+            self._run(
                 f"table_modify {table} {action} {handle} => {' '.join(str(p) for p in params)}"
             )
             return
@@ -157,7 +169,7 @@ class Bmv2Driver:
     def _remove(self, table: str, key: tuple[int, ...]) -> None:
         handle = self.entries.pop((table, key), None)
         if handle is not None:
-            self.cli.run(f"table_delete {table} {handle}")
+            self._run(f"table_delete {table} {handle}")
 
     def write_code(self, stage: int, slot: int, word: bytes, pipes: Sequence[int]) -> None:
         self._pipes(pipes)
@@ -284,19 +296,19 @@ class Bmv2Driver:
     def _zero(self, eu: int, lane: int, start: int, size: int) -> None:
         register = self._q(self.layout.memory(eu, lane))
         for index in range(start, start + size):
-            self.cli.run(f"register_write {register} {index} 0")
+            self._run(f"register_write {register} {index} 0")
 
     def _unmap_direct(self, eu: int, lane: int, tenant: int, vaddr: int) -> None:
         memory = self.lanes[eu, lane]
         phys, handle = memory.direct.pop((tenant, vaddr))
-        self.cli.run(f"table_delete {self._q(self.layout.direct_table(eu, lane))} {handle}")
+        self._run(f"table_delete {self._q(self.layout.direct_table(eu, lane))} {handle}")
         self._zero(eu, lane, phys, 1)
         memory.release(phys, 1)
 
     def _unmap_segment(self, eu: int, lane: int, tenant: int, vbase: int) -> None:
         memory = self.lanes[eu, lane]
         size, phys, handle = memory.segments.pop((tenant, vbase))
-        self.cli.run(f"table_delete {self._q(self.layout.segment_table(eu, lane))} {handle}")
+        self._run(f"table_delete {self._q(self.layout.segment_table(eu, lane))} {handle}")
         self._zero(eu, lane, phys, size)
         memory.release(phys, size)
 
@@ -343,11 +355,11 @@ class Bmv2Driver:
         if old is not None:
             old_group, old_nodes = old
             for node in old_nodes:
-                self.cli.run(f"mc_node_dissociate {old_group} {node}")
-                self.cli.run(f"mc_node_destroy {node}")
-            self.cli.run(f"mc_mgrp_destroy {old_group}")
+                self._run(f"mc_node_dissociate {old_group} {node}")
+                self._run(f"mc_node_destroy {node}")
+            self._run(f"mc_mgrp_destroy {old_group}")
         mgrp, self.next_group = self.next_group, self.next_group + 1
-        self.cli.run(f"mc_mgrp_create {mgrp}")
+        self._run(f"mc_mgrp_create {mgrp}")
         nodes: list[int] = []
         for destination in destinations:
             port = destination.port
@@ -356,12 +368,12 @@ class Bmv2Driver:
             if port is None:
                 continue  # a destination without a route is skipped (R7)
             rid, self.next_rid = self.next_rid, self.next_rid + 1
-            output = self.cli.run(f"mc_node_create {rid} {port}")
+            output = self._run(f"mc_node_create {rid} {port}")
             found = HANDLE.search(output)
             if found is None:
                 raise DriverError("DPF4099", f"bmv2 did not create the node: {output.strip()}")
             node = int(found.group(1))
-            self.cli.run(f"mc_node_associate {mgrp} {node}")
+            self._run(f"mc_node_associate {mgrp} {node}")
             nodes.append(node)
             _, _, set_ip, ip, set_eth, eth = _destination(destination)
             self._put(
@@ -395,11 +407,10 @@ class Bmv2Driver:
         register = self._q(self.layout.memory(eu, lane))
         if count <= READ_ONE_BY_ONE:
             return [
-                int(self.cli.run(f"register_read {register} {p}").rsplit("=", 1)[1])
-                for p in physical
+                int(self._run(f"register_read {register} {p}").rsplit("=", 1)[1]) for p in physical
             ]
         # One call reads the whole array ("name= w0, w1, ..."): faster than a call per word.
-        words = self.cli.run(f"register_read {register}").split("=", 1)[1].split(",")
+        words = self._run(f"register_read {register}").split("=", 1)[1].split(",")
         return [int(words[p]) for p in physical]
 
     def write_memory(
@@ -422,14 +433,14 @@ class Bmv2Driver:
                 raise DriverError("DPF4011", f"EU{eu} lane {lane} address {v} is not mapped")
             physical.append(phys)
         for phys, value in zip(physical, values, strict=True):
-            self.cli.run(
+            self._run(
                 f"register_write {self._q(self.layout.memory(eu, lane))} {phys} {value & 0xFFFF_FFFF}"
             )
 
     # -- operator settings ---------------------------------------------------------------------
     def configure(self, *, switch_id: int, ports: int, pipe_id: int = 0) -> None:
         default = self.default_port
-        self.cli.run(
+        self._run(
             f"table_set_default {self.names['switch']} {self._q('configure')} {switch_id} {pipe_id} "
             f"{ports} {int(default is not None)} {default or 0}"
         )
@@ -449,28 +460,29 @@ class Bmv2Driver:
     def set_constant(self, tenant: int, index: int, value: int) -> None:
         slot = self._slot(tenant)
         position = slot * self.profile.const_table_entries + index
-        self.cli.run(f"register_write {self.names['constants']} {position} {value}")
+        self._run(f"register_write {self.names['constants']} {position} {value}")
 
     def seed_random(self, state: int) -> None:
         """The xorshift32 state RAND draws from (the simulator's generator, same seed)."""
-        self.cli.run(f"register_write {self._q('rng_state')} 0 {state & 0xFFFF_FFFF}")
+        self._run(f"register_write {self._q('rng_state')} 0 {state & 0xFFFF_FFFF}")
 
-    def set_hash_functions(self, program_json: Path) -> None:
+    def set_hash_functions(self, program_json: Path | str) -> None:
         """bmv2's crc32_custom calculations get each lane's CRC of the profile. A lane's
         calculations are the ones its ``hash_lane_<i>`` action uses (p4c names them
         ``calc``, ``calc_0``, ... and feeds them temporaries, so only the action tells)."""
-        for name, lane in hash_calculations(program_json):
+        text = program_json.read_text() if isinstance(program_json, Path) else program_json
+        for name, lane in hash_calculations(text):
             crc = HASH_FUNCTIONS[self.profile.hash_functions[lane]]
-            self.cli.run(
+            self._run(
                 f"set_crc32_parameters {name} {crc.polynomial:#x} {crc.init:#x} "
                 f"{crc.xor_out:#x} {str(crc.reflect_in).lower()} {str(crc.reflect_out).lower()}"
             )
 
 
 @cache
-def hash_calculations(program_json: Path) -> tuple[tuple[str, int], ...]:
-    """(calculation, lane) of every HASH calculation of a compiled program."""
-    program = json.loads(program_json.read_text())
+def hash_calculations(program_json: str) -> tuple[tuple[str, int], ...]:
+    """(calculation, lane) of every HASH calculation of a compiled program (its JSON)."""
+    program = json.loads(program_json)
     found: list[tuple[str, int]] = []
     for action in program["actions"]:
         lane = HASH_ACTION.search(action["name"])
