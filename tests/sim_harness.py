@@ -44,6 +44,12 @@ Choices that make the simulator and the interpreter see the same inputs:
   than the profile's ``stack_max_depth``, and outgoing options (the code still carried plus
   the new stack) over the 252 bytes Geneve allows, fault in the switch (dropped); the
   interpreter has neither limit, so :func:`assert_same` expects the drop.
+* egress DPFs (``@egress``): the packet names the DPF in its egress pointer and no ingress
+  DPF, so it passes the ingress unchanged, is routed to :data:`DEFAULT_PORT` and runs the
+  DPF in that port's egress: the arrays are mapped (and read back) in the egress
+  pipeline's memory, RAND draws from the egress generator, ``egress_port`` is
+  :data:`DEFAULT_PORT` (0xFFFF for an ingress DPF), and the outcome is the egress run's
+  (pass or drop); "the pointer" compared is the egress pointer.
 """
 
 from __future__ import annotations
@@ -63,7 +69,7 @@ from dpfc.ir.core import Module, Op
 from dpfc.ir.interp import Inputs, Outcome, canonical_memory, run_function
 from dpfc.isa.bundle import PC
 from dpfc.isa.opcodes import SelectorKind
-from dpfc.machine.program import MachineProgram, Placement
+from dpfc.machine.program import MachineProgram, Pipeline, Placement
 from dpfc.packet.layers import build_frame, build_inner
 from dpfc.packet.wire import parse_packet
 from dpfc.schedule.problem import Problem
@@ -101,14 +107,14 @@ class SimOutcome:
     reason: str
     port: int | None  # the port the (first) output frame left by
     stack: tuple[int, ...] | None  # the output stack (None: nothing left the switch)
-    dpf_ptr: PC | None
+    dpf_ptr: PC | None  # the pointer of the DPF's pipeline (an egress DPF's: egress_ptr)
     code_present: bool | None
     returned: bool | None  # the outer IPv4 destination is the sender's address
     memory: dict[str, dict[int, int]]
     # The run's circumstances, for reference() and assert_same().
     meta: dict[str, int] = field(default_factory=dict)
     rand_words: tuple[int, ...] = ()  # word of the IR's k-th rand instruction: [k % len]
-    entry: PC | None = None  # the DPF pointer the packet carried
+    entry: PC | None = None  # the pointer (of the DPF's pipeline) the packet carried
     in_port: int = IN_PORT
     placement: Placement = Placement.PACKET
     stack_limit: int = 16
@@ -184,7 +190,12 @@ def run_compiled(
     else:
         rand_words = tuple(_word_of(given_rand, k) for k in range(max(len(given_rand), 1)))
         draws = [_word_of(rand_words, k) for k in rand_order]
-    switch.rngs[0] = _ListRandom(draws)  # type: ignore[assignment]
+    egress = program.pipeline is Pipeline.EGRESS
+    pipeline = program.pipeline.value
+    if egress:
+        switch.egress_rngs[switch.pipe_of(DEFAULT_PORT)] = _ListRandom(draws)
+    else:
+        switch.rngs[0] = _ListRandom(draws)  # type: ignore[assignment]
     control = switch.control
     control.authorize(
         TENANT,
@@ -202,17 +213,21 @@ def run_compiled(
         initial = _words(inputs.memory.get(spec.name, {}))
         if spec.mapping == "direct" and spec.size <= DIRECT_LIMIT:
             for key in range(spec.size):
-                control.map_direct(TENANT, spec.eu, spec.lane, key, value=initial.get(key, 0))
+                value = initial.get(key, 0)
+                control.map_direct(TENANT, spec.eu, spec.lane, key, value=value, pipeline=pipeline)
             continue
         for vaddr, size in pieces(spec.size):
-            control.map_segment(TENANT, spec.eu, spec.lane, vaddr, size)
+            control.map_segment(TENANT, spec.eu, spec.lane, vaddr, size, pipeline=pipeline)
         for index, value in sorted(initial.items()):
             if 0 <= index < spec.size and value:
-                control.write_memory(TENANT, spec.eu, spec.lane, index, [value])
+                control.write_memory(TENANT, spec.eu, spec.lane, index, [value], pipeline=pipeline)
     header = program.header(tuple(w & 0xFFFF_FFFF for w in inputs.stack))
     if program.placement is Placement.SWITCH:
         installed = install_program(control, program)
-        header = replace(header, dpf_ptr=installed.entry)
+        if egress:
+            header = replace(header, egress_ptr=installed.entry)
+        else:
+            header = replace(header, dpf_ptr=installed.entry)
     try:
         encoded = encode_options(header, profile)
         options = encoded.data
@@ -237,9 +252,15 @@ def run_compiled(
         "switch_id": SWITCH_ID,
         "queue_depth": queue_depth,
         "packet_length": len(parsed_in.inner) + parsed_in.inner_offset,
-        "pipe_id": switch.pipe_of(in_port),
+        # an egress DPF runs in the pipe of its output port, which it reads; an ingress
+        # DPF runs before the port is chosen
+        "pipe_id": switch.pipe_of(DEFAULT_PORT if egress else in_port),
+        "egress_port": DEFAULT_PORT if egress else 0xFFFF,
     }
     result = switch.process(frame, in_port, now_ns=now_ns, queue_depth=queue_depth)
+    verdict, reason = result.verdict, result.reason
+    if egress and result.egress:  # the egress run decides whether the frame leaves
+        verdict, reason = result.egress[0].verdict, result.egress[0].reason
     port = stack = dpf_ptr = code_present = returned = None
     leaving = result.outputs[0] if result.outputs else None
     if leaving is None and result.recirculated is not None:
@@ -250,15 +271,15 @@ def run_compiled(
         returned = out.ip_dst == parsed_in.ip_src
         if out.header is not None:
             stack = tuple(out.header.stack)
-            dpf_ptr = out.header.dpf_ptr
+            dpf_ptr = out.header.egress_ptr if egress else out.header.dpf_ptr
             code_present = not out.header.code.is_empty()
     memory: dict[str, dict[int, int]] = {}
     for spec in arrays:
-        words = control.read_memory(TENANT, spec.eu, spec.lane, 0, spec.size)
+        words = control.read_memory(TENANT, spec.eu, spec.lane, 0, spec.size, pipeline=pipeline)
         memory[spec.name] = dict(enumerate(words))
     return SimOutcome(
-        verdict=result.verdict,
-        reason=result.reason,
+        verdict=verdict,
+        reason=reason,
         port=port,
         stack=stack,
         dpf_ptr=dpf_ptr,
@@ -267,7 +288,7 @@ def run_compiled(
         memory=canonical_memory(memory),
         meta=meta,
         rand_words=rand_words,
-        entry=header.dpf_ptr,
+        entry=header.egress_ptr if egress else header.dpf_ptr,
         in_port=in_port,
         placement=program.placement,
         stack_limit=profile.stack_max_depth,

@@ -126,6 +126,8 @@ import stdlib.hash as h;
 
 app demo = 0x1234;
 
+// a chain names a DPF of the chaining DPF's pipeline (DPF5223)
+@egress
 dpf f(key: u32) {
     let c = fetch_add(countmin.row1[hash<h.LANE1>(key) & countmin.MASK], 1);
     push(c);

@@ -343,6 +343,24 @@ RULES: list[tuple[str, str, str, str]] = [
         "@target(tofino2) dpf f() { }\n@target(tofino2) dpf g() { }",
         "@target(tofino1) dpf f() { }\n@target(tofino2) dpf g() { }",
     ),
+    (
+        "egress steering",
+        "DPF5222",
+        "@egress dpf f(x: u32) { if x == 0 { drop(); } else { pass(); } }",
+        "@egress dpf f(x: u32) { if x == 0 { drop(); } else { return_to_sender(); } }",
+    ),
+    (
+        "chain across pipelines",
+        "DPF5223",
+        "@egress dpf f() { chain g; }\n@egress dpf g() { }",
+        "@egress dpf f() { chain g; }\n@ingress dpf g() { }",
+    ),
+    (
+        "array in both pipelines",
+        "DPF5224",
+        ARR + "@egress dpf f() { a[0] += 1; }\n@egress dpf g() { a[1] += 1; }",
+        ARR + "@egress dpf f() { a[0] += 1; }\ndpf g() { a[1] += 1; }",
+    ),
 ]
 
 

@@ -429,6 +429,7 @@ METADATA_CASES = [
     "queue_depth",
     "packet_length",
     "pipe_id",
+    "egress_port",
 ]
 
 
@@ -456,6 +457,7 @@ def test_load_md(name: str) -> None:
         "queue_depth": 17,
         "packet_length": len(frame),
         "pipe_id": 1,
+        "egress_port": 0xFFFF,  # the ingress: no output port yet (egress: test_sim_egress)
     }[name]
     assert out_stack(result) == (expected,)
 

@@ -7,8 +7,8 @@
   tenant's unauthorized action (drop or pass), the refusal is counted and reported.
 * Unknown tenants, app-id mismatches (drop or pass) and default DPFs.
 * 10,000 random malformed or hostile packets (hypothesis) never raise, never change a
-  victim tenant's memory or the operator's tables, and each pass ends with a verdict and a
-  reason.
+  victim tenant's memory (ingress or egress) or the operator's tables, and each pass and
+  each egress run ends with a verdict and a reason.
 * An endless recirculation chain is stopped by gas and reported while other tenants'
   packets queued behind it are all processed first (no starvation).
 """
@@ -18,6 +18,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 from dataclasses import replace
+from itertools import product
 from typing import TypeVar
 
 import pytest
@@ -633,15 +634,21 @@ class World:
         c.authorize(1)
         c.authorize(2, app_id=ATTACKERS[2], unauthorized="pass", metadata=True)
         c.authorize(3, metadata=True, privileged=True, recirculate=True)
-        for tenant in (*VICTIMS, *ATTACKERS):
+        # the same layout in both pipelines' lane memories: hostile egress DPFs (headers
+        # with an egress pointer) reach the egress set
+        for tenant, pipeline in product((*VICTIMS, *ATTACKERS), ("ingress", "egress")):
             for eu in range(P.num_eus):
                 for lane in range(L):
                     for vaddr in (0x0, 0x7, 0x8000_0000, 0xFFFF_FFFF):
-                        c.map_direct(tenant, eu, lane, vaddr, value=tenant & 0xFFFF)
-                    c.map_segment(tenant, eu, lane, 0x100, 16)
-                    c.write_memory(tenant, eu, lane, 0x100, [tenant ^ i for i in range(16)])
+                        c.map_direct(
+                            tenant, eu, lane, vaddr, value=tenant & 0xFFFF, pipeline=pipeline
+                        )
+                    c.map_segment(tenant, eu, lane, 0x100, 16, pipeline=pipeline)
+                    words = [tenant ^ i for i in range(16)]
+                    c.write_memory(tenant, eu, lane, 0x100, words, pipeline=pipeline)
                     if tenant != 2:
-                        c.map_null_segment(tenant, eu, lane)
+                        c.map_null_segment(tenant, eu, lane, pipeline=pipeline)
+        for tenant in (*VICTIMS, *ATTACKERS):
             for index in range(3):
                 c.set_forwarding(tenant, index, Destination(port=index + 1))
                 c.set_constant(tenant, index, tenant + index)
@@ -670,15 +677,19 @@ class World:
         assert all(v for v in self.victim_words.values())
         assert pipe.stats == {}
 
-    def read_victims(self) -> dict[tuple[int, int, int], list[int]]:
+    def read_victims(self) -> dict[tuple[str, int, int, int], list[int]]:
         out = {}
-        for eu, lanes in enumerate(self.switch.pipes[0].lanes):
-            for lane, memory in enumerate(lanes):
-                for tenant in VICTIMS:
-                    physical = [memory.direct[(tenant, v)] for v in memory.tenant_directs(tenant)]
-                    for segment in memory.segments[tenant].all():
-                        physical += range(segment.pbase, segment.pbase + segment.words)
-                    out[(tenant, eu, lane)] = [memory.words[p] for p in physical]
+        pipe = self.switch.pipes[0]
+        for pipeline in ("ingress", "egress"):
+            for eu, lanes in enumerate(pipe.memories(pipeline)):
+                for lane, memory in enumerate(lanes):
+                    for tenant in VICTIMS:
+                        physical = [
+                            memory.direct[(tenant, v)] for v in memory.tenant_directs(tenant)
+                        ]
+                        for segment in memory.segments[tenant].all():
+                            physical += range(segment.pbase, segment.pbase + segment.words)
+                        out[(pipeline, tenant, eu, lane)] = [memory.words[p] for p in physical]
         return out
 
     def read_victim_stats(self) -> list[object]:
@@ -706,9 +717,14 @@ class World:
         else:
             assert result.recirculated is None
         if result.verdict == "drop":
-            assert result.outputs == []
+            assert result.outputs == [] and result.egress == []
         elif result.verdict in ("pass", "forward", "set_port", "return_to_sender"):
-            assert len(result.outputs) == 1
+            # one frame left the ingress; its egress DPF (if any) may have dropped it
+            dropped = [run for run in result.egress if run.frame is None]
+            assert len(result.outputs) + len(dropped) == 1
+        for run in result.egress:
+            assert run.verdict in ("pass", "drop") and run.reason.strip()
+            assert (run.frame is None) == (run.verdict == "drop")
         for port, frame in result.outputs:
             assert 0 <= port < self.switch.ports
             assert isinstance(frame, bytes) and frame

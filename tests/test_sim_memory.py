@@ -670,6 +670,9 @@ ERROR_CASES: list[tuple[str, str, Call]] = [
     ("bad_lane", "DPF4004", lambda c: c.map_null_segment(1, 0, 4)),
     ("read_bad_lane", "DPF4004", lambda c: c.read_memory(1, 0, 7, 0)),
     ("unmap_bad_eu", "DPF4004", lambda c: c.unmap_direct(1, 9, 0, 5)),
+    # DPF4021: a pipeline other than ingress and egress
+    ("unknown_pipeline", "DPF4021", lambda c: c.map_segment(1, 0, 0, 0, 1, pipeline="middle")),
+    ("read_unknown_pipeline", "DPF4021", lambda c: c.read_memory(1, 0, 0, 0, pipeline="")),
     # DPF4005: addresses and segment shapes
     ("vaddr_negative", "DPF4005", lambda c: c.map_direct(1, 1, 0, -1)),
     ("vaddr_too_big", "DPF4005", lambda c: c.map_segment(1, 1, 0, 1 << 32, 1)),

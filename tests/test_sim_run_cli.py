@@ -1,7 +1,8 @@
 """``dpfc run SCENARIO``: the example scenarios, every option, and the scenario error corpus.
 
-* The two example scenarios (``examples/scenarios/``) print exactly their golden reports
-  (``tests/golden/run/``), as text, with ``--trace``, and agree with ``--json``.
+* The example scenarios (``examples/scenarios/``) print exactly their golden reports
+  (``tests/golden/run/``), as text, with ``--trace``, and agree with ``--json``; the
+  egress scenario runs an egress DPF on every multicast copy.
 * ``--out-dir`` writes one deterministic pcap per host, readable with ``read_pcap``;
   ``--pcap --from`` sends extra frames; ``--trace-file`` moves the traces to a file.
 * Every feature of the schema is exercised end to end (forwarding to hosts, multicast,
@@ -72,7 +73,7 @@ CACHE_GET = "examples/scenarios/cache_get.toml"
 # -- the example scenarios ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["counter", "cache_get", "kvs"])
+@pytest.mark.parametrize("name", ["counter", "cache_get", "kvs", "egress"])
 def test_example_scenario_golden(run: Invoke, name: str) -> None:
     result = ok(run("run", f"examples/scenarios/{name}.toml"))
     assert result.stderr == ""
@@ -85,6 +86,25 @@ def test_counter_trace_golden(run: Invoke) -> None:
     # the trace shows the FAADD of every executed pass, with the count before the packet
     faadds = re.findall(r"FAADD \[0x3 -> phys \d+\] old=(0x\w+)", result.stdout)
     assert faadds == ["0x0", "0x1", "0x2"]
+
+
+def test_egress_trace_golden(run: Invoke) -> None:
+    """Each multicast copy runs the egress DPF in the egress of its port's pipe."""
+    result = ok(run("run", "--trace", "examples/scenarios/egress.toml"))
+    assert_golden(GOLDEN / "egress_trace.txt", result.stdout)
+    data = report(run, "examples/scenarios/egress.toml")
+    (first, second) = data["packets"]
+    (entry,) = first["passes"]
+    assert [(e["pipe"], e["port"], e["verdict"]) for e in entry["egress"]] == [
+        (0, 1, "pass"),
+        (1, 17, "pass"),
+    ]
+    stacks = [o["frame"]["stack"] for o in second["passes"][0]["outputs"]]
+    assert stacks == [[1, 1], [17, 1]]  # the port, and the copies that left by it before
+    assert [(w["pipeline"], w["values"]) for w in data["memory"]] == [
+        ("egress", [2]),
+        ("egress", [2]),
+    ]
 
 
 def test_counter_counts_per_id(run: Invoke) -> None:

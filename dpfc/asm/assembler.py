@@ -44,13 +44,13 @@ from dpfc.isa.opcodes import (
     SelectorKind,
     Unit,
 )
-from dpfc.machine.program import MachineProgram, PlacedBundle, Placement
+from dpfc.machine.program import MachineProgram, Pipeline, PlacedBundle, Placement
 from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
 
 _REGISTER = re.compile(r"^([ABab])(\d+)$")
 WORD_MIN = -(1 << 31)
 WORD_MAX = (1 << 32) - 1
-DIRECTIVES = ("dpf", "target", "placement", "app", "entry")
+DIRECTIVES = ("dpf", "target", "placement", "pipeline", "app", "entry")
 
 
 @dataclass
@@ -90,6 +90,7 @@ class Assembler:
         self.diagnostics: list[Diagnostic] = []
         self.name = "dpf"
         self.placement = Placement.PACKET
+        self.pipeline = Pipeline.INGRESS
         self.app_id = 0
         self.entry_name: tuple[str, Span] | None = None
         self.groups: list[_Group] = []
@@ -183,6 +184,11 @@ class Assembler:
                 self.placement = Placement(arg.text)
             except ValueError:
                 self.error("DPF0105", "`.placement` is `packet` or `switch`", arg.span)
+        elif d.name == "pipeline":
+            try:
+                self.pipeline = Pipeline(arg.text)
+            except ValueError:
+                self.error("DPF0105", "`.pipeline` is `ingress` or `egress`", arg.span)
         elif d.name == "target" and self.cli_profile is None:
             if arg.text not in BUILTIN_PROFILES:
                 self.error(
@@ -893,7 +899,13 @@ class Assembler:
         if self.diagnostics or entry_group.pc is None:
             return None
         program = MachineProgram(
-            self.name, self.profile, self.placement, self.app_id, entry_group.pc, tuple(placed)
+            self.name,
+            self.profile,
+            self.placement,
+            self.app_id,
+            entry_group.pc,
+            tuple(placed),
+            pipeline=self.pipeline,
         )
         by_key = {(p.stage, p.pc.index): p for p in placed if p.pc.in_packet}
         for stage, index, violation in check_image(program.image(), self.profile):

@@ -152,6 +152,8 @@ def summary(image: Image, ident: str) -> str:
     ]
     for dpf in image.dpfs:
         where = f"@switch:{dpf.entry}" if dpf.entry is not None else "in-packet"
+        if dpf.pipeline != "ingress":
+            where = f"{dpf.pipeline} {where}"
         lines.append(f"  {dpf.key}: {where} on pipes {','.join(map(str, dpf.pipes))}")
     words = sum(m.size * len(m.pipes) for m in image.memory)
     lines.append(f"  memory: {len(image.memory)} arrays, {words} words in all pipes")

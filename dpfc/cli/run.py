@@ -2,9 +2,10 @@
 
 The report is built once, as plain data (:func:`collect`), and printed either as text
 (:func:`render_text`) or as JSON (``--json``), so both always say the same thing. It lists,
-per injected packet, every pipe pass it caused (switch, pipe, ingress port, verdict, reason)
+per injected packet, every pipe pass it caused (switch, pipe, ingress port, verdict, reason),
+the egress DPF runs of the frames it sent (port, verdict, reason; only when there were any)
 and where each output frame went (a host, another ``switch:port``, or an unconnected port)
-with its tenant, DPF pointer and stack; then the memory words the scenario watches; then a
+with its tenant, DPF pointer (and egress pointer, when set) and stack; then the memory words the scenario watches; then a
 summary (passes, frames delivered, verdict counts, per-tenant counters, reports). The same
 scenario gives byte-identical output (seeded RNG, simulated clock).
 
@@ -88,6 +89,8 @@ def describe_frame(frame: bytes, profile: TargetProfile) -> dict[str, Any]:
         return out
     out["switchvm"] = True
     out["dpf"] = "none" if header.dpf_ptr is None else str(header.dpf_ptr)
+    if header.egress_ptr is not None:  # listed only when set: most packets name none
+        out["egress"] = str(header.egress_ptr)
     out["stack"] = list(header.stack)
     out["code_bundles"] = sum(len(bundles) for _, bundles in header.code.stages())
     return out
@@ -121,6 +124,11 @@ def _pass(network: Network, record: PassRecord, trace: bool) -> dict[str, Any]:
         ],
         "recirculated": result.recirculated is not None,
     }
+    if result.egress:
+        entry["egress"] = [
+            {"port": run.port, "pipe": run.pipe, "verdict": run.verdict, "reason": run.reason}
+            for run in result.egress
+        ]
     if trace and result.trace is not None:
         entry["trace"] = result.trace.render()
     return entry
@@ -173,7 +181,13 @@ def collect(scenario: Scenario, *, settled: bool, trace: bool) -> dict[str, Any]
     for watch in scenario.watches:
         control = network.switches[watch.switch].control
         values = control.read_memory(
-            watch.tenant, watch.eu, watch.lane, watch.vaddr, watch.count, pipe=watch.pipe
+            watch.tenant,
+            watch.eu,
+            watch.lane,
+            watch.vaddr,
+            watch.count,
+            pipe=watch.pipe,
+            pipeline=watch.pipeline,
         )
         memory.append({**watch.__dict__, "values": values})
     verdicts: dict[str, int] = {}
@@ -214,9 +228,10 @@ def _frame_text(frame: dict[str, Any]) -> str:
     if not frame["switchvm"]:
         return f"tenant {frame['tenant']}, no SwitchVM option, {size}"
     code = f", code {frame['code_bundles']} bundles" if frame["code_bundles"] else ""
+    egress = f", egress {frame['egress']}" if "egress" in frame else ""
     return (
-        f"tenant {frame['tenant']}, dpf {frame['dpf']}, stack {_hex_list(frame['stack'])}"
-        f"{code}, {size}"
+        f"tenant {frame['tenant']}, dpf {frame['dpf']}{egress}, "
+        f"stack {_hex_list(frame['stack'])}{code}, {size}"
     )
 
 
@@ -245,6 +260,11 @@ def render_text(report: dict[str, Any], *, trace: bool) -> str:
             )
             if trace and "trace" in entry:
                 lines.extend("    | " + line for line in entry["trace"].splitlines())
+            for run in entry.get("egress", ()):
+                lines.append(
+                    f"    egress pipe {run['pipe']} port {run['port']}: {run['verdict']}: "
+                    f"{run['reason']}"
+                )
             for output in entry["outputs"]:
                 to = output["to"] or "nowhere (port not connected)"
                 lines.append(f"    port {output['port']} -> {to}: {_frame_text(output['frame'])}")
@@ -260,9 +280,10 @@ def render_text(report: dict[str, Any], *, trace: bool) -> str:
             end = watch["vaddr"] + watch["count"] - 1
             where = f"{watch['vaddr']:#x}" + (f"..{end:#x}" if watch["count"] > 1 else "")
             values = " ".join(f"{v:#x}" for v in watch["values"])
+            egress = " (egress)" if watch["pipeline"] == "egress" else ""
             lines.append(
                 f"  {label}{watch['switch']} pipe {watch['pipe']} tenant {watch['tenant']} "
-                f"EU{watch['eu']} lane {watch['lane']} [{where}] = {values}"
+                f"EU{watch['eu']} lane {watch['lane']}{egress} [{where}] = {values}"
             )
     lines.append("")
     lines.append(

@@ -54,6 +54,7 @@ from dpfc.machine.program import (
     PLACEHOLDER,
     ArrayBinding,
     MachineProgram,
+    Pipeline,
     PlacedBundle,
     Placement,
     Relocation,
@@ -250,6 +251,7 @@ class _Emitter:
             bundles=tuple(placed),
             arrays=arrays,
             relocations=tuple(self.relocations),
+            pipeline=Pipeline(p.pipeline),
         )
 
     def source_map(self, program: MachineProgram) -> dict[str, tuple[tuple[str, Span | None], ...]]:

@@ -25,7 +25,6 @@ def object_dpf(compiled: CompiledDPF) -> ObjectDPF:
         symbol=qualified(problem.module, problem.name),
         encoded=compiled.encoded,
         params=problem.params,
-        pipeline=problem.pipeline,
         location=None
         if problem.span is None
         else (problem.span.source.name, problem.span.line, problem.span.column),

@@ -39,10 +39,21 @@ def execute(driver: SwitchDriver, step: Step) -> None:
         driver.clear_code(step.stage, step.slot, step.pipes)
     elif isinstance(step, MapMemory):
         r = step.request
-        driver.map_memory(r.tenant, r.eu, r.lane, r.mapping, r.size, step.pipes)
+        if r.pipeline == "ingress":
+            # the keyword's default: drivers written before egress memory keep working
+            driver.map_memory(r.tenant, r.eu, r.lane, r.mapping, r.size, step.pipes)
+        else:
+            driver.map_memory(
+                r.tenant, r.eu, r.lane, r.mapping, r.size, step.pipes, pipeline=r.pipeline
+            )
     elif isinstance(step, UnmapMemory):
         r = step.request
-        driver.unmap_memory(r.tenant, r.eu, r.lane, r.mapping, r.size, step.pipes)
+        if r.pipeline == "ingress":
+            driver.unmap_memory(r.tenant, r.eu, r.lane, r.mapping, r.size, step.pipes)
+        else:
+            driver.unmap_memory(
+                r.tenant, r.eu, r.lane, r.mapping, r.size, step.pipes, pipeline=r.pipeline
+            )
     elif isinstance(step, GrantEntry):
         driver.grant(step.tenant, step.grant, step.pipes)
     else:

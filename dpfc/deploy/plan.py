@@ -85,9 +85,10 @@ def describe(step: Step) -> str:
     if isinstance(step, MapMemory | UnmapMemory):
         r = step.request
         verb = "map" if isinstance(step, MapMemory) else "unmap"
+        where = "" if r.pipeline == "ingress" else f" {r.pipeline}"
         return (
-            f"{verb} {r.tenant}:{r.array} ({r.size} words {r.mapping}, EU{r.eu} lane {r.lane}) "
-            f"on pipes {_pipes(step.pipes)}"
+            f"{verb} {r.tenant}:{r.array} ({r.size} words {r.mapping}, EU{r.eu} lane {r.lane}"
+            f"{where}) on pipes {_pipes(step.pipes)}"
         )
     if isinstance(step, GrantEntry):
         default = (

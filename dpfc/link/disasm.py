@@ -1,10 +1,11 @@
 """``dpfc disasm IMAGE``: an install image as text — what it installs, where, for whom.
 
-The header lists the DPFs (tenant, symbol, pipes, entry slot, chains), memory requests,
-permission entries, steering indices and the install order's size; then every code slot
-in install order, each with its reference count and users and its bundle as canonical
-assembly whose PCs are named ``symbol:label@slot`` (the first user's label when the slot
-is shared); then the in-packet code of in-packet DPFs, chain targets filled in.
+The header lists the DPFs (tenant, symbol, pipes, ``egress`` for egress DPFs, entry slot,
+chains), memory requests (egress memory marked), permission entries, steering indices and
+the install order's size; then every code slot in install order, each with its reference
+count and users and its bundle as canonical assembly whose PCs are named
+``symbol:label@slot`` (the first user's label when the slot is shared); then the in-packet
+code of in-packet DPFs, chain targets filled in.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ def _names(image: Image) -> dict[tuple[int, int], str]:
 
 def _dpf_line(dpf: LinkedDPF) -> str:
     where = f"entry @switch:{dpf.entry}" if dpf.entry is not None else "in-packet"
+    if dpf.pipeline != "ingress":  # ingress is the default and is not spelt out
+        where = f"{dpf.pipeline}, {where}"
     pipes = ",".join(map(str, dpf.pipes))
     line = (
         f";   {dpf.key:<32} {dpf.placement:<6} pipes {pipes:<5} {where}, app {dpf.app_id:#x}, "
@@ -59,8 +62,9 @@ def format_image(image: Image, image_id: str) -> str:
     if image.memory:
         out.append("; memory:")
         out += [
-            f";   {m.tenant}:{m.array}: {m.size} words {m.mapping} at EU{m.eu} lane {m.lane}, "
-            f"pipes {','.join(map(str, m.pipes))}"
+            f";   {m.tenant}:{m.array}: {m.size} words {m.mapping} at EU{m.eu} lane {m.lane}"
+            + ("" if m.pipeline == "ingress" else f" ({m.pipeline})")
+            + f", pipes {','.join(map(str, m.pipes))}"
             for m in image.memory
         ]
     if image.permissions:

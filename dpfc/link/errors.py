@@ -22,6 +22,7 @@ NOT_INSTALLABLE = "DPF7007"  # a chain target that cannot be installed in switch
 PROFILE_MISMATCH = "DPF7008"  # objects or images for different target profiles
 BAD_OPTION = "DPF7009"  # a pipe, symbol or tenant of a link option that does not exist
 SLOT_TAKEN = "DPF7010"  # a pinned prolog slot that holds other code
+CHAIN_PIPELINE = "DPF7011"  # a chain from an ingress DPF to an egress one, or back
 
 
 def source_span(location: SourceLocation | None) -> Span | None:
@@ -70,6 +71,7 @@ __all__ = [
     "BAD_OPTION",
     "CAPACITY",
     "CHAIN_CYCLE",
+    "CHAIN_PIPELINE",
     "DUPLICATE",
     "LANE_CONFLICT",
     "NOT_INSTALLABLE",

@@ -4,7 +4,7 @@
 
     offset  size  field
     0       8     magic  b"DPFCIMG\\0"
-    8       2     format version, big-endian (1)
+    8       2     format version, big-endian (2: DPFs, externs and memory name their pipeline)
     10      2     reserved, 0
     12      4     body length in bytes, big-endian
     16      32    SHA-256 of the body
@@ -37,7 +37,7 @@ from dpfc.objfile.fields import Fields
 from dpfc.target.profile import TargetProfile
 
 MAGIC = b"DPFCIMG\x00"
-VERSION = 1
+VERSION = 2
 HEADER = struct.Struct(">8sHHI32s")  # magic, version, reserved, body length, digest
 
 NOT_AN_IMAGE = "DPF7101"
@@ -70,6 +70,7 @@ def _body(image: Image) -> dict[str, Any]:
                 "module": d.module,
                 "object": d.object,
                 "placement": d.placement,
+                "pipeline": d.pipeline,
                 "pipes": list(d.pipes),
                 "app_id": d.app_id,
                 "params": d.params,
@@ -83,7 +84,13 @@ def _body(image: Image) -> dict[str, Any]:
             for d in image.dpfs
         ],
         "externs": [
-            {"symbol": e.symbol, "tenant": e.tenant, "entry": e.entry, "image": e.image}
+            {
+                "symbol": e.symbol,
+                "tenant": e.tenant,
+                "entry": e.entry,
+                "image": e.image,
+                "pipeline": e.pipeline,
+            }
             for e in image.externs
         ],
         "memory": [
@@ -93,6 +100,7 @@ def _body(image: Image) -> dict[str, Any]:
                 "eu": m.eu,
                 "lane": m.lane,
                 "mapping": m.mapping,
+                "pipeline": m.pipeline,
                 "size": m.size,
                 "pipes": list(m.pipes),
                 "users": list(m.users),

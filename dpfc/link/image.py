@@ -87,6 +87,9 @@ class LinkedDPF:
     labels: tuple[PlacedLabel, ...]
     chains: tuple[ChainTarget, ...]
     in_packet_options: bytes | None  # in-packet DPFs: options (empty stack), chains resolved
+    # "ingress" | "egress": which pointer names it (dpf_ptr / egress_ptr), whose lane
+    # memories its arrays are in; its code shares the one (stage, slot) space either way
+    pipeline: str = "ingress"
 
     @property
     def key(self) -> str:
@@ -101,13 +104,15 @@ class ExternDPF:
     tenant: int | None
     entry: int
     image: str  # the id of the image that installs it
+    pipeline: str = "ingress"
 
 
 @dataclass(frozen=True)
 class MemoryRequest:
     """Tenant ``tenant``'s array ``array``: ``size`` words at (``eu``, ``lane``) of the
     ``pipes`` listed, mapped ``direct`` (one exact-match entry per index 0..size-1) or as
-    power-of-two segments covering [0, size)."""
+    power-of-two segments covering [0, size), in the lane memories of ``pipeline`` (each
+    pipe has an ingress and an egress set: an egress DPF's arrays are egress memory)."""
 
     tenant: int
     array: str
@@ -117,6 +122,7 @@ class MemoryRequest:
     size: int
     pipes: tuple[int, ...]
     users: tuple[str, ...]
+    pipeline: str = "ingress"
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,12 @@ Contract of :func:`link`:
   keeps its in-packet code, with chain targets filled in, for the packets that carry it;
 * a chain target is the same tenant's instance of the symbol in the objects or the base,
   else the only instance in an extern image (a DPF installed on another switch); a target
-  found nowhere is DPF7001 at the chaining source line; DPFs are placed targets first
-  (a cycle of chains is DPF7006);
+  found nowhere is DPF7001 at the chaining source line, a target of the other pipeline
+  (an ingress DPF chaining to an egress one, or back) DPF7011; DPFs are placed targets
+  first (a cycle of chains is DPF7006);
+* ingress and egress DPFs share the code slots (one address space, written into both
+  pipelines' code tables by the driver); a default DPF is an installed ingress DPF of its
+  tenant (DPF7009);
 * code goes through :class:`~dpfc.link.place.CodeMemory`: identical bundles share a slot,
   base slots never move, ``entries`` pins prolog slots (DPF7010 when taken);
 * ``replace`` maps base instances (``tenant:symbol``) to the linked instances that replace
@@ -106,6 +110,7 @@ def link(inputs: Sequence[LinkInput], options: LinkOptions | None = None) -> Ima
         programs[instance.key] = program
     for old_key, _entry in replaced.values():
         memory.drop_user(old_key + OLD)
+    _check_defaults(options, placed)
     memory_list = memory_requests(base.memory if base else (), linked)
     permissions = permission_entries(
         base.permissions if base else (), linked, programs, profile, options.default_dpf
@@ -153,6 +158,25 @@ def _extern_order(extern: ExternDPF) -> tuple[int, str]:
     return (-1 if extern.tenant is None else extern.tenant), extern.symbol
 
 
+def _check_defaults(options: LinkOptions, placed: Mapping[str, LinkedDPF]) -> None:
+    """A default DPF runs in the ingress on packets that name none (§3.4): it must be an
+    installed ingress DPF of its tenant."""
+    for tenant, symbol in options.default_dpf.items():
+        found = placed.get(dpf_key(tenant, symbol))
+        if found is None:
+            raise option_error(f"--default-dpf {symbol}@{tenant}: no such DPF of tenant {tenant}")
+        if found.entry is None:
+            raise option_error(
+                f"--default-dpf {symbol}@{tenant}: it is not installed in switch code memory "
+                f"(link it with --install {symbol})"
+            )
+        if found.pipeline != "ingress":
+            raise option_error(
+                f"--default-dpf {symbol}@{tenant}: it is an egress DPF; the default DPF runs in "
+                "the ingress, on packets that name no DPF"
+            )
+
+
 def _chains(
     instance: Instance,
     placed: Mapping[str, LinkedDPF],
@@ -174,6 +198,7 @@ def _chains(
                     hint=f"link it again with --install {relocation.target}",
                 )
             )
+        pipeline = target.pipeline if target is not None else None
         if entry is None:
             extern = _extern(relocation.target, instance.tenant, options)
             if extern is None:
@@ -190,13 +215,26 @@ def _chains(
                 )
             externs[dpf_key(extern.tenant, extern.symbol)] = extern
             entry = extern.entry
+            pipeline = extern.pipeline
+        if pipeline != instance.dpf.pipeline:
+            # NEXT_PC sets the pointer of the pipeline the chaining DPF runs in: the next
+            # switch runs the target there (sema's DPF5223, for objects built apart).
+            raise DiagnosticError(
+                errors.diagnostic(
+                    errors.CHAIN_PIPELINE,
+                    f"{instance.object}: {instance.dpf.pipeline} DPF `{instance.dpf.symbol}` "
+                    f"chains to `{relocation.target}`, an {pipeline} DPF: a chain names a DPF "
+                    "of the chaining DPF's pipeline",
+                    instance.dpf.line_location(relocation.label, "NEXT_PC"),
+                )
+            )
         out[relocation.label] = PC(False, entry)
     return out
 
 
 def _extern(symbol: str, tenant: int | None, options: LinkOptions) -> ExternDPF | None:
     found = [
-        ExternDPF(d.symbol, d.tenant, d.entry, ident)
+        ExternDPF(d.symbol, d.tenant, d.entry, ident, d.pipeline)
         for image, ident in options.externs
         for d in image.dpfs
         if d.symbol == symbol and d.entry is not None
@@ -296,6 +334,7 @@ def _place(
             if r.label == label
         ),
         in_packet_options=options_bytes,
+        pipeline=dpf.pipeline,
     )
     return result, replace(runs, relocations=())
 

@@ -2,10 +2,11 @@
 and the check that all of it (and the code) fits the profile.
 
 * Memory: one request per tenant and array (the array's module-qualified name), on the
-  pipes of the DPFs that use it. An array every object places at the same (EU, lane,
-  mapping, size) has one placement; any difference is DPF7003 naming both objects. Two
-  different arrays of one tenant in one lane would share its virtual address space
-  (translation is per tenant, EU and lane), which is DPF7004.
+  pipes of the DPFs that use it, in the lane memories of their pipeline (an egress DPF's
+  arrays are egress memory). An array every object places at the same (pipeline, EU,
+  lane, mapping, size) has one placement; any difference is DPF7003 naming both objects.
+  Two different arrays of one tenant in one lane of one pipeline would share its virtual
+  address space (translation is per tenant, pipeline, EU and lane), which is DPF7004.
 * Permissions: per tenant, the app ids of its modules (the first one linked is the entry's
   primary token) and the capabilities its code uses: ``metadata`` (a LOAD_MD selector),
   ``privileged`` (a privileged steering action of the profile) and ``recirculate``.
@@ -75,10 +76,16 @@ def memory_requests(
         for binding in instance.dpf.program.arrays:
             key = (instance.tenant, binding.name)
             here = index.get(key)
-            shape = (binding.eu, binding.lane, binding.mapping, binding.size)
+            shape = (
+                instance.dpf.pipeline,
+                binding.eu,
+                binding.lane,
+                binding.mapping,
+                binding.size,
+            )
             if here is not None:
                 old = requests[here]
-                if (old.eu, old.lane, old.mapping, old.size) != shape:
+                if _old(old) != shape:
                     raise DiagnosticError(
                         errors.diagnostic(
                             errors.ARRAY_CONFLICT,
@@ -106,25 +113,27 @@ def memory_requests(
                     binding.size,
                     tuple(sorted(instance.pipes)),
                     (instance.key,),
+                    instance.dpf.pipeline,
                 )
             )
     _check_lanes(requests, origin)
     return tuple(requests)
 
 
-def _shape(shape: tuple[int, int, str, int]) -> str:
-    eu, lane, mapping, size = shape
-    return f"{size} words at EU{eu} lane {lane} ({mapping})"
+def _shape(shape: tuple[str, int, int, str, int]) -> str:
+    pipeline, eu, lane, mapping, size = shape
+    where = "" if pipeline == "ingress" else " of the egress pipeline"
+    return f"{size} words at EU{eu} lane {lane}{where} ({mapping})"
 
 
-def _old(request: MemoryRequest) -> tuple[int, int, str, int]:
-    return (request.eu, request.lane, request.mapping, request.size)
+def _old(request: MemoryRequest) -> tuple[str, int, int, str, int]:
+    return (request.pipeline, request.eu, request.lane, request.mapping, request.size)
 
 
 def _check_lanes(requests: Sequence[MemoryRequest], origin: Mapping[tuple[int, str], str]) -> None:
-    by_lane: dict[tuple[int, int, int], MemoryRequest] = {}
+    by_lane: dict[tuple[int, str, int, int], MemoryRequest] = {}
     for request in requests:
-        lane = (request.tenant, request.eu, request.lane)
+        lane = (request.tenant, request.pipeline, request.eu, request.lane)
         other = by_lane.setdefault(lane, request)
         if other is not request and set(other.pipes) & set(request.pipes):
             raise DiagnosticError(
@@ -132,8 +141,9 @@ def _check_lanes(requests: Sequence[MemoryRequest], origin: Mapping[tuple[int, s
                     errors.LANE_CONFLICT,
                     f"arrays `{other.array}` ({origin[(other.tenant, other.array)]}) and "
                     f"`{request.array}` ({origin[(request.tenant, request.array)]}) of tenant "
-                    f"{request.tenant} are both at EU{request.eu} lane {request.lane}: they "
-                    "would share its virtual addresses",
+                    f"{request.tenant} are both at EU{request.eu} lane {request.lane}"
+                    + ("" if request.pipeline == "ingress" else " of the egress pipeline")
+                    + ": they would share its virtual addresses",
                     hint="pin one of them elsewhere, or link them for different tenants",
                 )
             )
@@ -188,6 +198,11 @@ def _capabilities(program: MachineProgram, profile: TargetProfile) -> tuple[bool
     return metadata, privileged, recirculate
 
 
+def _lane_order(item: tuple[tuple[str, int, int], list[MemoryRequest]]) -> tuple[bool, int, int]:
+    (pipeline, eu, lane), _ = item
+    return pipeline != "ingress", eu, lane
+
+
 def steering_requests(
     base: Sequence[SteeringRequest],
     instances: Sequence[Instance],
@@ -232,12 +247,15 @@ def check_capacity(
         )
     memory = list(memory)
     for pipe in range(pipes):
-        lanes: dict[tuple[int, int], list[MemoryRequest]] = {}
+        # the egress pipeline's lane memories are as large as the ingress's, and separate
+        lanes: dict[tuple[str, int, int], list[MemoryRequest]] = {}
         for request in memory:
             if pipe in request.pipes:
-                lanes.setdefault((request.eu, request.lane), []).append(request)
-        for (eu, lane), here in sorted(lanes.items()):
-            where = f"EU{eu} lane {lane} of pipe {pipe}"
+                lanes.setdefault((request.pipeline, request.eu, request.lane), []).append(request)
+        for (pipeline, eu, lane), here in sorted(lanes.items(), key=_lane_order):
+            where = f"EU{eu} lane {lane} of pipe {pipe}" + (
+                "" if pipeline == "ingress" else " (egress)"
+            )
             direct = [r for r in here if r.mapping == "direct"]
             if direct and not profile.lane_has_direct_mapping(lane):
                 problems.append(

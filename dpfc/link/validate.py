@@ -28,6 +28,8 @@ from dpfc.objfile.fields import Fields
 from dpfc.objfile.read import object_profile, parse_stage
 from dpfc.target.profile import TargetProfile
 
+PIPELINES = ("ingress", "egress")
+
 
 class ImageReader:
     def __init__(self, filename: str, profile: TargetProfile | None) -> None:
@@ -76,7 +78,8 @@ class ImageReader:
             if stray or not slot.users:
                 item.reject(f"`{item.at('users')}` must name DPFs of the image, not {stray}")
         externs = tuple(self.extern(item) for item in top.objects("externs"))
-        memory = tuple(self.memory(item, keys) for item in top.objects("memory"))
+        by_key = {d.key: d for d in dpfs}
+        memory = tuple(self.memory(item, by_key) for item in top.objects("memory"))
         permissions = tuple(self.permission(item, dpfs) for item in top.objects("permissions"))
         steering = tuple(self.steering(item, keys) for item in top.objects("steering"))
         steps = []
@@ -109,8 +112,8 @@ class ImageReader:
     def dpf(self, item: Fields, slots: dict[tuple[int, int], CodeSlot]) -> LinkedDPF:
         assert self.profile is not None
         item.exactly(
-            "symbol", "tenant", "module", "object", "placement", "pipes", "app_id", "params",
-            "entry", "labels", "chains", "in_packet_options",
+            "symbol", "tenant", "module", "object", "placement", "pipeline", "pipes", "app_id",
+            "params", "entry", "labels", "chains", "in_packet_options",
         )  # fmt: skip
         tenant = None if item.value("tenant") is None else item.integer("tenant", 0, (1 << 24) - 1)
         symbol = item.string("symbol")
@@ -147,8 +150,18 @@ class ImageReader:
                 item.reject(f"`{item.at('chains')}[{k}]` must be [label, target, slot]")
             chains.append(ChainTarget(raw[0], raw[1], raw[2]))
         options = item.optional_hex("in_packet_options")
+        pipeline = item.string("pipeline", choices=PIPELINES)
         if options is not None:
-            decode_options(options, self.profile)
+            header = decode_options(options, self.profile)
+            # the options are the DPF's packets' header: its pipeline's pointer, only
+            egress = pipeline == "egress"
+            mine = header.egress_ptr if egress else header.dpf_ptr
+            other = header.dpf_ptr if egress else header.egress_ptr
+            if mine is None or other is not None:
+                item.reject(
+                    f"`{item.at('in_packet_options')}` must name the entry of this "
+                    f"{pipeline} DPF in its {pipeline} pointer only"
+                )
         return LinkedDPF(
             symbol=symbol,
             tenant=tenant,
@@ -162,24 +175,31 @@ class ImageReader:
             labels=tuple(labels),
             chains=tuple(chains),
             in_packet_options=options,
+            pipeline=pipeline,
         )
 
     def extern(self, item: Fields) -> ExternDPF:
         assert self.profile is not None
-        item.exactly("symbol", "tenant", "entry", "image")
+        item.exactly("symbol", "tenant", "entry", "image", "pipeline")
         return ExternDPF(
             item.string("symbol"),
             None if item.value("tenant") is None else item.integer("tenant", 0, (1 << 24) - 1),
             item.integer("entry", 0, self.profile.code_slots_per_stage - 1),
             item.string("image"),
+            item.string("pipeline", choices=PIPELINES),
         )
 
-    def memory(self, item: Fields, keys: set[str]) -> MemoryRequest:
+    def memory(self, item: Fields, dpfs: dict[str, LinkedDPF]) -> MemoryRequest:
         assert self.profile is not None
-        item.exactly("tenant", "array", "eu", "lane", "mapping", "size", "pipes", "users")
+        item.exactly(
+            "tenant", "array", "eu", "lane", "mapping", "pipeline", "size", "pipes", "users"
+        )
         users = tuple(item.strings("users"))
-        if not users or not set(users) <= keys:
+        if not users or not set(users) <= set(dpfs):
             item.reject(f"`{item.at('users')}` must name DPFs of the image")
+        pipeline = item.string("pipeline", choices=PIPELINES)
+        if any(dpfs[user].pipeline != pipeline for user in users):
+            item.reject(f"`{item.at('users')}` must name {pipeline} DPFs (the array's pipeline)")
         return MemoryRequest(
             item.integer("tenant", 0, (1 << 24) - 1),
             item.string("array"),
@@ -189,6 +209,7 @@ class ImageReader:
             item.integer("size", 1, self.profile.memory_words_per_lane),
             self.pipe_list(item),
             users,
+            pipeline,
         )
 
     def permission(self, item: Fields, dpfs: tuple[LinkedDPF, ...]) -> PermissionEntry:
@@ -201,9 +222,15 @@ class ImageReader:
             item.reject(f"`{item.at('app_ids')}` needs at least the primary app id")
         default = item.optional_string("default_dpf")
         if default is not None and not any(
-            d.symbol == default and d.tenant == tenant and d.entry is not None for d in dpfs
+            d.symbol == default
+            and d.tenant == tenant
+            and d.entry is not None
+            and d.pipeline == "ingress"
+            for d in dpfs
         ):
-            item.reject(f"`{item.at('default_dpf')}` names no installed DPF of tenant {tenant}")
+            item.reject(
+                f"`{item.at('default_dpf')}` names no installed ingress DPF of tenant {tenant}"
+            )
         return PermissionEntry(
             tenant,
             app_ids,

@@ -30,7 +30,13 @@ from dpfc.isa.bundle import (
     stage_name,
 )
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
-from dpfc.machine.program import MachineProgram, PlacedBundle, Placement, successor_stage
+from dpfc.machine.program import (
+    MachineProgram,
+    Pipeline,
+    PlacedBundle,
+    Placement,
+    successor_stage,
+)
 from dpfc.target.profile import TargetProfile
 
 INDENT = "    "
@@ -144,6 +150,8 @@ def format_program(
         f".target {profile.name}",
         f".placement {program.placement.value}",
     ]
+    if program.pipeline is Pipeline.EGRESS:  # the default, ingress, is not printed
+        out.append(f".pipeline {program.pipeline.value}")
     if program.app_id:
         out.append(f".app {program.app_id:#x}")
     out.append(f".entry {label_namer(ordered)(PROLOG_STAGE, program.entry)}")
@@ -175,6 +183,7 @@ def program_from_image(
     name: str = "dpf",
     app_id: int = 0,
     entry: PC | None = None,
+    pipeline: Pipeline = Pipeline.INGRESS,
 ) -> MachineProgram:
     """Wrap decoded in-packet code as a program with generated labels (``eu1_0``...)."""
     placed: list[PlacedBundle] = []
@@ -190,6 +199,7 @@ def program_from_image(
         app_id,
         entry if entry is not None else PC(True, 0),
         tuple(placed),
+        pipeline=pipeline,
     )
 
 
@@ -219,17 +229,30 @@ def disassemble_header(header: SwitchVMHeader, profile: TargetProfile, name: str
         "; stack (top first): " + (", ".join(f"{v:#x}" for v in header.stack) or "empty"),
     ]
     if header.code.is_empty():
-        lines.append(
-            "; no in-packet code"
-            + (f": runs in-switch DPF at {header.dpf_ptr}" if header.dpf_ptr else "")
-        )
+        runs = [
+            f"in-switch {what} DPF at {pointer}"
+            for what, pointer in (("ingress", header.dpf_ptr), ("egress", header.egress_ptr))
+            if pointer is not None
+        ]
+        lines.append("; no in-packet code" + (": runs " + " and ".join(runs) if runs else ""))
         return "\n".join(lines) + "\n"
-    entry = header.dpf_ptr if header.dpf_ptr is not None and header.dpf_ptr.in_packet else None
+    ingress = header.dpf_ptr if header.dpf_ptr is not None and header.dpf_ptr.in_packet else None
+    egress = (
+        header.egress_ptr if header.egress_ptr is not None and header.egress_ptr.in_packet else None
+    )
+    # The code is one program whose entry is the ingress DPF's prolog; a packet that carries
+    # only an egress DPF prints as that egress DPF (so the text assembles back to it).
+    pipeline = Pipeline.EGRESS if ingress is None and egress is not None else Pipeline.INGRESS
+    entry = ingress if ingress is not None else egress
     if entry is None and header.code.prologs:
         lines.append(
             "; the DPF pointer does not name in-packet code; entry is the first in-packet prolog"
         )
-    program = program_from_image(header.code, profile, name=name, app_id=header.app_id, entry=entry)
+    if ingress is not None and egress is not None:
+        lines.append(f"; the egress DPF's prolog is in-packet prolog {egress.index}")
+    program = program_from_image(
+        header.code, profile, name=name, app_id=header.app_id, entry=entry, pipeline=pipeline
+    )
     return "\n".join(lines) + "\n" + format_program(program)
 
 

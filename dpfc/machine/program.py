@@ -43,6 +43,15 @@ class Placement(Enum):
     SWITCH = "switch"
 
 
+class Pipeline(Enum):
+    """The pipeline that runs a DPF (docs/isa.md §6 item 20): the ingress DPF is named by
+    the header's ``dpf_ptr`` (or the tenant's default DPF), the egress DPF by its
+    ``egress_ptr``, once the output port is chosen."""
+
+    INGRESS = "ingress"
+    EGRESS = "egress"
+
+
 @dataclass(frozen=True)
 class PlacedBundle:
     stage: int  # 0 prolog, 1..n = EU0..EU(n-1), 31 epilog
@@ -88,6 +97,9 @@ class MachineProgram:
     bundles: tuple[PlacedBundle, ...]
     arrays: tuple[ArrayBinding, ...] = ()
     relocations: tuple[Relocation, ...] = ()
+    # An egress DPF's arrays live in the egress pipeline's lane memories and its chains
+    # name egress DPFs; its code shares the one (stage, slot) address space.
+    pipeline: Pipeline = Pipeline.INGRESS
 
     def image(self) -> CodeImage:
         """The in-packet bundles, per stage, in PC-index order."""
@@ -118,10 +130,14 @@ class MachineProgram:
         return out
 
     def header(self, stack: tuple[int, ...] = (), gas: int | None = None) -> SwitchVMHeader:
-        """The SwitchVM header of a packet that runs this DPF with ``stack`` as input."""
+        """The SwitchVM header of a packet that runs this DPF with ``stack`` as input: an
+        ingress DPF's entry is the DPF pointer; an egress DPF's is the egress pointer, and
+        the DPF pointer is none (the ingress runs the tenant's default DPF, or nothing)."""
+        egress = self.pipeline is Pipeline.EGRESS
         return SwitchVMHeader(
             app_id=self.app_id,
-            dpf_ptr=self.entry,
+            dpf_ptr=None if egress else self.entry,
+            egress_ptr=self.entry if egress else None,
             gas=self.profile.default_gas if gas is None else gas,
             stack=stack,
             code=self.image(),
@@ -205,6 +221,7 @@ __all__ = [
     "PLACEHOLDER",
     "ArrayBinding",
     "MachineProgram",
+    "Pipeline",
     "PlacedBundle",
     "Placement",
     "Relocation",

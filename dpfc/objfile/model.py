@@ -33,7 +33,6 @@ class ObjectDPF:
     symbol: str
     encoded: EncodedProgram
     params: int = 0
-    pipeline: str = "ingress"
     location: SourceLocation | None = None
     source: Mapping[str, tuple[SourceLocation | None, ...]] = field(default_factory=dict)
     schedule: Mapping[str, Any] | None = None
@@ -46,6 +45,11 @@ class ObjectDPF:
     @property
     def name(self) -> str:
         return self.program.name
+
+    @property
+    def pipeline(self) -> str:
+        """``ingress`` or ``egress``: the program's; its arrays are that pipeline's memory."""
+        return self.program.pipeline.value
 
     def line_location(self, label: str, mnemonic: str) -> SourceLocation | None:
         """The source of the first instruction of bundle ``label`` that starts with

@@ -18,7 +18,7 @@ from typing import Any
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.encoding.code import pack_code
 from dpfc.encoding.errors import DecodeError
-from dpfc.encoding.header import decode_options
+from dpfc.encoding.header import decode_options, encode_options
 from dpfc.encoding.words import decode_slot, stage_kind
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
@@ -33,6 +33,7 @@ from dpfc.machine.printer import program_lines
 from dpfc.machine.program import (
     ArrayBinding,
     MachineProgram,
+    Pipeline,
     PlacedBundle,
     Placement,
     Relocation,
@@ -265,6 +266,7 @@ def _dpf(fields: Fields, profile: TargetProfile) -> ObjectDPF:
         bundles=tuple(bundles),
         arrays=tuple(_array(item, profile) for item in fields.objects("arrays")),
         relocations=relocations,
+        pipeline=Pipeline(fields.string("pipeline", choices=("ingress", "egress"))),
     )
     if program_lines(program) != asm:
         label = next(k for k, v in program_lines(program).items() if asm[k] != v)
@@ -274,7 +276,6 @@ def _dpf(fields: Fields, profile: TargetProfile) -> ObjectDPF:
         symbol=fields.string("symbol"),
         encoded=encoded,
         params=fields.integer("params", high=255),
-        pipeline=fields.string("pipeline", choices=("ingress", "egress")),
         location=_location(fields.value("location"), fields, fields.at("location")),
         source=source,
         schedule=fields.optional_object("schedule"),
@@ -295,6 +296,13 @@ def _encoded(
     if options is None:
         return EncodedProgram(program, None, b"", words)
     packed = pack_code(program.image(), program.profile)
+    # The options are what packets carry: their header must name the entry in the DPF's
+    # pipeline's pointer (an egress DPF's packets name it in egress_ptr) and its app id.
+    if encode_options(program.header(), program.profile, packed=packed).data != options:
+        fields.reject(
+            f"`{fields.at('in_packet_options')}` is not the header of this DPF's packets "
+            f"(app id, {program.pipeline.value} entry {program.entry}, code)"
+        )
     if not form_words:
         return EncodedProgram(program, packed, options, words, None, problem or "unknown")
     switch = program.as_switch()

@@ -21,7 +21,11 @@ mistake found in several iterations is reported once). The walk checks:
 * the per-path rules of :mod:`.paths` (RMT, one steering / drop_code / chain, pushes; a
   warning for unreachable code) and the stack depth (parameters + ``peek()``, DPF5209);
 * ``chain`` to a DPF that exists (DPF5205), and no cycle of chains (DPF5206): a DPF
-  may not chain back to itself, directly or through others.
+  may not chain back to itself, directly or through others;
+* ingress and egress (docs/isa.md §6 item 20): an ``@egress`` DPF steers only ``pass()``
+  or ``drop()`` (DPF5222: the output port is chosen before the egress runs), a ``chain``
+  names a DPF of the chaining DPF's pipeline (DPF5223), and an array is accessed by DPFs
+  of one pipeline only (DPF5224: each pipeline has its own lane memories).
 """
 
 from __future__ import annotations
@@ -53,6 +57,8 @@ from dpfc.syntax.parser import ACTION_NAMES
 from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
 
 MAX_ITERATIONS = 64
+# What an egress DPF may choose: the port is already decided (docs/isa.md §6 item 20).
+EGRESS_STEERING = frozenset({"pass", "drop"})
 # Unrolled copies of loop bodies per DPF: nested loops multiply.
 MAX_UNROLLED = 4096
 STEER_WITH_VALUE = frozenset({"forward", "multicast", "set_port"})
@@ -181,6 +187,14 @@ class BodyChecker:
             self.block(decl.body)
         self.stack_depth()
 
+    def access(self, memory: MemoryInfo, name: str, span: Span) -> None:
+        """One access of ``memory`` on the current path (the RMT rule), and the first access
+        of this DPF, for the one-pipeline-per-array check (DPF5224)."""
+        self.path.access(memory.ir_name, name, span)
+        users = self.ctx.array_users.setdefault(memory.ir_name, [])
+        if not any(user.dpf is self.dpf for user in users):
+            users.append(_ArrayUse(self.dpf, name, span))
+
     def stack_depth(self) -> None:
         params = self.dpf.decl.params
         limit = self.profile.stack_max_depth
@@ -306,7 +320,7 @@ class BodyChecker:
                 stmt.value.span,
                 hint=_cast_hint(ty, memory.elem),
             )
-        self.path.access(memory.ir_name, stmt.target.array.text, stmt.target.span)
+        self.access(memory, stmt.target.array.text, stmt.target.span)
 
     def if_(self, stmt: ast.If) -> None:
         self.condition(stmt.cond)
@@ -400,13 +414,33 @@ class BodyChecker:
             self.word_value(arg, f"the value of `{name}`")
         if name == "drop_code":
             self.path.set_drop_code(stmt.span)
-        else:
-            self.path.steering(name, stmt.span)
+            return
+        if self.dpf.pipeline == "egress" and name not in EGRESS_STEERING:
+            self.report.error(
+                Code.EGRESS_STEERING,
+                f"`{name}` in egress DPF `{self.dpf.name}`: the egress pipeline runs after the "
+                "output port is chosen, so an egress DPF can only pass or drop the packet",
+                stmt.span,
+                hint="steer the packet in an ingress DPF; here use `pass()` or `drop()`",
+            )
+        self.path.steering(name, stmt.span)
 
     def chain(self, stmt: ast.Chain) -> None:
         target = self.chain_target(stmt.target)
         if target is not None:
             self.ctx.chains.append(Edge(self.dpf, target, stmt.span))
+            if target.pipeline != self.dpf.pipeline:
+                # NEXT_PC rewrites the pointer of the pipeline the DPF runs in (dpf_ptr in
+                # the ingress, egress_ptr in the egress): the next switch runs the target
+                # in that same pipeline.
+                self.report.error(
+                    Code.CHAIN_PIPELINE,
+                    f"`chain {stmt.target.text}`: `{self.dpf.name}` is an {self.dpf.pipeline} "
+                    f"DPF and `{target.name}` an {target.pipeline} DPF; a chain sets the "
+                    f"{self.dpf.pipeline} pointer, so it names a DPF of the same pipeline",
+                    stmt.target.span,
+                    notes=(Note(f"`{target.name}` is declared here", target.decl.span),),
+                )
         self.path.set_chain(stmt.span)
 
     def chain_target(self, name: ast.Name) -> DpfInfo | None:
@@ -478,7 +512,7 @@ class BodyChecker:
             memory = self.index_target(expr)
             if memory is None:
                 return SemType.ERROR
-            self.path.access(memory.ir_name, expr.array.text, expr.span)
+            self.access(memory, expr.array.text, expr.span)
             return memory.elem
         if isinstance(expr, ast.Unary):
             return self.unary(expr)
@@ -759,7 +793,7 @@ class BodyChecker:
                 value.span,
                 hint=_cast_hint(ty, memory.elem),
             )
-        self.path.access(memory.ir_name, target.array.text, target.span)
+        self.access(memory, target.array.text, target.span)
         return memory.elem
 
     def unknown_call(self, expr: ast.Call) -> None:
@@ -822,6 +856,15 @@ def _cast_hint(value: SemType, target: SemType) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class _ArrayUse:
+    """The first access of an array by one DPF."""
+
+    dpf: DpfInfo
+    name: str  # as the DPF writes it (`countmin.row0`)
+    span: Span
+
+
 @dataclass
 class _Context:
     tables: dict[str, ModuleInfo]
@@ -830,6 +873,27 @@ class _Context:
     consts: ConstEvaluator
     types: dict[int, SemType] = field(default_factory=dict)
     chains: list[Edge] = field(default_factory=list)
+    array_users: dict[str, list[_ArrayUse]] = field(default_factory=dict)  # by IR name
+
+
+def _check_array_pipelines(ctx: _Context) -> None:
+    """An array is memory of one pipeline: the egress pipeline's lane memories are other
+    registers than the ingress's (P4 registers belong to one control), so an array used by
+    an ingress DPF and by an egress DPF would silently be two arrays (DPF5224)."""
+    for users in ctx.array_users.values():
+        first = users[0]
+        other = next((u for u in users if u.dpf.pipeline != first.dpf.pipeline), None)
+        if other is None:
+            continue
+        ctx.report.error(
+            Code.ARRAY_PIPELINES,
+            f"`{other.name}` is used by {other.dpf.pipeline} DPF `{other.dpf.name}` and by "
+            f"{first.dpf.pipeline} DPF `{first.dpf.name}`: each pipeline has its own memory, "
+            "so an array belongs to one of them",
+            other.span,
+            notes=(Note(f"`{first.dpf.name}` uses it here", first.span),),
+            hint="declare one array per pipeline, or move the accesses into DPFs of one pipeline",
+        )
 
 
 def _check_chain_cycles(ctx: _Context) -> None:
@@ -896,6 +960,7 @@ def check_program(program: Program, profile: TargetProfile) -> CheckedProgram:
         for dpf in tables[key].dpfs.values():
             BodyChecker(ctx, dpf).run()
     _check_chain_cycles(ctx)
+    _check_array_pipelines(ctx)
     report.raise_if_any()
     return CheckedProgram(
         program,

@@ -8,7 +8,14 @@ and, later, bmv2 — so an image deploys to any of them the same way.
 
 Contract of every method: it validates first and raises :class:`DriverError` (a DPFxxxx
 code and a message) without changing anything; ``pipes`` names the pipes to change (all
-given, none skipped). One call is one atomic update with respect to packets: an install
+given, none skipped).
+
+Ingress and egress (docs/isa.md §6 item 20): code memory is one (stage, slot) address space
+for both pipelines of a pipe — a target that holds it twice (ingress and egress tables)
+writes every word into both, so ``write_code`` / ``clear_code`` do not name a pipeline.
+Memory is per pipeline: the memory calls take ``pipeline`` (``"ingress"``, the default, or
+``"egress"``), naming the lane memories of that pipeline, which are distinct state.
+Permission entries, app ids, constants, forwarding and multicast serve both pipelines. One call is one atomic update with respect to packets: an install
 is atomic for packets because :mod:`dpfc.deploy` writes a DPF's prolog after everything
 it reaches (paper §3.6.2, "replacing the prolog only after all other stages of a DPF have
 been stored in the switch").
@@ -80,13 +87,30 @@ class SwitchDriver(Protocol):
         """Remove the tenant's entry and everything it owns (memory, steering)."""
 
     def map_memory(
-        self, tenant: int, eu: int, lane: int, mapping: str, size: int, pipes: Sequence[int]
+        self,
+        tenant: int,
+        eu: int,
+        lane: int,
+        mapping: str,
+        size: int,
+        pipes: Sequence[int],
+        *,
+        pipeline: str = "ingress",
     ) -> None:
-        """Allocate virtual words [0, size) of (tenant, EU, lane), zeroed: ``direct`` maps
-        each index exactly, ``segment`` with aligned power-of-two segments."""
+        """Allocate virtual words [0, size) of (tenant, EU, lane) of ``pipeline``'s lane
+        memories, zeroed: ``direct`` maps each index exactly, ``segment`` with aligned
+        power-of-two segments."""
 
     def unmap_memory(
-        self, tenant: int, eu: int, lane: int, mapping: str, size: int, pipes: Sequence[int]
+        self,
+        tenant: int,
+        eu: int,
+        lane: int,
+        mapping: str,
+        size: int,
+        pipes: Sequence[int],
+        *,
+        pipeline: str = "ingress",
     ) -> None: ...
 
     def set_forwarding(
@@ -98,7 +122,15 @@ class SwitchDriver(Protocol):
     ) -> None: ...
 
     def read_memory(
-        self, tenant: int, eu: int, lane: int, vaddr: int, count: int, pipe: int
+        self,
+        tenant: int,
+        eu: int,
+        lane: int,
+        vaddr: int,
+        count: int,
+        pipe: int,
+        *,
+        pipeline: str = "ingress",
     ) -> list[int]: ...
 
     def write_memory(
@@ -109,6 +141,8 @@ class SwitchDriver(Protocol):
         vaddr: int,
         values: Sequence[int],
         pipes: Sequence[int],
+        *,
+        pipeline: str = "ingress",
     ) -> None: ...
 
 

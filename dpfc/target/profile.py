@@ -101,6 +101,7 @@ CRC32_FAMILY: tuple[HashFunction, ...] = (
 HASH_FUNCTIONS: dict[str, HashFunction] = {h.name: h for h in CRC32_FAMILY}
 
 # §3.4: "ingress/egress ports, timestamps, or a switch identifier"; §3.7: "port queue length".
+# ``egress_port`` came last (index 6), so the indices of programs written before it hold.
 DEFAULT_METADATA: tuple[MetadataField, ...] = (
     MetadataField("ingress_port", 0, "physical ingress port of the packet"),
     MetadataField("timestamp", 1, "ingress timestamp, nanoseconds, low 32 bits"),
@@ -108,6 +109,9 @@ DEFAULT_METADATA: tuple[MetadataField, ...] = (
     MetadataField("queue_depth", 3, "depth of the egress queue at enqueue (cells)"),
     MetadataField("packet_length", 4, "length of the whole packet in bytes"),
     MetadataField("pipe_id", 5, "index of the pipe processing the packet"),
+    MetadataField(
+        "egress_port", 6, "output port in the egress pipeline; 0xFFFF (none yet) in the ingress"
+    ),
 )
 
 # §3.5: "pass, drop, return-to-sender, forward, multicast, set_port, recirculate".

@@ -25,6 +25,7 @@ from typing import Any
 
 from dpfc.asm import assemble_text
 from dpfc.link import LinkInput, LinkOptions, image_bytes, link
+from dpfc.link.format import VERSION
 from dpfc.machine import encode_program
 from dpfc.objfile import ObjectFile
 from dpfc.target import BUILTIN_PROFILES
@@ -52,7 +53,7 @@ def body_of(data: bytes) -> Document:
     return document
 
 
-def wrap(body: bytes, *, version: int = 1, reserved: int = 0) -> bytes:
+def wrap(body: bytes, *, version: int = VERSION, reserved: int = 0) -> bytes:
     """A header with the right length and digest around ``body``."""
     return (
         HEADER.pack(b"DPFCIMG\x00", version, reserved, len(body), hashlib.sha256(body).digest())
@@ -106,7 +107,11 @@ def cases() -> list[tuple[str, str, Callable[[bytes], bytes]]]:
         ("truncated_header", "cut inside the 48-byte header", lambda d: d[:20]),
         ("truncated_body", "the last 10 bytes of the body are missing", lambda d: d[:-10]),
         ("trailing_bytes", "bytes after the body", lambda d: d + b"\x00\x00"),
-        ("wrong_version", "format version 2", lambda d: wrap(d[HEADER.size :], version=2)),
+        (
+            "wrong_version",
+            "format version 1 (before DPFs and memory named their pipeline)",
+            lambda d: wrap(d[HEADER.size :], version=1),
+        ),
         ("reserved_set", "reserved header bytes set", lambda d: wrap(d[HEADER.size :], reserved=1)),
         ("corrupt_byte", "one body byte changed, digest kept", lambda d: d[:-3] + b"X" + d[-2:]),
         ("body_not_json", "a body that is not JSON", lambda d: wrap(b"{not json")),
@@ -128,7 +133,7 @@ def cases() -> list[tuple[str, str, Callable[[bytes], bytes]]]:
         ("unknown_user", "a code slot used by a DPF the image lacks", edit(_set(("code", 0, "users"), ["3:nobody"]))),
         ("pipe_out_of_range", "a pipe the switch lacks", edit(_set(("code", 0, "pipes"), [0, 5]))),
         ("entry_not_a_prolog", "a DPF whose entry slot holds none of its code", edit(_set(("dpfs", 0, "entry"), 77))),
-        ("memory_eu_out_of_range", "an array in an EU the profile lacks", edit(_set(("memory",), [{"tenant": 3, "array": "x", "eu": 9, "lane": 0, "mapping": "segment", "size": 4, "pipes": [0], "users": ["3:counter"]}]))),
+        ("memory_eu_out_of_range", "an array in an EU the profile lacks", edit(_set(("memory",), [{"tenant": 3, "array": "x", "eu": 9, "lane": 0, "mapping": "segment", "pipeline": "ingress", "size": 4, "pipes": [0], "users": ["3:counter"]}]))),
         ("default_dpf_unknown", "a default DPF the image does not install", edit(_set(("permissions", 0, "default_dpf"), "nothing"))),
         ("install_order_changed", "two install steps swapped", edit(_swap_install)),
         ("steering_action", "a steering request of an unknown action", edit(_set(("steering",), [{"tenant": 3, "action": "teleport", "index": 1, "users": ["3:counter"]}]))),

@@ -84,6 +84,7 @@ class MemoryWatch:
     lane: int
     vaddr: int
     count: int
+    pipeline: str = "ingress"  # whose lane memories: the ingress's or the egress's
 
 
 @dataclass
@@ -146,13 +147,18 @@ TENANT_KEYS = (
     "multicast",
 )
 CODE_KEYS = ("file", "name", "tenant", "prolog_slot", "owners")
-WATCH_KEYS = ("label", "switch", "pipe", "tenant", "eu", "lane", "vaddr", "array", "count")
+WATCH_KEYS = (
+    "label", "switch", "pipe", "pipeline", "tenant", "eu", "lane", "vaddr", "array", "count"
+)  # fmt: skip
 MEMORY_KEYS = {
-    "segment": ("kind", "eu", "lane", "vaddr", "size", "values"),
-    "null_segment": ("kind", "eu", "lane", "vaddr", "size"),
-    "direct": ("kind", "eu", "lane", "vaddr", "value"),
+    "segment": ("kind", "pipeline", "eu", "lane", "vaddr", "size", "values"),
+    "null_segment": ("kind", "pipeline", "eu", "lane", "vaddr", "size"),
+    "direct": ("kind", "pipeline", "eu", "lane", "vaddr", "value"),
 }
-PACKET_KEYS = ("from", "to", "tenant", "code", "dpf", "stack", "app_id", "gas", "payload", "repeat")
+PACKET_KEYS = (
+    "from", "to", "tenant", "code", "dpf", "egress", "stack", "app_id", "gas", "payload", "repeat"
+)  # fmt: skip
+PIPELINES = ("ingress", "egress")
 TENANT_MAX = (1 << 24) - 1
 
 
@@ -338,8 +344,12 @@ class _Builder:
             )
         return found
 
-    def pointer(self, scenario: Scenario, value: object, path: str) -> PC | None:
-        """``@switch:N``, ``@packet:N``, ``none`` or the name of an installed DPF."""
+    def pointer(
+        self, scenario: Scenario, value: object, path: str, pipeline: str = "ingress"
+    ) -> PC | None:
+        """``@switch:N``, ``@packet:N``, ``none`` or the name of an installed DPF of
+        ``pipeline`` (the DPF pointer and a default DPF name ingress DPFs, the egress
+        pointer egress DPFs)."""
         text = self.fail.string(value, path)
         if text == "none":
             return None
@@ -357,6 +367,13 @@ class _Builder:
             self.fail(
                 CODE_VALUE,
                 f"{path}: {quote(text)} is in-packet code, not installed in switch code memory",
+            )
+        if dpf.pipeline != pipeline:
+            hint = " (name it with egress)" if dpf.pipeline == "egress" else ""
+            self.fail(
+                CODE_VALUE,
+                f"{path}: {quote(text)} is an {dpf.pipeline} DPF; this pointer names an "
+                f"{pipeline} DPF{hint}",
             )
         return PC(False, dpf.entry)
 
@@ -473,29 +490,38 @@ class _Builder:
                 f"got {quote(kind)}",
             )
         table.only(*MEMORY_KEYS[kind])
+        pipeline = self.pipeline(table)
         eu = table.integer("eu", high=255)
         lane = table.integer("lane", high=255)
         vaddr = table.integer("vaddr", 0)
         if kind == "direct":
             with self.refusals(table.path):
                 control.map_direct(
-                    tenant, eu, lane, vaddr, value=table.integer("value", 0), pipes=pipes
+                    tenant,
+                    eu,
+                    lane,
+                    vaddr,
+                    value=table.integer("value", 0),
+                    pipes=pipes,
+                    pipeline=pipeline,
                 )
             return
         size = table.integer("size", None if kind == "segment" else 1 << 32, low=1, high=1 << 32)
         if kind == "null_segment":
             with self.refusals(table.path):
-                control.map_null_segment(tenant, eu, lane, vaddr, size, pipes=pipes)
+                control.map_null_segment(
+                    tenant, eu, lane, vaddr, size, pipes=pipes, pipeline=pipeline
+                )
             return
         with self.refusals(table.path):
-            control.map_segment(tenant, eu, lane, vaddr, size, pipes=pipes)
+            control.map_segment(tenant, eu, lane, vaddr, size, pipes=pipes, pipeline=pipeline)
         path = table.at("values")
         items = self.fail.array(table.raw("values"), path) if table.has("values") else []
         values = [self.fail.integer(v, f"{path}[{i}]") for i, v in enumerate(items)]
         if len(values) > size:
             self.fail(CODE_VALUE, f"{path}: {len(values)} values do not fit in {size} words")
         with self.refusals(path):
-            control.write_memory(tenant, eu, lane, vaddr, values, pipes=pipes)
+            control.write_memory(tenant, eu, lane, vaddr, values, pipes=pipes, pipeline=pipeline)
 
     def arrays(
         self, scenario: Scenario, table: Table, tenant: int, switch: str, pipes: list[int] | None
@@ -532,7 +558,13 @@ class _Builder:
                     )
                 with self.refusals(where):
                     control.write_memory(
-                        tenant, request.eu, request.lane, index, [word], pipes=targets
+                        tenant,
+                        request.eu,
+                        request.lane,
+                        index,
+                        [word],
+                        pipes=targets,
+                        pipeline=request.pipeline,
                     )
 
     def request(
@@ -553,6 +585,16 @@ class _Builder:
                 f"{tenant} (it places: {', '.join(known) or 'none'})",
             )
         return found[0]
+
+    def pipeline(self, table: Table, default: str = "ingress") -> str:
+        """``pipeline = "ingress" | "egress"``: whose lane memories (default ``default``)."""
+        value = table.string("pipeline", default)
+        if value not in PIPELINES:
+            self.fail(
+                CODE_VALUE,
+                f'{table.at("pipeline")}: expected "ingress" or "egress", got {quote(value)}',
+            )
+        return value
 
     def constants(
         self, control: ControlPlane, table: Table, tenant: int, pipes: list[int] | None
@@ -603,15 +645,18 @@ class _Builder:
         header = SwitchVMHeader(gas=profile.default_gas)
         if table.has("code"):
             header = self.packet_code(scenario, table)
-        dpf = header.dpf_ptr
+        dpf, egress = header.dpf_ptr, header.egress_ptr
         if table.has("dpf"):
             dpf = self.pointer(scenario, table.raw("dpf"), table.at("dpf"))
+        if table.has("egress"):
+            egress = self.pointer(scenario, table.raw("egress"), table.at("egress"), "egress")
         stack_path = table.at("stack")
         items = self.fail.array(table.raw("stack"), stack_path) if table.has("stack") else []
         stack = tuple(self.fail.integer(v, f"{stack_path}[{i}]") for i, v in enumerate(items))
         header = SwitchVMHeader(
             app_id=table.integer("app_id", header.app_id),
             dpf_ptr=dpf,
+            egress_ptr=egress,
             gas=table.integer("gas", header.gas, high=profile.max_gas),
             stack=stack,
             code=header.code,
@@ -632,7 +677,10 @@ class _Builder:
             ip_dst=ip_text(target.ip),
         )
         shown = ", ".join(f"{v:#x}" for v in stack)
-        summary = f"to {receiver}, tenant {tenant}, dpf {dpf or 'none'}, stack [{shown}]"
+        summary = f"to {receiver}, tenant {tenant}, dpf {dpf or 'none'}"
+        if egress is not None:  # spelt out only when the packet names an egress DPF
+            summary += f", egress {egress}"
+        summary += f", stack [{shown}]"
         for copy in range(repeat):
             packet = network.send(sender, frame)
             label = origin if repeat == 1 else f"{origin} #{copy + 1}"
@@ -690,8 +738,16 @@ class _Builder:
                 scenario, switch, tenant, table.string("array"), table.at("array")
             )
             eu, lane = request.eu, request.lane
+            if table.has("pipeline"):
+                self.fail(
+                    CODE_VALUE,
+                    f"{table.at('pipeline')}: an array's pipeline comes from the image "
+                    f"({request.pipeline}); give the array or eu, lane and pipeline",
+                )
+            pipeline = request.pipeline
         else:
             eu, lane = table.integer("eu", high=255), table.integer("lane", high=255)
+            pipeline = self.pipeline(table)
         watch = MemoryWatch(
             label=table.string("label", ""),
             switch=switch,
@@ -701,11 +757,18 @@ class _Builder:
             lane=lane,
             vaddr=table.integer("vaddr", 0),
             count=table.integer("count", 1, low=1, high=4096),
+            pipeline=pipeline,
         )
         # read once now, so an unmapped or foreign address is a load error, not a run error
         with self.refusals(table.path):
             network.switches[switch].control.read_memory(
-                watch.tenant, watch.eu, watch.lane, watch.vaddr, watch.count, pipe=watch.pipe
+                watch.tenant,
+                watch.eu,
+                watch.lane,
+                watch.vaddr,
+                watch.count,
+                pipe=watch.pipe,
+                pipeline=watch.pipeline,
             )
         return watch
 

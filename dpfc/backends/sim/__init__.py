@@ -2,7 +2,8 @@
 
 It runs real packet bytes through an executable form of ``docs/isa.md`` and
 ``docs/encoding.md``: permissions, prolog, EUs with the two-stage timing, virtual memory,
-epilog, steering and deparsing (:mod:`.execute`), on switches with several pipes joined by
+epilog, steering and deparsing (:mod:`.execute`), in the ingress and then, for each frame
+that leaves, in the egress of its port's pipe, on switches with several pipes joined by
 links to hosts and other switches (:mod:`.network`). The operator configures it through
 :class:`ControlPlane` (:mod:`.control`), which takes code as code-memory words;
 :class:`SimDriver` (:mod:`.driver`) is the switch-driver protocol over it, through which
@@ -13,7 +14,7 @@ See ``docs/simulator.md``.
 
 from .control import ControlPlane, ControlPlaneError, MemoryUsage
 from .driver import SimDriver, pieces
-from .execute import Context, PassResult, run_pass
+from .execute import Context, EgressRun, PassResult, run_egress, run_pass
 from .memory import Segment
 from .network import Host, Network, PassRecord, Switch, TopologyError, Transmission
 from .state import Destination, Permissions, Report, TenantStats, UnauthorizedAction
@@ -24,6 +25,7 @@ __all__ = [
     "ControlPlane",
     "ControlPlaneError",
     "Destination",
+    "EgressRun",
     "Host",
     "MemoryUsage",
     "Network",
@@ -40,5 +42,6 @@ __all__ = [
     "Transmission",
     "UnauthorizedAction",
     "pieces",
+    "run_egress",
     "run_pass",
 ]

@@ -36,6 +36,7 @@ from .state import (
 )
 
 TENANT_LIMIT = 1 << 24  # the Geneve VNI
+PIPELINES = ("ingress", "egress")  # each pipe's two sets of lane memories
 INDEX_LIMIT = 1 << 16  # forwarding indices and multicast groups are 16-bit FWD values
 WORD_MASK = 0xFFFF_FFFF
 
@@ -104,6 +105,13 @@ class ControlPlane:
         if not isinstance(lane, int) or not 0 <= lane < p.lanes:
             raise ControlPlaneError(
                 "DPF4004", f"no lane {lane!r}: {p.name} has lanes 0..{p.lanes - 1}"
+            )
+
+    @staticmethod
+    def _pipeline(pipeline: str) -> None:
+        if pipeline not in PIPELINES:
+            raise ControlPlaneError(
+                "DPF4021", f"no pipeline {pipeline!r}: lane memories are ingress or egress"
             )
 
     @staticmethod
@@ -248,9 +256,8 @@ class ControlPlane:
         targets = self._targets(pipes)
         self._authorized(tenant, targets)
         for pipe in targets:
-            for eu_lanes in pipe.lanes:
-                for memory in eu_lanes:
-                    _free_tenant(memory, tenant)
+            for memory in pipe.all_lanes():  # the ingress's and the egress's
+                _free_tenant(memory, tenant)
             del pipe.permissions[tenant]
             pipe.forwarding.pop(tenant, None)
             pipe.multicast.pop(tenant, None)
@@ -270,28 +277,30 @@ class ControlPlane:
         size: int,
         *,
         pipes: int | Iterable[int] | None = None,
+        pipeline: str = "ingress",
     ) -> list[Segment]:
         """Allocate ``size`` words (first fit) and map the aligned virtual range
         ``[vaddr, vaddr + size)`` of (tenant, EU, lane) onto them. Returns one segment per pipe."""
         targets = self._targets(pipes)
         self._authorized(tenant, targets)
         self._lane(eu, lane)
+        self._pipeline(pipeline)
         self._address(vaddr)
         self._segment_shape(vaddr, size)
         for pipe in targets:
-            memory = pipe.lanes[eu][lane]
-            self._segment_room(memory, pipe, eu, lane, size)
+            memory = pipe.memories(pipeline)[eu][lane]
+            self._segment_room(memory, pipe, eu, lane, size, pipeline)
             table = memory.segments.get(tenant)
             clash = table.overlapping(vaddr, size) if table else None
             if clash is not None:
                 raise ControlPlaneError(
                     "DPF4006",
                     f"segment {vaddr:#x}+{size} overlaps tenant {tenant}'s segment "
-                    f"{clash.vbase:#x}+{clash.size} on EU{eu} lane {lane}",
+                    f"{clash.vbase:#x}+{clash.size} on EU{eu} lane {lane}{_egress(pipeline)}",
                 )
         out = []
         for pipe in targets:
-            memory = pipe.lanes[eu][lane]
+            memory = pipe.memories(pipeline)[eu][lane]
             segment = Segment(tenant, vaddr, size, memory.take(size))
             memory.add_segment(segment)
             out.append(segment)
@@ -306,6 +315,7 @@ class ControlPlane:
         size: int = WORD_SPACE,
         *,
         pipes: int | Iterable[int] | None = None,
+        pipeline: str = "ingress",
     ) -> list[Segment]:
         """Map the aligned range onto a single zeroed word, at the lowest priority: every
         address of the range without a direct or ordinary segment mapping reads that word
@@ -313,19 +323,22 @@ class ControlPlane:
         targets = self._targets(pipes)
         self._authorized(tenant, targets)
         self._lane(eu, lane)
+        self._pipeline(pipeline)
         self._address(vaddr)
         self._segment_shape(vaddr, size)
         for pipe in targets:
-            memory = pipe.lanes[eu][lane]
-            self._segment_room(memory, pipe, eu, lane, 1)
+            memory = pipe.memories(pipeline)[eu][lane]
+            self._segment_room(memory, pipe, eu, lane, 1, pipeline)
             table = memory.segments.get(tenant)
             if table is not None and table.null is not None:
                 raise ControlPlaneError(
-                    "DPF4006", f"tenant {tenant} already has a null segment on EU{eu} lane {lane}"
+                    "DPF4006",
+                    f"tenant {tenant} already has a null segment on EU{eu} lane {lane}"
+                    f"{_egress(pipeline)}",
                 )
         out = []
         for pipe in targets:
-            memory = pipe.lanes[eu][lane]
+            memory = pipe.memories(pipeline)[eu][lane]
             segment = Segment(tenant, vaddr, size, memory.take(1), null=True)
             memory.add_segment(segment)
             out.append(segment)
@@ -345,9 +358,9 @@ class ControlPlane:
             )
 
     def _segment_room(
-        self, memory: LaneMemory, pipe: PipeState, eu: int, lane: int, words: int
+        self, memory: LaneMemory, pipe: PipeState, eu: int, lane: int, words: int, pipeline: str
     ) -> None:
-        where = f"EU{eu} lane {lane} of pipe {pipe.index}"
+        where = _where(eu, lane, pipe, pipeline)
         if memory.segment_count >= memory.segment_capacity:
             raise ControlPlaneError(
                 "DPF4008",
@@ -369,17 +382,19 @@ class ControlPlane:
         *,
         value: int = 0,
         pipes: int | Iterable[int] | None = None,
+        pipeline: str = "ingress",
     ) -> list[int]:
         """Allocate one word, initialise it to ``value`` and map virtual ``vaddr`` of
         (tenant, EU, lane) to it exactly. Returns the physical word per pipe."""
         targets = self._targets(pipes)
         self._authorized(tenant, targets)
         self._lane(eu, lane)
+        self._pipeline(pipeline)
         self._address(vaddr)
         self._word(value)
         for pipe in targets:
-            memory = pipe.lanes[eu][lane]
-            where = f"EU{eu} lane {lane} of pipe {pipe.index}"
+            memory = pipe.memories(pipeline)[eu][lane]
+            where = _where(eu, lane, pipe, pipeline)
             if memory.direct_capacity == 0:
                 raise ControlPlaneError(
                     "DPF4009",
@@ -399,7 +414,7 @@ class ControlPlane:
                 raise ControlPlaneError("DPF4007", f"no free word on {where}")
         out = []
         for pipe in targets:
-            memory = pipe.lanes[eu][lane]
+            memory = pipe.memories(pipeline)[eu][lane]
             physical = memory.add_direct(tenant, vaddr)
             memory.words[physical] = value
             out.append(physical)
@@ -414,19 +429,21 @@ class ControlPlane:
         count: int,
         *,
         pipes: int | Iterable[int] | None = None,
+        pipeline: str = "ingress",
     ) -> None:
         """Map virtual ``vaddr .. vaddr+count-1`` of (tenant, EU, lane) directly, one zeroed
         word each (a direct map's indices, mapped when it is installed)."""
         targets = self._targets(pipes)
         self._authorized(tenant, targets)
         self._lane(eu, lane)
+        self._pipeline(pipeline)
         self._address(vaddr)
         if not isinstance(count, int) or count < 1:
             raise ControlPlaneError("DPF4015", f"count {count!r} must be a positive int")
         self._address(vaddr + count - 1)
         for pipe in targets:
-            memory = pipe.lanes[eu][lane]
-            where = f"EU{eu} lane {lane} of pipe {pipe.index}"
+            memory = pipe.memories(pipeline)[eu][lane]
+            where = _where(eu, lane, pipe, pipeline)
             if len(memory.direct) + count > memory.direct_capacity:
                 raise ControlPlaneError(
                     "DPF4009",
@@ -442,7 +459,7 @@ class ControlPlane:
                     "DPF4010", f"tenant {tenant} already maps {clash:#x} directly on {where}"
                 )
         for pipe in targets:
-            memory = pipe.lanes[eu][lane]
+            memory = pipe.memories(pipeline)[eu][lane]
             for address in range(vaddr, vaddr + count):
                 memory.add_direct(tenant, address)
 
@@ -454,19 +471,21 @@ class ControlPlane:
         vaddr: int,
         *,
         pipes: int | Iterable[int] | None = None,
+        pipeline: str = "ingress",
     ) -> None:
         targets = self._targets(pipes)
         self._authorized(tenant, targets)
         self._lane(eu, lane)
+        self._pipeline(pipeline)
         for pipe in targets:
-            if (tenant, vaddr) not in pipe.lanes[eu][lane].direct:
+            if (tenant, vaddr) not in pipe.memories(pipeline)[eu][lane].direct:
                 raise ControlPlaneError(
                     "DPF4011",
-                    f"tenant {tenant} has no direct mapping of {vaddr!r} on EU{eu} lane {lane} "
-                    f"of pipe {pipe.index}",
+                    f"tenant {tenant} has no direct mapping of {vaddr!r} on "
+                    f"{_where(eu, lane, pipe, pipeline)}",
                 )
         for pipe in targets:
-            pipe.lanes[eu][lane].remove_direct(tenant, vaddr)
+            pipe.memories(pipeline)[eu][lane].remove_direct(tenant, vaddr)
 
     def unmap_segment(
         self,
@@ -476,53 +495,70 @@ class ControlPlane:
         vaddr: int,
         *,
         pipes: int | Iterable[int] | None = None,
+        pipeline: str = "ingress",
     ) -> None:
         """Remove the segment (ordinary or null) whose virtual base is ``vaddr``."""
         targets = self._targets(pipes)
         self._authorized(tenant, targets)
         self._lane(eu, lane)
+        self._pipeline(pipeline)
         found = []
         for pipe in targets:
-            table = pipe.lanes[eu][lane].segments.get(tenant)
+            table = pipe.memories(pipeline)[eu][lane].segments.get(tenant)
             segment = next((s for s in table.all() if s.vbase == vaddr), None) if table else None
             if segment is None:
                 raise ControlPlaneError(
                     "DPF4011",
-                    f"tenant {tenant} has no segment at {vaddr!r} on EU{eu} lane {lane} of pipe {pipe.index}",
+                    f"tenant {tenant} has no segment at {vaddr!r} on "
+                    f"{_where(eu, lane, pipe, pipeline)}",
                 )
             found.append(segment)
         for pipe, segment in zip(targets, found, strict=True):
-            pipe.lanes[eu][lane].remove_segment(segment)
+            pipe.memories(pipeline)[eu][lane].remove_segment(segment)
 
     @staticmethod
     def _word(value: int) -> None:
         if not isinstance(value, int) or not 0 <= value <= WORD_MASK:
             raise ControlPlaneError("DPF4015", f"value {value!r} is not a 32-bit word")
 
-    def _physical(self, pipe: PipeState, tenant: int, eu: int, lane: int, vaddr: int) -> int:
-        physical = pipe.lanes[eu][lane].translate(tenant, vaddr)
+    def _physical(
+        self, pipe: PipeState, tenant: int, eu: int, lane: int, vaddr: int, pipeline: str
+    ) -> int:
+        physical = pipe.memories(pipeline)[eu][lane].translate(tenant, vaddr)
         if physical is None:
             raise ControlPlaneError(
                 "DPF4011",
-                f"virtual address {vaddr:#x} of tenant {tenant} is not mapped on EU{eu} lane {lane} "
-                f"of pipe {pipe.index}",
+                f"virtual address {vaddr:#x} of tenant {tenant} is not mapped on "
+                f"{_where(eu, lane, pipe, pipeline)}",
             )
         return physical
 
     def read_memory(
-        self, tenant: int, eu: int, lane: int, vaddr: int, count: int = 1, *, pipe: int = 0
+        self,
+        tenant: int,
+        eu: int,
+        lane: int,
+        vaddr: int,
+        count: int = 1,
+        *,
+        pipe: int = 0,
+        pipeline: str = "ingress",
     ) -> list[int]:
         """Words at virtual ``vaddr .. vaddr+count-1`` of (tenant, EU, lane), through the
         tenant's translation (every address must be mapped)."""
         state = self._targets(pipe)[0]
         self._authorized(tenant, [state])
         self._lane(eu, lane)
+        self._pipeline(pipeline)
         if not isinstance(count, int) or count < 0:
             raise ControlPlaneError("DPF4015", f"count {count!r} must be a non-negative int")
         self._address(vaddr)
         self._address(vaddr + max(count - 1, 0))
-        words = state.lanes[eu][lane].words
-        return [words[self._physical(state, tenant, eu, lane, vaddr + i)] for i in range(count)]
+        words = state.memories(pipeline)[eu][lane].words
+        return [
+            words[self._physical(state, tenant, eu, lane, vaddr + i, pipeline)]
+            for i in range(count)
+        ]
 
     def write_memory(
         self,
@@ -533,21 +569,26 @@ class ControlPlane:
         values: Sequence[int],
         *,
         pipes: int | Iterable[int] | None = None,
+        pipeline: str = "ingress",
     ) -> None:
         """Write ``values`` at virtual ``vaddr`` onwards (e.g. a KVS value the server sends)."""
         targets = self._targets(pipes)
         self._authorized(tenant, targets)
         self._lane(eu, lane)
+        self._pipeline(pipeline)
         self._address(vaddr)
         self._address(vaddr + max(len(values) - 1, 0))
         for value in values:
             self._word(value)
         plan = [
-            [self._physical(pipe, tenant, eu, lane, vaddr + i) for i in range(len(values))]
+            [
+                self._physical(pipe, tenant, eu, lane, vaddr + i, pipeline)
+                for i in range(len(values))
+            ]
             for pipe in targets
         ]
         for pipe, physicals in zip(targets, plan, strict=True):
-            words = pipe.lanes[eu][lane].words
+            words = pipe.memories(pipeline)[eu][lane].words
             for physical, value in zip(physicals, values, strict=True):
                 words[physical] = value
 
@@ -749,7 +790,7 @@ class ControlPlane:
 
     def usage(self, *, pipes: int | Iterable[int] | None = None) -> MemoryUsage:
         targets = self._targets(pipes)
-        lanes = [m for pipe in targets for eu in pipe.lanes for m in eu]
+        lanes = [m for pipe in targets for m in pipe.all_lanes()]
         return MemoryUsage(
             words=sum(m.allocator.used for m in lanes),
             direct_entries=sum(len(m.direct) for m in lanes),
@@ -758,6 +799,16 @@ class ControlPlane:
             forwarding_entries=sum(p.forwarding_entries_used() for p in targets),
             code_slots=sum(len(slots) for p in targets for slots in p.code.values()),
         )
+
+
+def _where(eu: int, lane: int, pipe: PipeState, pipeline: str) -> str:
+    """``EU1 lane 0 of pipe 0``, with `` (egress)`` for the egress pipeline's memory."""
+    return f"EU{eu} lane {lane} of pipe {pipe.index}{_egress(pipeline)}"
+
+
+def _egress(pipeline: str) -> str:
+    """What a message adds for the egress pipeline's memory (ingress: nothing)."""
+    return " (egress)" if pipeline == "egress" else ""
 
 
 def _free_tenant(memory: LaneMemory, tenant: int) -> None:

@@ -6,7 +6,9 @@ the calls of one mapping), so it validates first and changes nothing when it fai
 (``ControlPlaneError`` is a ``DriverError``). Mappings follow the image's memory requests
 (docs/bundle.md): a ``direct`` array of n words maps indices 0..n-1 exactly, one word
 each; a ``segment`` array maps [0, n) with the aligned power-of-two segments of n's
-binary form, largest first.
+binary form, largest first. Memory calls name a ``pipeline`` (ingress by default): each
+pipe's egress lane memories are other state than its ingress ones; code words, permission
+entries and steering serve both pipelines (the simulator keeps one copy of those tables).
 """
 
 from __future__ import annotations
@@ -72,32 +74,54 @@ class SimDriver:
         self.control.deauthorize(tenant, pipes=list(pipes))
 
     def map_memory(
-        self, tenant: int, eu: int, lane: int, mapping: str, size: int, pipes: Sequence[int]
+        self,
+        tenant: int,
+        eu: int,
+        lane: int,
+        mapping: str,
+        size: int,
+        pipes: Sequence[int],
+        *,
+        pipeline: str = "ingress",
     ) -> None:
+        control = self.control
         if mapping == "direct":
-            self.control.map_direct_range(tenant, eu, lane, 0, size, pipes=list(pipes))
+            control.map_direct_range(
+                tenant, eu, lane, 0, size, pipes=list(pipes), pipeline=pipeline
+            )
             return
         if mapping != "segment":
             raise ControlPlaneError("DPF4005", f"unknown mapping {mapping!r}")
         done: list[int] = []
         try:
             for vaddr, length in pieces(size):
-                self.control.map_segment(tenant, eu, lane, vaddr, length, pipes=list(pipes))
+                control.map_segment(
+                    tenant, eu, lane, vaddr, length, pipes=list(pipes), pipeline=pipeline
+                )
                 done.append(vaddr)
         except ControlPlaneError:
             for vaddr in done:  # all or nothing
-                self.control.unmap_segment(tenant, eu, lane, vaddr, pipes=list(pipes))
+                control.unmap_segment(tenant, eu, lane, vaddr, pipes=list(pipes), pipeline=pipeline)
             raise
 
     def unmap_memory(
-        self, tenant: int, eu: int, lane: int, mapping: str, size: int, pipes: Sequence[int]
+        self,
+        tenant: int,
+        eu: int,
+        lane: int,
+        mapping: str,
+        size: int,
+        pipes: Sequence[int],
+        *,
+        pipeline: str = "ingress",
     ) -> None:
+        control = self.control
         if mapping == "direct":
             for vaddr in range(size):
-                self.control.unmap_direct(tenant, eu, lane, vaddr, pipes=list(pipes))
+                control.unmap_direct(tenant, eu, lane, vaddr, pipes=list(pipes), pipeline=pipeline)
             return
         for vaddr, _length in pieces(size):
-            self.control.unmap_segment(tenant, eu, lane, vaddr, pipes=list(pipes))
+            control.unmap_segment(tenant, eu, lane, vaddr, pipes=list(pipes), pipeline=pipeline)
 
     def set_forwarding(
         self, tenant: int, index: int, destination: Destination, pipes: Sequence[int]
@@ -110,9 +134,19 @@ class SimDriver:
         self.control.set_multicast_group(tenant, group, list(destinations), pipes=list(pipes))
 
     def read_memory(
-        self, tenant: int, eu: int, lane: int, vaddr: int, count: int, pipe: int
+        self,
+        tenant: int,
+        eu: int,
+        lane: int,
+        vaddr: int,
+        count: int,
+        pipe: int,
+        *,
+        pipeline: str = "ingress",
     ) -> list[int]:
-        return self.control.read_memory(tenant, eu, lane, vaddr, count, pipe=pipe)
+        return self.control.read_memory(
+            tenant, eu, lane, vaddr, count, pipe=pipe, pipeline=pipeline
+        )
 
     def write_memory(
         self,
@@ -122,8 +156,12 @@ class SimDriver:
         vaddr: int,
         values: Sequence[int],
         pipes: Sequence[int],
+        *,
+        pipeline: str = "ingress",
     ) -> None:
-        self.control.write_memory(tenant, eu, lane, vaddr, list(values), pipes=list(pipes))
+        self.control.write_memory(
+            tenant, eu, lane, vaddr, list(values), pipes=list(pipes), pipeline=pipeline
+        )
 
 
 __all__ = ["SimDriver", "pieces"]

@@ -10,11 +10,17 @@ Timing of one EU (docs/isa.md §3): selectors read the EU-entry registers and wr
 parallel; ALU and memory data see the selected values; the memory unit translates the
 address of ``profile.memory_address``; the branch compares the values
 ``profile.branch_operands`` names; ALU and memory writes win over selector writes.
+
+:func:`run_egress` is the egress pipeline (docs/isa.md §6 item 20, docs/simulator.md R23):
+one frame leaving by one port runs the DPF its header's ``egress_ptr`` names, with the
+pipe's shared tables (permissions, code, constants) and the pipe's *egress* lane memories;
+``LOAD_MD egress_port`` reads the port. Its epilog may push, drop the code (HDR_MOD), set
+the egress pointer for the next switch (NEXT_PC) and pass or drop the frame; any other
+steering faults (the port is already chosen). It never raises on packet content either.
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -40,6 +46,7 @@ from dpfc.packet.wire import ParsedPacket, parse_packet
 from dpfc.target.profile import BranchOperands, MemoryAddress, TargetProfile
 
 from .deparse import DeparseError, plain_ipv4_destination, rebuild_frame, swap_addresses
+from .rand import RandomSource
 from .state import Destination, Permissions, PipeState, TenantStats, UnauthorizedAction
 from .trace import PacketTrace, StageTrace, format_registers
 
@@ -61,6 +68,22 @@ class Context:
     timestamp_ns: int
     queue_depth: int
     ports: int  # ports of the switch (set_port values must name one)
+    egress_port: int | None = None  # the output port, in the egress pipeline only
+
+
+@dataclass
+class EgressRun:
+    """What the egress pipeline of ``pipe`` did with a frame leaving by ``port``: ``pass``
+    (``frame`` is what leaves) or ``drop`` (``frame`` is None), and why."""
+
+    port: int
+    pipe: int
+    tenant: int | None
+    verdict: str  # pass | drop
+    reason: str
+    frame: bytes | None
+    executed: tuple[tuple[int, PC], ...] = ()  # (stage, PC) of every egress bundle run
+    trace: PacketTrace | None = None
 
 
 @dataclass
@@ -74,6 +97,8 @@ class PassResult:
     recirculated: bytes | None = None
     executed: tuple[tuple[int, PC], ...] = ()  # (stage, PC) of every bundle run
     trace: PacketTrace | None = None
+    # the egress DPF runs of the frames that left (the switch's outputs are their results)
+    egress: list[EgressRun] = field(default_factory=list)
 
 
 class Fault(Exception):
@@ -81,7 +106,7 @@ class Fault(Exception):
 
 
 def run_pass(
-    pipe: PipeState, frame: bytes, ctx: Context, rng: random.Random, *, trace: bool = False
+    pipe: PipeState, frame: bytes, ctx: Context, rng: RandomSource, *, trace: bool = False
 ) -> PassResult:
     pipe.packets_seen += 1
     tracer = PacketTrace(pipe=pipe.index, ingress_port=ctx.ingress_port) if trace else None
@@ -95,7 +120,7 @@ def run_pass(
 
 
 def _run(
-    pipe: PipeState, frame: bytes, ctx: Context, rng: random.Random, tracer: PacketTrace | None
+    pipe: PipeState, frame: bytes, ctx: Context, rng: RandomSource, tracer: PacketTrace | None
 ) -> PassResult:
     profile = pipe.profile
     try:
@@ -150,6 +175,99 @@ def _run(
         return PassResult(tenant, "drop", f"DPF fault: {exc}", executed=tuple(machine.executed))
 
 
+def run_egress(
+    pipe: PipeState, frame: bytes, ctx: Context, rng: RandomSource, *, trace: bool = False
+) -> EgressRun | None:
+    """The egress pipeline of ``pipe`` for ``frame`` leaving by ``ctx.egress_port``; None
+    when the frame names no egress DPF (ordinary traffic, or a header without one): it
+    leaves unchanged."""
+    assert ctx.egress_port is not None
+    port = ctx.egress_port
+    try:
+        parsed = parse_packet(frame, pipe.profile, decode=_decode_options)
+    except DecodeError:
+        return None  # not SwitchVM (the ingress made or routed it): nothing to run
+    header = parsed.header
+    if header is None or header.egress_ptr is None:
+        return None
+    tenant = parsed.tenant_id
+    tracer = None
+    if trace:
+        tracer = PacketTrace(
+            pipe=pipe.index, ingress_port=ctx.ingress_port, tenant=tenant, egress_port=port
+        )
+    run = _egress(pipe, frame, parsed, header.egress_ptr, ctx, rng, tracer)
+    if tracer is not None:
+        tracer.verdict = run.verdict
+        tracer.reason = run.reason
+        tracer.outputs = [port] if run.frame is not None else []
+        run.trace = tracer
+    return run
+
+
+def _egress(
+    pipe: PipeState,
+    frame: bytes,
+    parsed: ParsedPacket,
+    pointer: PC,
+    ctx: Context,
+    rng: RandomSource,
+    tracer: PacketTrace | None,
+) -> EgressRun:
+    assert ctx.egress_port is not None and parsed.header is not None
+    port, tenant = ctx.egress_port, parsed.tenant_id
+    entry = pipe.permissions.get(tenant)
+    if entry is None:
+        # as in the ingress (R2): SwitchVM code of a tenant the pipe does not know
+        detail = f"tenant {tenant} is not authorized on this pipe (egress DPF)"
+        pipe.report(tenant, "unauthorized", detail)
+        return EgressRun(port, pipe.index, tenant, "drop", detail, None)
+    stats = pipe.stats_for(tenant)
+    if not entry.accepts(parsed.header.app_id):
+        stats.unauthorized += 1
+        detail = (
+            f"app id {parsed.header.app_id:#x} does not match tenant {tenant}'s token "
+            f"{entry.app_id:#x} (egress DPF)"
+        )
+        pipe.report(tenant, "unauthorized", detail)
+        return _egress_unauthorized(pipe.index, port, frame, tenant, entry, stats, detail)
+    machine = Machine(pipe, parsed, entry, stats, ctx, rng, tracer, pipeline="egress")
+    try:
+        return machine.run_egress(pointer, frame)
+    except Fault as exc:
+        stats.faults += 1
+        stats.dropped += 1
+        pipe.report(tenant, "fault", f"egress: {exc}")
+        return EgressRun(
+            port,
+            pipe.index,
+            tenant,
+            "drop",
+            f"egress DPF fault: {exc}",
+            None,
+            tuple(machine.executed),
+        )
+
+
+def _egress_unauthorized(
+    pipe: int,
+    port: int,
+    frame: bytes,
+    tenant: int,
+    entry: Permissions,
+    stats: TenantStats,
+    detail: str,
+    executed: tuple[tuple[int, PC], ...] = (),
+) -> EgressRun:
+    """The tenant's unauthorized action in the egress: pass leaves the frame as it came."""
+    if entry.unauthorized is UnauthorizedAction.PASS:
+        return EgressRun(
+            port, pipe, tenant, "pass", f"{detail}: passed on unchanged", frame, executed
+        )
+    stats.dropped += 1
+    return EgressRun(port, pipe, tenant, "drop", f"{detail}: dropped", None, executed)
+
+
 def _unauthorized(
     pipe: PipeState,
     frame: bytes,
@@ -188,6 +306,14 @@ def _route_plain(
     return PassResult(tenant, "pass", reason, outputs=[(port, frame)])
 
 
+def _kept(pointer: PC | None, code: CodeImage) -> PC | None:
+    """The other pipeline's pointer after this DPF: none when it named in-packet code the
+    DPF removed (HDR_MOD, R10), else unchanged."""
+    if pointer is not None and pointer.in_packet and pointer.index >= len(code.prologs):
+        return None
+    return pointer
+
+
 def _peek_tenant(frame: bytes) -> int | None:
     """Best-effort VNI of a frame that failed to parse (for accounting only)."""
     offset = 14
@@ -206,8 +332,23 @@ def _ip(address: bytes) -> str:
     return ".".join(str(b) for b in address)
 
 
+@dataclass(frozen=True)
+class _Epilog:
+    """What an epilog decided: the outgoing stack, the steering action and its value, the
+    new pointer of the machine's pipeline (DPF pointer or egress pointer) and the code the
+    packet keeps."""
+
+    stack: list[int]
+    action: str
+    value: int
+    pointer: PC | None
+    code: CodeImage
+
+
 class Machine:
-    """The registers, stack and code of one DPF execution."""
+    """The registers, stack and code of one DPF execution, in the ingress or the egress
+    pipeline (``pipeline``): the egress one uses the pipe's egress lane memories and its
+    NEXT_PC sets the egress pointer."""
 
     def __init__(
         self,
@@ -216,10 +357,14 @@ class Machine:
         entry: Permissions,
         stats: TenantStats,
         ctx: Context,
-        rng: random.Random,
+        rng: RandomSource,
         tracer: PacketTrace | None,
+        *,
+        pipeline: str = "ingress",
     ) -> None:
         self.pipe = pipe
+        self.pipeline = pipeline
+        self.memories = pipe.memories(pipeline)
         self.profile: TargetProfile = pipe.profile
         self.parsed = parsed
         self.header = parsed.header
@@ -270,16 +415,52 @@ class Machine:
     def run(self, pointer: PC, frame: bytes) -> PassResult:
         prolog = self.fetch(PROLOG_STAGE, pointer)
         assert isinstance(prolog, Bundle)
-        if not self.entry.metadata and any(
-            s.kind is SelectorKind.LOAD_MD for s in prolog.selectors
-        ):
-            self.stats.refused += 1
-            detail = f"tenant {self.tenant} may not read switch metadata (LOAD_MD)"
-            self.pipe.report(self.tenant, "refused", detail)
+        refused = self.refusal(prolog)
+        if refused is not None:
             return _unauthorized(
-                self.pipe, frame, self.parsed, self.entry, self.stats, detail, tuple(self.executed)
+                self.pipe, frame, self.parsed, self.entry, self.stats, refused, tuple(self.executed)
             )
         self.stats.executed += 1
+        epilog, pc = self.execute(prolog, pointer)
+        effects = self.run_epilog(epilog, pc)
+        return self.steer(
+            effects.action, effects.value, effects.stack, effects.pointer, effects.code, frame
+        )
+
+    def run_egress(self, pointer: PC, frame: bytes) -> EgressRun:
+        """The egress DPF at ``pointer`` on a frame leaving by ``ctx.egress_port``."""
+        prolog = self.fetch(PROLOG_STAGE, pointer)
+        assert isinstance(prolog, Bundle)
+        port = self.ctx.egress_port
+        assert port is not None
+        refused = self.refusal(prolog)
+        if refused is not None:
+            return _egress_unauthorized(
+                self.pipe.index,
+                port,
+                frame,
+                self.tenant,
+                self.entry,
+                self.stats,
+                refused,
+                tuple(self.executed),
+            )
+        self.stats.egress += 1
+        epilog, pc = self.execute(prolog, pointer)
+        return self.leave(self.run_epilog(epilog, pc), frame, port)
+
+    def refusal(self, prolog: Bundle) -> str | None:
+        """Why the tenant may not run this prolog (LOAD_MD without the metadata bit, R5),
+        counted and reported; None when it may."""
+        if self.entry.metadata or not any(s.kind is SelectorKind.LOAD_MD for s in prolog.selectors):
+            return None
+        self.stats.refused += 1
+        detail = f"tenant {self.tenant} may not read switch metadata (LOAD_MD)"
+        self.pipe.report(self.tenant, "refused", detail)
+        return detail
+
+    def execute(self, prolog: Bundle, pointer: PC) -> tuple[EpilogBundle, PC]:
+        """The prolog and the EUs; the epilog bundle they lead to, and its PC."""
         pc = self.run_prolog(prolog, pointer)
         halted = False
         for eu in range(self.profile.num_eus):
@@ -290,7 +471,7 @@ class Machine:
                 break
         epilog = self.fetch(EPILOG_STAGE, pc)
         assert isinstance(epilog, EpilogBundle)
-        return self.run_epilog(epilog, pc, frame)
+        return epilog, pc
 
     def run_prolog(self, bundle: Bundle, pc: PC) -> PC:
         record = self.stage_trace(PROLOG_STAGE, pc)
@@ -331,6 +512,8 @@ class Machine:
             "queue_depth": ctx.queue_depth,
             "packet_length": len(self.parsed.inner) + self.parsed.inner_offset,
             "pipe_id": ctx.pipe_id,
+            # no port is chosen while the ingress runs: the "none" of 16-bit pointers
+            "egress_port": 0xFFFF if ctx.egress_port is None else ctx.egress_port,
         }
         return values.get(name, 0) & 0xFFFF_FFFF
 
@@ -358,7 +541,7 @@ class Machine:
                 record.events.append(f"{kind.name} {sel.dest} <-{source} = {value:#x}")
         address_regs = entry if self.profile.memory_address is MemoryAddress.ENTRY else selected
         result = list(selected)
-        lane_memories = self.pipe.lanes[eu]
+        lane_memories = self.memories[eu]
         for lane in range(lanes):
             op = bundle.alu[lane]
             if op is not AluOp.NOP:
@@ -433,7 +616,7 @@ class Machine:
         assert operand is not None
         return regs[self.index(operand)]
 
-    def run_epilog(self, bundle: EpilogBundle, pc: PC, frame: bytes) -> PassResult:
+    def run_epilog(self, bundle: EpilogBundle, pc: PC) -> _Epilog:
         record = self.stage_trace(EPILOG_STAGE, pc)
         regs = self.regs
         pushed = [regs[self.index(r)] for r in bundle.push]
@@ -452,7 +635,9 @@ class Machine:
             if isinstance(value, Imm)
             else regs[self.index(value)] & 0xFFFF
         )
-        old_ptr = self.header.dpf_ptr if self.header is not None else None
+        # NEXT_PC sets the pointer of the pipeline this DPF runs in: an ingress DPF chains
+        # through dpf_ptr, an egress DPF through egress_ptr (docs/isa.md §6 item 20).
+        old_ptr = self.pointer_of(self.header, self.pipeline)
         new_ptr: PC | None = old_ptr
         next_pc = bundle.next_pc
         if isinstance(next_pc, PC):
@@ -476,7 +661,60 @@ class Machine:
                 record.events.append(f"NEXT_PC {new_ptr if new_ptr is not None else 'none'}")
             if bundle.hdr_mod:
                 record.events.append("HDR_MOD: code options removed")
-        return self.steer(steering.action, steer_value, stack, new_ptr, code, frame)
+        return _Epilog(stack, steering.action, steer_value, new_ptr, code)
+
+    @staticmethod
+    def pointer_of(header: SwitchVMHeader | None, pipeline: str) -> PC | None:
+        if header is None:
+            return None
+        return header.egress_ptr if pipeline == "egress" else header.dpf_ptr
+
+    # -- leaving the egress ----------------------------------------------------------------------
+    def leave(self, effects: _Epilog, frame: bytes, port: int) -> EgressRun:
+        """The egress epilog's outcome: the port is chosen, so only pass and drop remain."""
+        executed = tuple(self.executed)
+        action = effects.action
+        if action not in ("pass", "drop"):
+            raise Fault(
+                f"steering action {action} in an egress DPF: the output port is already chosen "
+                "(an egress DPF may pass or drop)"
+            )
+        header = self.header
+        assert header is not None  # an egress DPF is named by a header's egress pointer
+        new_header = SwitchVMHeader(
+            app_id=header.app_id,
+            dpf_ptr=_kept(header.dpf_ptr, effects.code),
+            egress_ptr=effects.pointer,
+            gas=header.gas,  # only recirculation spends gas, and the egress cannot
+            stack=tuple(effects.stack),
+            code=effects.code,
+            flags=header.flags,
+        )
+        out = self.deparse(new_header, frame)
+        if action == "drop":
+            self.stats.dropped += 1
+            return EgressRun(
+                port,
+                self.pipe.index,
+                self.tenant,
+                "drop",
+                "the egress DPF dropped the packet",
+                None,
+                executed,
+            )
+        return EgressRun(
+            port, self.pipe.index, self.tenant, "pass", f"left by port {port}", out, executed
+        )
+
+    def deparse(self, header: SwitchVMHeader, frame: bytes) -> bytes:
+        """``frame`` with ``header``'s options; a Fault when they cannot be encoded."""
+        try:
+            options = _encode_options(header, self.profile).data
+            return rebuild_frame(frame, self.parsed, options)
+        except EncodingError as exc:
+            raise Fault(f"the outgoing SwitchVM options cannot be encoded: {exc.message}") from None
+        except DeparseError as exc:
+            raise Fault(str(exc)) from None
 
     # -- steering (§3.5) -----------------------------------------------------------------------
     def steer(
@@ -511,21 +749,13 @@ class Machine:
             new_header = SwitchVMHeader(
                 app_id=self.header.app_id if self.header is not None else entry.app_id,
                 dpf_ptr=new_ptr,
-                egress_ptr=self._egress(code),
+                egress_ptr=_kept(self.header.egress_ptr if self.header else None, code),
                 gas=gas,
                 stack=tuple(stack),
                 code=code,
                 flags=self.header.flags if self.header is not None else 0,
             )
-            try:
-                options = _encode_options(new_header, self.profile).data
-                out = rebuild_frame(frame, self.parsed, options)
-            except EncodingError as exc:
-                raise Fault(
-                    f"the outgoing SwitchVM options cannot be encoded: {exc.message}"
-                ) from None
-            except DeparseError as exc:
-                raise Fault(str(exc)) from None
+            out = self.deparse(new_header, frame)
         else:
             out = frame
         if action == "drop":
@@ -599,12 +829,6 @@ class Machine:
             stats.passed -= 1
             stats.dropped += 1
         return routed
-
-    def _egress(self, code: CodeImage) -> PC | None:
-        egress = self.header.egress_ptr if self.header is not None else None
-        if egress is not None and egress.in_packet and egress.index >= len(code.prologs):
-            return None
-        return egress
 
     def no_entry(self, what: str, frame: bytes, executed: tuple[tuple[int, PC], ...]) -> PassResult:
         self.stats.refused += 1

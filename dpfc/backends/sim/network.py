@@ -3,9 +3,12 @@
 A :class:`Switch` has ``pipes`` pipes of ``ports_per_pipe`` ports each (port p belongs to
 pipe ``p // ports_per_pipe``); each pipe has its own tables and memory
 (:class:`~dpfc.backends.sim.state.PipeState`), as on Tofino, and runs SwitchVM in its
-ingress. A frame arriving on a port runs one pass of that port's pipe; its outputs leave
-through egress ports, which are wired to a host, to another switch, or to another port of
-the same switch (the cable that lets a DPF chain run "in two pipes of the same switch").
+ingress and its egress. A frame arriving on a port runs one pass: the ingress of that
+port's pipe, then, for every frame it sends out (each multicast copy, a frame returned to
+its sender), the egress DPF the frame names in the egress of the pipe that owns the output
+port (docs/simulator.md R23; a recirculated frame goes back to the ingress without it).
+Outputs leave through ports wired to a host, to another switch, or to another port of the
+same switch (the cable that lets a DPF chain run "in two pipes of the same switch").
 
 The :class:`Network` processes one pass at a time from a single FIFO queue, so packets are
 handled in arrival order per pipe and each pass is atomic with respect to every other
@@ -15,14 +18,15 @@ looping tenant cannot starve others, and its gas (and the network's hop limit) e
 
 from __future__ import annotations
 
-import random
 from collections import deque
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 from dpfc.target.profile import TargetProfile
 
 from .control import ControlPlane
-from .execute import Context, PassResult, run_pass
+from .execute import Context, PassResult, run_egress, run_pass
+from .rand import RandomSource, Xorshift32
 from .state import PipeState
 
 HOP_LIMIT = 64  # passes one packet (and its copies) may take through the network
@@ -87,7 +91,21 @@ class Switch:
         self.ports = pipes * ports_per_pipe
         self.control = ControlPlane(self.pipes, self.ports)
         # One generator per pipe, seeded from the run seed and the names: reproducible runs.
-        self.rngs = [random.Random(f"{seed}:{name}:{index}") for index in range(pipes)]
+        self.rngs: list[RandomSource] = [
+            Xorshift32.from_text(f"{seed}:{name}:{index}") for index in range(pipes)
+        ]
+        # The egress pipeline draws from its own state (a P4 register belongs to one
+        # control), seeded apart so that its words differ from the ingress's.
+        self.egress_rngs: list[RandomSource] = [
+            Xorshift32.from_text(f"{seed}:{name}:{index}:egress") for index in range(pipes)
+        ]
+
+    def seed_random(self, state: int, *, pipes: Sequence[int] | None = None) -> None:
+        """Set the RAND generator state of ``pipes`` (all by default), ingress and egress
+        alike; 0 stores :data:`~.rand.ZERO_SEED_STATE`, as a P4 switch's control plane does."""
+        for index in range(len(self.rngs)) if pipes is None else pipes:
+            self.rngs[index] = Xorshift32(state)
+            self.egress_rngs[index] = Xorshift32(state)
 
     def pipe_of(self, port: int) -> int:
         return port // self.ports_per_pipe
@@ -95,7 +113,10 @@ class Switch:
     def process(
         self, frame: bytes, port: int, *, now_ns: int = 0, queue_depth: int = 0, trace: bool = False
     ) -> PassResult:
-        """One pass of ``frame`` arriving on ``port`` through that port's pipe."""
+        """One pass of ``frame`` arriving on ``port``: the ingress of that port's pipe, then
+        the egress of each output (see the module docstring). The result's outputs are the
+        frames the egress let leave, as the egress left them; ``result.egress`` lists the
+        egress DPF runs."""
         if not 0 <= port < self.ports:
             raise TopologyError(f"switch {self.name} has no port {port}")
         pipe = self.pipe_of(port)
@@ -107,7 +128,29 @@ class Switch:
             queue_depth=queue_depth,
             ports=self.ports,
         )
-        return run_pass(self.pipes[pipe], frame, ctx, self.rngs[pipe], trace=trace)
+        result = run_pass(self.pipes[pipe], frame, ctx, self.rngs[pipe], trace=trace)
+        if result.outputs:
+            self._egress(result, ctx, trace)
+        return result
+
+    def _egress(self, result: PassResult, ctx: Context, trace: bool) -> None:
+        """Run every output through the egress of its port's pipe, in output order."""
+        leaving: list[tuple[int, bytes]] = []
+        for out_port, out_frame in result.outputs:
+            pipe = self.pipe_of(out_port)
+            egress_ctx = replace(ctx, pipe_id=pipe, egress_port=out_port)
+            run = run_egress(
+                self.pipes[pipe], out_frame, egress_ctx, self.egress_rngs[pipe], trace=trace
+            )
+            if run is None:  # no egress DPF named: the frame leaves as the ingress made it
+                leaving.append((out_port, out_frame))
+                continue
+            result.egress.append(run)
+            if result.trace is not None and run.trace is not None:
+                result.trace.egress.append(run.trace)
+            if run.frame is not None:
+                leaving.append((out_port, run.frame))
+        result.outputs = leaving
 
 
 class Network:

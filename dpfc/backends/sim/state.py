@@ -4,6 +4,11 @@ Everything here is what the switch's match-action tables and register arrays hol
 hardware. Tenants never write it; the operator changes it through
 :class:`dpfc.backends.sim.control.ControlPlane`, and the data path
 (:mod:`dpfc.backends.sim.execute`) reads it and updates memory words and counters only.
+
+A pipe has an ingress and an egress pipeline (docs/isa.md §6 item 20). Their tables —
+permissions, code memory (one (stage, slot) space that a P4 target holds in both), constants,
+forwarding, multicast, routes — are one set here; their lane memories are two sets
+(``lanes`` and ``egress_lanes``), because a P4 register belongs to one control.
 """
 
 from __future__ import annotations
@@ -89,6 +94,7 @@ class TenantStats:
     returned: int = 0
     multicast: int = 0
     passed: int = 0
+    egress: int = 0  # egress DPF executions (one per frame leaving with an egress pointer)
 
 
 @dataclass(frozen=True)
@@ -110,7 +116,8 @@ class PipeState:
     index: int
     permissions: dict[int, Permissions] = field(default_factory=dict)
     code: dict[int, dict[int, CodeEntry]] = field(default_factory=dict)  # stage -> slot -> entry
-    lanes: list[list[LaneMemory]] = field(default_factory=list)  # [eu][lane]
+    lanes: list[list[LaneMemory]] = field(default_factory=list)  # [eu][lane], ingress
+    egress_lanes: list[list[LaneMemory]] = field(default_factory=list)  # [eu][lane], egress
     constants: dict[int, list[int]] = field(default_factory=dict)
     forwarding: dict[int, dict[int, Destination]] = field(default_factory=dict)
     multicast: dict[int, dict[int, tuple[Destination, ...]]] = field(default_factory=dict)
@@ -121,19 +128,32 @@ class PipeState:
     packets_seen: int = 0
 
     def __post_init__(self) -> None:
-        p = self.profile
         if not self.lanes:
-            self.lanes = [
-                [
-                    LaneMemory(
-                        p.memory_words_per_lane,
-                        p.direct_entries_per_lane if p.lane_has_direct_mapping(lane) else 0,
-                        p.segments_per_lane,
-                    )
-                    for lane in range(p.lanes)
-                ]
-                for _ in range(p.num_eus)
+            self.lanes = self._new_lanes()
+        if not self.egress_lanes:
+            self.egress_lanes = self._new_lanes()
+
+    def _new_lanes(self) -> list[list[LaneMemory]]:
+        p = self.profile
+        return [
+            [
+                LaneMemory(
+                    p.memory_words_per_lane,
+                    p.direct_entries_per_lane if p.lane_has_direct_mapping(lane) else 0,
+                    p.segments_per_lane,
+                )
+                for lane in range(p.lanes)
             ]
+            for _ in range(p.num_eus)
+        ]
+
+    def memories(self, pipeline: str) -> list[list[LaneMemory]]:
+        """The lane memories ([eu][lane]) of ``pipeline`` (``ingress`` or ``egress``)."""
+        return self.egress_lanes if pipeline == "egress" else self.lanes
+
+    def all_lanes(self) -> list[LaneMemory]:
+        """Every lane memory of both pipelines."""
+        return [m for lanes in (self.lanes, self.egress_lanes) for eu in lanes for m in eu]
 
     def stats_for(self, tenant: int) -> TenantStats:
         stats = self.stats.get(tenant)
