@@ -14,8 +14,13 @@ through :class:`dpfc.backends.sim.Network`:
   ingress);
 * an egress DPF may drop; any other steering faults (the port is chosen); NEXT_PC in an
   egress epilog sets the egress pointer the next switch runs;
+* the egress checks the app id, the tenant's entry on the pipe that owns the port and the
+  metadata bit, as the ingress does;
 * ``dpfc compile`` writes an egress DPF's entry into the header's egress pointer
-  (``dpfc disasm`` shows it), ``dpfc packet --egress`` and ``.pipeline egress`` too.
+  (``dpfc disasm`` shows it), ``dpfc packet --egress`` and ``.pipeline egress`` too; objects
+  refuse a header that is not their pipeline's; the linker refuses an egress default DPF, a
+  chain across pipelines and an array in two pipelines; deploy steps and scenarios name
+  egress memory.
 """
 
 from __future__ import annotations
@@ -27,9 +32,11 @@ import pytest
 from click.testing import CliRunner
 
 from dpfc.asm import assemble_text
+from dpfc.backends.scenario import load_scenario
 from dpfc.backends.sim import Destination, Network, PassRecord, SimDriver, Switch
 from dpfc.cli.main import main
 from dpfc.deploy import Deployment
+from dpfc.deploy.plan import describe, plan
 from dpfc.diagnostics import DiagnosticError, SourceFile
 from dpfc.driver import CompileOptions, compile_source
 from dpfc.encoding.header import SwitchVMHeader, decode_options, encode_options
@@ -501,3 +508,130 @@ def test_an_egress_image_deploys_and_uninstalls_its_egress_memory(image: Image) 
     assert (words("ingress"), words("egress")) == (2 * 64, 2 * 64)
     deployment.apply(None)
     assert switch.control.usage().is_zero()
+
+
+def test_the_egress_checks_the_tenant_on_the_pipe_of_the_port(world: World) -> None:
+    """Pipe 1 does not know the tenant: its egress drops the frame (as its ingress would)."""
+    world.s1.control.deauthorize(TENANT, pipes=1)
+    (record,) = world.send(world.header(egress="hop.stamp"))
+    (run,) = record.result.egress
+    assert (run.pipe, run.verdict) == (1, "drop")
+    assert run.reason == f"tenant {TENANT} is not authorized on this pipe (egress DPF)"
+    assert [r.kind for r in world.s1.pipes[1].reports] == ["unauthorized"]
+    # the same packet to a port of pipe 0, which knows the tenant, runs the egress DPF
+    world.send(world.header(egress="hop.stamp"), dst="b")
+    assert world.stacks("b") == [(3,)]
+
+
+def test_load_md_in_the_egress_needs_the_metadata_bit(world: World) -> None:
+    world.s1.control.update_permissions(TENANT, metadata=False, unauthorized="pass")
+    (record,) = world.send(world.header(egress="hop.stamp"))
+    (run,) = record.result.egress
+    assert run.verdict == "pass" and "may not read switch metadata" in run.reason
+    assert world.stacks("c") == [()]  # left as it came, unexecuted
+    stats = world.s1.control.stats(TENANT)
+    assert (stats.refused, stats.egress) == (1, 0)
+
+
+def test_an_array_of_two_pipelines_is_a_link_conflict() -> None:
+    """Objects built apart: the same array in the ingress of one and the egress of another."""
+    source = """
+module shared;
+segment array hits: u32[16];
+@placement(switch)
+dpf count(x: u32) { hits[x & 15] += 1; }
+"""
+    module = compile_source(SourceFile("shared.dpf", source), CompileOptions(target=P))
+    obj = module.object()
+    (dpf,) = obj.dpfs
+    program = replace(dpf.program, pipeline=Pipeline.EGRESS)
+    egress = replace(
+        obj,
+        dpfs=(
+            replace(dpf, symbol="shared.recount", encoded=replace(dpf.encoded, program=program)),
+        ),
+    )
+    with pytest.raises(DiagnosticError) as info:
+        link([LinkInput(obj, TENANT), LinkInput(replace(egress, path="egress.dpfo"), TENANT)])
+    (diagnostic,) = info.value.diagnostics
+    assert diagnostic.code == "DPF7003"
+    assert "of the egress pipeline" in diagnostic.message
+
+
+def test_deploy_steps_name_egress_memory(image: Image) -> None:
+    steps = [describe(step) for step in plan(None, image) if "left" in describe(step)]
+    assert steps == [f"map {TENANT}:hop.left (64 words segment, EU1 lane 0 egress) on pipes 0,1"]
+
+
+SCENARIO = """
+[[switches]]
+name = "s1"
+
+[[hosts]]
+name = "a"
+ip = "10.0.0.1"
+switch = "s1"
+port = 0
+
+[[hosts]]
+name = "b"
+ip = "10.0.0.2"
+switch = "s1"
+port = 5
+
+[[config]]
+switch = "s1"
+routes = { b = 5 }
+
+[[config.code]]
+file = "count.dpfasm"
+
+[[config.tenants]]
+id = 3
+metadata = true
+memory = [{ kind = "segment", pipeline = "egress", eu = 0, lane = 0, size = 8 }]
+
+[[packets]]
+from = "a"
+to = "b"
+tenant = 3
+egress = "count"
+repeat = 2
+
+[[watch]]
+switch = "s1"
+tenant = 3
+eu = 0
+lane = 0
+pipeline = "egress"
+vaddr = 5
+"""
+
+COUNT = """
+.dpf count
+.placement switch
+.pipeline egress
+prolog p:
+    LOAD_MD A0, egress_port
+    JMP e
+eu0 e:
+    LOAD_IMM B0, 1
+    FAADD B0, [A0]
+    HALT x
+epilog x:
+    PUSH A0, B0
+"""
+
+
+def test_a_scenario_names_an_egress_dpf_and_watches_egress_memory(tmp_path: Path) -> None:
+    (tmp_path / "count.dpfasm").write_text(COUNT, encoding="utf-8")
+    (tmp_path / "egress.toml").write_text(SCENARIO, encoding="utf-8")
+    scenario = load_scenario(tmp_path / "egress.toml")
+    scenario.network.run()
+    stacks = [parse_packet(f, P).header for f in scenario.network.hosts["b"].received]
+    assert [h.stack for h in stacks if h is not None] == [(5, 0), (5, 1)]
+    (watch,) = scenario.watches
+    assert watch.pipeline == "egress"
+    control = scenario.network.switches["s1"].control
+    assert control.read_memory(3, 0, 0, 5, pipeline="egress") == [2]
+    assert scenario.packets[0].summary == "to b, tenant 3, dpf none, egress @switch:0, stack []"

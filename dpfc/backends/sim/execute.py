@@ -99,6 +99,10 @@ class PassResult:
     trace: PacketTrace | None = None
     # the egress DPF runs of the frames that left (the switch's outputs are their results)
     egress: list[EgressRun] = field(default_factory=list)
+    # The egress pointer of the outputs' header (one header for all of a pass's outputs),
+    # bridged to the egress as a P4 program bridges metadata: the switch runs the egress
+    # only for outputs that name an egress DPF, without parsing the others again.
+    egress_ptr: PC | None = None
 
 
 class Fault(Exception):
@@ -163,6 +167,7 @@ def _run(
             result = _route_plain(
                 pipe, frame, "no DPF pointer and no default DPF: passed unchanged", tenant
             )
+            result.egress_ptr = header.egress_ptr if header is not None else None
             _count_route(stats, result)
             return result
     machine = Machine(pipe, parsed, entry, stats, ctx, rng, tracer)
@@ -280,6 +285,7 @@ def _unauthorized(
     if entry.unauthorized is UnauthorizedAction.PASS:
         result = _route_plain(pipe, frame, f"{detail}: passed on unchanged", parsed.tenant_id)
         result.executed = executed
+        result.egress_ptr = parsed.header.egress_ptr if parsed.header is not None else None
         _count_route(stats, result)
         return result
     stats.dropped += 1
@@ -745,11 +751,13 @@ class Machine:
                 return PassResult(tenant, "drop", detail, executed=executed)
             gas -= 1
         changed = self.header is not None or stack or new_ptr is not None or action == "recirculate"
+        egress_ptr = None
         if changed:
+            egress_ptr = _kept(self.header.egress_ptr if self.header else None, code)
             new_header = SwitchVMHeader(
                 app_id=self.header.app_id if self.header is not None else entry.app_id,
                 dpf_ptr=new_ptr,
-                egress_ptr=_kept(self.header.egress_ptr if self.header else None, code),
+                egress_ptr=egress_ptr,
                 gas=gas,
                 stack=tuple(stack),
                 code=code,
@@ -758,6 +766,22 @@ class Machine:
             out = self.deparse(new_header, frame)
         else:
             out = frame
+        result = self.deliver(action, value, out, gas, frame, executed)
+        if result.egress_ptr is None:  # a refusal that passes `frame` has set its own
+            result.egress_ptr = egress_ptr
+        return result
+
+    def deliver(
+        self,
+        action: str,
+        value: int,
+        out: bytes,
+        gas: int,
+        frame: bytes,
+        executed: tuple[tuple[int, PC], ...],
+    ) -> PassResult:
+        """Send ``out`` (the deparsed frame) as the steering ``action`` says."""
+        stats, tenant = self.stats, self.tenant
         if action == "drop":
             stats.dropped += 1
             return PassResult(tenant, "drop", "the DPF dropped the packet", executed=executed)

@@ -129,7 +129,7 @@ class Switch:
             ports=self.ports,
         )
         result = run_pass(self.pipes[pipe], frame, ctx, self.rngs[pipe], trace=trace)
-        if result.outputs:
+        if result.outputs and result.egress_ptr is not None:
             self._egress(result, ctx, trace)
         return result
 
