@@ -197,6 +197,14 @@ class Tuple(Expr):
         return "{ " + ", ".join(i.p4() for i in self.items) + " }"
 
 
+@dataclass(frozen=True)
+class DefaultInit(Expr):
+    """``{ ... }``: every field of a struct set to its type's default (zero, invalid)."""
+
+    def p4(self) -> str:
+        return "{ ... }"
+
+
 def lit(value: Expr | int, width: int | None = None) -> Expr:
     return value if isinstance(value, Expr) else Lit(value, width)
 
@@ -366,14 +374,20 @@ class Table(Decl):
     default: str
     size: int
     comment: str = ""
+    # The control plane's name of each key (``@name``), in key order; none: p4c's own.
+    key_names: Sequence[str] = ()
 
     def lines(self, indent: str) -> list[str]:
         inner = indent + "    "
         out = Comment(self.comment).lines(indent) if self.comment else []
         out.append(f"{indent}table {self.name} {{")
         if self.keys:
+            names = [f' @name("{name}")' for name in self.key_names] or [""] * len(self.keys)
             out.append(f"{inner}key = {{")
-            out += [f"{inner}    {k.p4()} : {kind};" for k, kind in self.keys]
+            out += [
+                f"{inner}    {k.p4()} : {kind}{name};"
+                for (k, kind), name in zip(self.keys, names, strict=True)
+            ]
             out.append(f"{inner}}}")
         out.append(f"{inner}actions = {{ {'; '.join(self.actions)}; }}")
         out.append(f"{inner}default_action = {self.default};")
@@ -394,6 +408,26 @@ class Instance(Decl):
         out = Comment(self.comment).lines(indent) if self.comment else []
         args = ", ".join(a.p4() for a in self.args)
         return [*out, f"{indent}{self.type}({args}) {self.name};"]
+
+
+@dataclass(frozen=True)
+class Implementation(Decl):
+    """An extern instance that implements the extern's abstract methods (TNA's
+    ``RegisterAction<..>(reg) name = { void apply(..) { .. } };``)."""
+
+    type: str
+    args: Sequence[Expr]
+    name: str
+    methods: Sequence[Function]
+    comment: str = ""
+
+    def lines(self, indent: str) -> list[str]:
+        out = Comment(self.comment).lines(indent) if self.comment else []
+        args = ", ".join(a.p4() for a in self.args)
+        out.append(f"{indent}{self.type}({args}) {self.name} = {{")
+        for method in self.methods:
+            out += method.lines(indent + "    ")
+        return [*out, f"{indent}}};"]
 
 
 @dataclass(frozen=True)

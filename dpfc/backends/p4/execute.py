@@ -11,21 +11,23 @@ Each stage fetches its bundle from the packet (``decode.py``) when the PC's bit 
 else from the stage's code table (one table per stage, keyed by slot: the code-memory words
 of docs/encoding.md §7 are its action data). A bundle the packet does not carry, or an
 empty slot, is a fault (R14): ``meta.fault`` ends the DPF and the packet is dropped.
+
+How a lane memory is read and updated, which unit hashes, and what LOAD_MD reads from the
+switch are the architecture's (:mod:`.arch`): the stages are the same for v1model and TNA.
 """
 
 from __future__ import annotations
 
+from dpfc.backends.p4.arch import Architecture
 from dpfc.backends.p4.ast import (
     Assign,
     Decl,
     Do,
     Expr,
     If,
-    Instance,
     Lit,
     Stmt,
     Table,
-    Tuple,
     action,
     chain,
     mux,
@@ -36,7 +38,7 @@ from dpfc.encoding.words import StageKind
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
 from dpfc.target.profile import BranchOperands, MemoryAddress
 
-meta, hdr, sm = n("meta"), n("hdr"), n("sm")
+meta, hdr = n("meta"), n("hdr")
 IN_PACKET = 0x8000
 NONE_PC = 0xFFFF
 
@@ -123,7 +125,7 @@ def _fetch(layout: Layout, stage: int) -> list[Stmt]:
     return [If((meta.dot("pc") & IN_PACKET).ne(0), in_packet, from_table)]
 
 
-def prolog(layout: Layout) -> list[Stmt]:
+def prolog(layout: Layout, arch: Architecture) -> list[Stmt]:
     """POP/PEEK/LOAD_MD/RAND into the registers, in register order (isa.md "Prolog order")."""
     out = _fetch(layout, 0)
     body: list[Stmt] = [Assign(meta.dot("cursor"), Lit(0))]
@@ -167,7 +169,7 @@ def prolog(layout: Layout) -> list[Stmt]:
                         (kind.eq(SelectorKind.POP).lor(kind.eq(SelectorKind.PEEK)), stack_read),
                         (
                             kind.eq(SelectorKind.LOAD_MD),
-                            [Assign(reg("r", r), _metadata(layout, c(f"sel_{r}_operand")))],
+                            [Assign(reg("r", r), _metadata(layout, arch, c(f"sel_{r}_operand")))],
                         ),
                         (
                             kind.eq(SelectorKind.RAND),
@@ -181,14 +183,14 @@ def prolog(layout: Layout) -> list[Stmt]:
     return [*out, If(meta.dot("fault").eq(0), body)]
 
 
-def _metadata(layout: Layout, index: Expr) -> Expr:
-    """LOAD_MD's word (isa.md §4; simulator R21, with bmv2's own clock and no queue)."""
+def _metadata(layout: Layout, arch: Architecture, index: Expr) -> Expr:
+    """LOAD_MD's word (isa.md §4; simulator R21, with the switch's own clock and no queue)."""
     values = {
-        "ingress_port": sm.dot("ingress_port").cast(32),
-        "timestamp": (sm.dot("ingress_global_timestamp") * 1000).cast(32),
+        "ingress_port": arch.ingress_port().cast(32),
+        "timestamp": arch.timestamp_ns(),
         "switch_id": meta.dot("switch_id"),
-        "queue_depth": Lit(0, 32),
-        "packet_length": sm.dot("packet_length"),
+        "queue_depth": arch.queue_depth(),
+        "packet_length": arch.packet_length(),
         "pipe_id": meta.dot("pipe_id"),
     }
     result: Expr = Lit(0, 32)
@@ -218,7 +220,7 @@ def _alu(op: Expr, a: Expr, b: Expr) -> Expr:
     return result
 
 
-def eu(layout: Layout, k: int) -> list[Stmt]:
+def eu(layout: Layout, k: int, arch: Architecture) -> list[Stmt]:
     """EU k: fetch, selection, ALU, memory, branch (isa.md §3)."""
     L, regs, profile = layout.lanes, layout.registers, layout.profile
     body = _fetch(layout, k + 1)
@@ -241,7 +243,7 @@ def eu(layout: Layout, k: int) -> list[Stmt]:
                     kind.eq(SelectorKind.HASH),
                     [
                         Assign(meta.dot(f"hash_in_{index}"), reg("r", r)),
-                        Do(n(f"hash_lane_{index}").call()),
+                        Do(n(arch.hash_action(k, index)).call()),
                         Assign(reg("s", r), meta.dot(f"hash_in_{index}")),
                     ],
                 )
@@ -262,7 +264,7 @@ def eu(layout: Layout, k: int) -> list[Stmt]:
         run.append(
             If(
                 c(f"mem_{i}").ne(0),
-                _memory(layout, k, i, reg(address_prefix, a), reg("s", b), reg("t", b)),
+                _memory(layout, arch, k, i, reg(address_prefix, a), reg("s", b), reg("t", b)),
             )
         )
     # The branch (CFU): its operands from the view branch_operands names.
@@ -349,23 +351,12 @@ def _operand(layout: Layout, byte: Expr, view: str) -> Expr:
     return mux((byte & 0x80).ne(0), _immediate(layout, byte & 0x7F), pick(layout, byte, view))
 
 
-def _memory(layout: Layout, k: int, i: int, address: Expr, data: Expr, b_out: Expr) -> list[Stmt]:
+def _memory(
+    layout: Layout, arch: Architecture, k: int, i: int, address: Expr, data: Expr, b_out: Expr
+) -> list[Stmt]:
     """Memory lane i of EU k (isa.md §2, simulator R11-R12): direct mapping first, then the
     tenant's segments (the null segment last, lowest priority)."""
     op, old = c(f"mem_{i}"), meta.dot("old")
-    memory = n(layout.memory(k, i))
-    new = old
-    for code, value in reversed(
-        [
-            (MemOp.STORE, data),
-            (MemOp.FAADD, old + data),
-            (MemOp.FAAND, old & data),
-            (MemOp.FAOR, old | data),
-            (MemOp.FAMAX, mux(old.gt(data), old, data)),
-            (MemOp.FAMIN, mux(old.lt(data), old, data)),
-        ]
-    ):
-        new = mux(op.eq(code), value, new)
     return [
         Assign(meta.dot("vaddr"), address),
         Assign(meta.dot("mapped"), Lit(0)),
@@ -376,8 +367,7 @@ def _memory(layout: Layout, k: int, i: int, address: Expr, data: Expr, b_out: Ex
         If(
             meta.dot("mapped").eq(1),
             [
-                Do(memory.dot("read").call(old, meta.dot("phys"))),
-                Do(memory.dot("write").call(meta.dot("phys"), new)),
+                *arch.memory_access(layout.memory(k, i), op, meta.dot("phys"), data, old),
                 If(op.ne(MemOp.STORE), [Assign(b_out, old)]),
             ],
             [Do(n("count_unmapped").call()), If(op.ne(MemOp.STORE), [Assign(b_out, Lit(0))])],
@@ -385,7 +375,7 @@ def _memory(layout: Layout, k: int, i: int, address: Expr, data: Expr, b_out: Ex
     ]
 
 
-def memory_decls(layout: Layout) -> list[Decl]:
+def memory_decls(layout: Layout, arch: Architecture) -> list[Decl]:
     """Lane memories, translation tables (tenant-keyed: R11) and their actions."""
     out: list[Decl] = [
         action(
@@ -405,13 +395,11 @@ def memory_decls(layout: Layout) -> list[Decl]:
     profile = layout.profile
     for k in range(layout.eus):
         for i in range(layout.lanes):
-            out.append(
-                Instance(
-                    "register<bit<32>>",
-                    [Lit(profile.memory_words_per_lane)],
-                    layout.memory(k, i),
-                    f"EU{k} lane {i}: its 32-bit words (isa.md §6 item 15)",
-                )
+            out += arch.lane_memory(
+                layout.memory(k, i),
+                profile.memory_words_per_lane,
+                reg("s", layout.registers[layout.lanes + i]),
+                f"EU{k} lane {i}: its 32-bit words (isa.md §6 item 15)",
             )
             direct_size = (
                 profile.direct_entries_per_lane if profile.lane_has_direct_mapping(i) else 1
@@ -442,31 +430,3 @@ def memory_decls(layout: Layout) -> list[Decl]:
 def epilog(layout: Layout) -> list[Stmt]:
     """Fetch the epilog bundle at meta.pc (its steering is program.py's)."""
     return [If(meta.dot("running").eq(1).land(meta.dot("fault").eq(0)), _fetch(layout, 31))]
-
-
-def hash_actions(layout: Layout) -> list[Decl]:
-    """HASH of lane i: the CRC of the lane's profile function over the entry A[i]. Each
-    lane's call is one bmv2 calculation (crc32_custom), whose parameters the driver sets
-    from the profile; its input field meta.hash_in_i names the lane in bmv2's JSON."""
-    out: list[Decl] = []
-    for i in range(layout.lanes):
-        field = meta.dot(f"hash_in_{i}")
-        out.append(
-            action(
-                f"hash_lane_{i}",
-                [],
-                [
-                    Do(
-                        n("hash").call(
-                            field,
-                            n("HashAlgorithm.crc32_custom"),
-                            Lit(0, 32),
-                            Tuple((field,)),
-                            Lit(1 << 32, 33),
-                        )
-                    )
-                ],
-                f"HASH in lane {i}: {layout.profile.hash_functions[i]} (isa.md §6 item 3).",
-            )
-        )
-    return out
