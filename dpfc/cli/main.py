@@ -1,5 +1,6 @@
 """``dpfc`` command-line entry point: asm, disasm, packet, target (the others: check,
-compile in :mod:`.lang`, link in :mod:`.link`, run in :mod:`.run`, opt in :mod:`.opt`).
+compile in :mod:`.lang`, link in :mod:`.link`, run in :mod:`.run`, opt in :mod:`.opt`,
+deploy in :mod:`.deploy`, p4 in :mod:`.p4`).
 
 Conventions: results go to stdout, diagnostics to stderr; exit 0 on success, 1 on a user
 error, 2 on an internal compiler error; ``-o FILE`` names the output, ``--target PROFILE``
@@ -22,6 +23,7 @@ from dpfc.cli.link import link_command
 from dpfc.cli.numbers import number as _number
 from dpfc.cli.numbers import parse_stack_text
 from dpfc.cli.opt import opt_command
+from dpfc.cli.p4 import p4_command
 from dpfc.cli.run import run_command
 from dpfc.diagnostics import SourceFile
 from dpfc.encoding.errors import DecodeError
@@ -392,6 +394,7 @@ main.add_command(check_command)
 main.add_command(compile_command)
 main.add_command(link_command)
 main.add_command(deploy_command)
+main.add_command(p4_command)
 
 
 if __name__ == "__main__":  # pragma: no cover
