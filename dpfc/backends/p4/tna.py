@@ -86,6 +86,8 @@ def tally(counter: str) -> Expr:
 
 @dataclass(frozen=True)
 class Tna(Architecture):
+    """TNA on one chip (see the module docstring)."""
+
     chip: int  # 1: Tofino-1 (tna.p4), 2: Tofino-2 (t2na.p4)
     name = "tna"
 

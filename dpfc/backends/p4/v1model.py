@@ -40,6 +40,8 @@ meta, hdr, sm = n("meta"), n("hdr"), n("sm")
 
 
 class V1Model(Architecture):
+    """v1model as bmv2's simple_switch runs it (see the module docstring)."""
+
     name = "v1model"
 
     # -- the frame -----------------------------------------------------------------------------
