@@ -1,15 +1,20 @@
 """``python -m dpfc.bench sim [--packets N] [--runs R]``: the simulator's throughput;
 ``python -m dpfc.bench compile [--set examples|corpus|all] [--runs R] [--markdown]``: compile
 times and schedules of the paper's examples and of the corpus of user-style DPFs;
-``python -m dpfc.bench link [--dpfs N] [--tenants T] [--runs R]``: linking many DPFs."""
+``python -m dpfc.bench link [--dpfs N] [--tenants T] [--runs R]``: linking many DPFs;
+``python -m dpfc.bench p4 [--packets N] [--runs R] [--json FILE]``: the SwitchVM program on
+bmv2 next to the simulator (needs p4c-bm2-ss and simple_switch, docs/p4.md)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+from dpfc.backends.p4.bmv2 import ToolchainMissing
 from dpfc.bench import format_table, simulator_rows
 from dpfc.bench.compile import SETS, compile_rows, format_compile_table
 from dpfc.bench.link import format_link_table, link_rows
+from dpfc.bench.p4 import format_p4_table, p4_rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,7 +33,27 @@ def main(argv: list[str] | None = None) -> int:
     linking.add_argument("--dpfs", type=int, default=2000, help="distinct DPFs to link")
     linking.add_argument("--tenants", type=int, default=100, help="tenants they belong to")
     linking.add_argument("--runs", type=int, default=3, help="timed runs (the median is printed)")
+    p4 = commands.add_parser(
+        "p4", help="packets/s of the SwitchVM program on bmv2 vs the simulator"
+    )
+    p4.add_argument("--packets", type=int, default=2000, help="packets per timed run")
+    p4.add_argument("--runs", type=int, default=3, help="timed runs (the median is printed)")
+    p4.add_argument("--json", type=Path, default=None, help="a compiled program (skip p4c)")
     args = parser.parse_args(argv)
+    if args.command == "p4":
+        if args.packets < 1 or args.runs < 1:
+            parser.error("--packets and --runs must be at least 1")
+        try:
+            p4_table, seconds = p4_rows(args.packets, args.runs, args.json)
+        except ToolchainMissing as missing:
+            parser.exit(1, f"dpfc.bench p4: {missing}\n")
+        print(
+            format_p4_table(
+                p4_table, packets=args.packets, runs=args.runs, compile_seconds=seconds
+            ),
+            end="",
+        )
+        return 0
     if args.command == "link":
         if min(args.dpfs, args.tenants, args.runs) < 1:
             parser.error("--dpfs, --tenants and --runs must be at least 1")

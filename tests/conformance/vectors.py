@@ -198,6 +198,17 @@ def epilog() -> list[Vector]:
         "epilog more:\n    PUSH A0\n    FWD recirculate\n    NEXT_PC p\n"
         "epilog out:\n    PUSH A0\n"
     )
+    recirculated_md = asm(
+        # the second pass reports its metadata: a recirculated packet comes back on the port
+        # it arrived by, with its new length
+        "prolog p:\n    POP A0\n    LOAD_MD A1, ingress_port\n    LOAD_MD A2, packet_length\n"
+        "    JMP e\n"
+        "eu0 e:\n    LOAD_IMM B0, 1\n    ADD A0, B0\n    BLT A0, 2, again, done\n"
+        "eu1 again:\n    HALT more\n"
+        "eu1 done:\n    HALT out\n"
+        "epilog more:\n    PUSH A0, A0\n    FWD recirculate\n    NEXT_PC p\n"
+        "epilog out:\n    PUSH A0, A1, A2\n"
+    )
     wide = asm(
         "prolog p:\n    POP A0\n    POP A1\n    POP A2\n    POP A3\n    POP B0\n    POP B1\n"
         "    POP B2\n    POP B3\n    JMP e\n"
@@ -233,6 +244,11 @@ def epilog() -> list[Vector]:
             "epilog_halt", halt, packets=(Packet((0, 5)), Packet((1, 5)), Packet((0xFFFF_FFFF, 1)))
         ),
         Vector("epilog_next_pc_hdr_mod", next_pc, packets=(Packet((4,)),)),
+        Vector(
+            "recirculated_metadata",
+            recirculated_md,
+            packets=(Packet((0,)), Packet((0,), port=9)),
+        ),
         Vector(
             "gas_recirculate",
             loop,

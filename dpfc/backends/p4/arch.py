@@ -85,6 +85,10 @@ class Architecture(ABC):
         del layout
         return []
 
+    def ingress_start(self) -> list[Stmt]:
+        """Statements that open the ingress pass (before anything reads the packet)."""
+        return []
+
     def ingress_end(self, layout: Layout) -> list[Stmt]:
         """Statements that close the ingress pass (after the packet's fate is decided)."""
         del layout

@@ -192,6 +192,7 @@ def _metadata(layout: Layout, arch: Architecture, index: Expr) -> Expr:
         "queue_depth": arch.queue_depth(),
         "packet_length": arch.packet_length(),
         "pipe_id": meta.dot("pipe_id"),
+        "egress_port": Lit(0xFFFF, 32),  # no port is chosen yet in the ingress (isa.md item 20)
     }
     result: Expr = Lit(0, 32)
     for md in reversed(layout.profile.metadata):

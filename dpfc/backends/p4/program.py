@@ -104,9 +104,9 @@ def _metadata_fields(layout: Layout, arch: Architecture) -> list[tuple[str, str]
     fields = parse.parse_meta(layout) + decode.walk_meta(layout) + decode.word_meta(layout)
     fields += execute.engine_meta(layout)
     fields += [
-        # Kept across a recirculation where the architecture keeps metadata (v1model wants
-        # one field in the list it names): the passes a packet has taken, for the record.
-        ("passes", arch.preserved("bit<8>")),
+        # Kept across a recirculation where the architecture keeps metadata: the port the
+        # packet first arrived by (LOAD_MD ingress_port, return to sender; R15, R21).
+        ("in_port", arch.preserved("bit<9>")),
         ("tenant", "bit<24>"),
         ("slot", "bit<16>"),  # the tenant's index into constants and counters
         ("known", "bit<1>"),

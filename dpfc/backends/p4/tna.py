@@ -167,7 +167,7 @@ class Tna(Architecture):
                     "inout ingress_intrinsic_metadata_for_tm_t ig_tm_md",
                 ],
                 _named(model.ingress_locals),
-                [*model.ingress, *self.ingress_end(model.layout)],
+                [*self.ingress_start(), *model.ingress, *self.ingress_end(model.layout)],
                 PASS_COMMENT,
             )
         )

@@ -77,7 +77,7 @@ class V1Model(Architecture):
                 INGRESS,
                 controls,
                 model.ingress_locals,
-                [*model.ingress, *self.ingress_end(model.layout)],
+                [*self.ingress_start(), *model.ingress, *self.ingress_end(model.layout)],
                 PASS_COMMENT,
             )
         )
@@ -113,7 +113,13 @@ class V1Model(Architecture):
         return sm.dot("parser_error").ne(n("error.NoError"))
 
     def ingress_port(self) -> Expr:
-        return sm.dot("ingress_port")
+        # The port the packet first arrived by: bmv2 gives a recirculated packet port 0,
+        # the simulator (and a Tofino's recirculation of the same pipe) keeps it (R15).
+        return n("meta").dot("in_port")
+
+    def ingress_start(self) -> list[Stmt]:
+        first_pass = sm.dot("instance_type").eq(0)  # not a recirculated instance
+        return [If(first_pass, [Assign(n("meta").dot("in_port"), sm.dot("ingress_port"))])]
 
     def timestamp_ns(self) -> Expr:
         # bmv2's clock counts microseconds.

@@ -269,7 +269,7 @@ struct metadata_t {
     bit<32> v_B1;
     bit<32> hash_in_0;
     bit<32> hash_in_1;
-    bit<8> passes;
+    bit<9> in_port;
     bit<24> tenant;
     bit<16> slot;
     bit<1> known;
@@ -2930,7 +2930,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_A0_kind == 6)) {
-                                        meta.r_A0 = ((meta.c_sel_A0_operand == 0) ? ((bit<32>)(ig_intr_md.ingress_port)) : ((meta.c_sel_A0_operand == 1) ? ig_prsr_md.global_tstamp[31:0] : ((meta.c_sel_A0_operand == 2) ? meta.switch_id : ((meta.c_sel_A0_operand == 3) ? 32w0 : ((meta.c_sel_A0_operand == 4) ? (((bit<32>)(hdr.ipv4.totalLen)) + (hdr.vlan.isValid() ? 32w0x12 : 32w0xe)) : ((meta.c_sel_A0_operand == 5) ? meta.pipe_id : 32w0))))));
+                                        meta.r_A0 = ((meta.c_sel_A0_operand == 0) ? ((bit<32>)(ig_intr_md.ingress_port)) : ((meta.c_sel_A0_operand == 1) ? ig_prsr_md.global_tstamp[31:0] : ((meta.c_sel_A0_operand == 2) ? meta.switch_id : ((meta.c_sel_A0_operand == 3) ? 32w0 : ((meta.c_sel_A0_operand == 4) ? (((bit<32>)(hdr.ipv4.totalLen)) + (hdr.vlan.isValid() ? 32w0x12 : 32w0xe)) : ((meta.c_sel_A0_operand == 5) ? meta.pipe_id : ((meta.c_sel_A0_operand == 6) ? 32w0xffff : 32w0)))))));
                                     } else if ((meta.c_sel_A0_kind == 7)) {
                                         draw_random();
                                         meta.r_A0 = meta.rng;
@@ -2948,7 +2948,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_A1_kind == 6)) {
-                                        meta.r_A1 = ((meta.c_sel_A1_operand == 0) ? ((bit<32>)(ig_intr_md.ingress_port)) : ((meta.c_sel_A1_operand == 1) ? ig_prsr_md.global_tstamp[31:0] : ((meta.c_sel_A1_operand == 2) ? meta.switch_id : ((meta.c_sel_A1_operand == 3) ? 32w0 : ((meta.c_sel_A1_operand == 4) ? (((bit<32>)(hdr.ipv4.totalLen)) + (hdr.vlan.isValid() ? 32w0x12 : 32w0xe)) : ((meta.c_sel_A1_operand == 5) ? meta.pipe_id : 32w0))))));
+                                        meta.r_A1 = ((meta.c_sel_A1_operand == 0) ? ((bit<32>)(ig_intr_md.ingress_port)) : ((meta.c_sel_A1_operand == 1) ? ig_prsr_md.global_tstamp[31:0] : ((meta.c_sel_A1_operand == 2) ? meta.switch_id : ((meta.c_sel_A1_operand == 3) ? 32w0 : ((meta.c_sel_A1_operand == 4) ? (((bit<32>)(hdr.ipv4.totalLen)) + (hdr.vlan.isValid() ? 32w0x12 : 32w0xe)) : ((meta.c_sel_A1_operand == 5) ? meta.pipe_id : ((meta.c_sel_A1_operand == 6) ? 32w0xffff : 32w0)))))));
                                     } else if ((meta.c_sel_A1_kind == 7)) {
                                         draw_random();
                                         meta.r_A1 = meta.rng;
@@ -2966,7 +2966,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_B0_kind == 6)) {
-                                        meta.r_B0 = ((meta.c_sel_B0_operand == 0) ? ((bit<32>)(ig_intr_md.ingress_port)) : ((meta.c_sel_B0_operand == 1) ? ig_prsr_md.global_tstamp[31:0] : ((meta.c_sel_B0_operand == 2) ? meta.switch_id : ((meta.c_sel_B0_operand == 3) ? 32w0 : ((meta.c_sel_B0_operand == 4) ? (((bit<32>)(hdr.ipv4.totalLen)) + (hdr.vlan.isValid() ? 32w0x12 : 32w0xe)) : ((meta.c_sel_B0_operand == 5) ? meta.pipe_id : 32w0))))));
+                                        meta.r_B0 = ((meta.c_sel_B0_operand == 0) ? ((bit<32>)(ig_intr_md.ingress_port)) : ((meta.c_sel_B0_operand == 1) ? ig_prsr_md.global_tstamp[31:0] : ((meta.c_sel_B0_operand == 2) ? meta.switch_id : ((meta.c_sel_B0_operand == 3) ? 32w0 : ((meta.c_sel_B0_operand == 4) ? (((bit<32>)(hdr.ipv4.totalLen)) + (hdr.vlan.isValid() ? 32w0x12 : 32w0xe)) : ((meta.c_sel_B0_operand == 5) ? meta.pipe_id : ((meta.c_sel_B0_operand == 6) ? 32w0xffff : 32w0)))))));
                                     } else if ((meta.c_sel_B0_kind == 7)) {
                                         draw_random();
                                         meta.r_B0 = meta.rng;
@@ -2984,7 +2984,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_B1_kind == 6)) {
-                                        meta.r_B1 = ((meta.c_sel_B1_operand == 0) ? ((bit<32>)(ig_intr_md.ingress_port)) : ((meta.c_sel_B1_operand == 1) ? ig_prsr_md.global_tstamp[31:0] : ((meta.c_sel_B1_operand == 2) ? meta.switch_id : ((meta.c_sel_B1_operand == 3) ? 32w0 : ((meta.c_sel_B1_operand == 4) ? (((bit<32>)(hdr.ipv4.totalLen)) + (hdr.vlan.isValid() ? 32w0x12 : 32w0xe)) : ((meta.c_sel_B1_operand == 5) ? meta.pipe_id : 32w0))))));
+                                        meta.r_B1 = ((meta.c_sel_B1_operand == 0) ? ((bit<32>)(ig_intr_md.ingress_port)) : ((meta.c_sel_B1_operand == 1) ? ig_prsr_md.global_tstamp[31:0] : ((meta.c_sel_B1_operand == 2) ? meta.switch_id : ((meta.c_sel_B1_operand == 3) ? 32w0 : ((meta.c_sel_B1_operand == 4) ? (((bit<32>)(hdr.ipv4.totalLen)) + (hdr.vlan.isValid() ? 32w0x12 : 32w0xe)) : ((meta.c_sel_B1_operand == 5) ? meta.pipe_id : ((meta.c_sel_B1_operand == 6) ? 32w0xffff : 32w0)))))));
                                     } else if ((meta.c_sel_B1_kind == 7)) {
                                         draw_random();
                                         meta.r_B1 = meta.rng;

@@ -268,7 +268,7 @@ struct metadata_t {
     bit<32> v_B1;
     bit<32> hash_in_0;
     bit<32> hash_in_1;
-    @field_list(0) bit<8> passes;
+    @field_list(0) bit<9> in_port;
     bit<24> tenant;
     bit<16> slot;
     bit<1> known;
@@ -1206,6 +1206,9 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
         }
     }
     apply {
+        if ((sm.instance_type == 0)) {
+            meta.in_port = sm.ingress_port;
+        }
         switch_config.apply();
         meta.verdict = 3w0;
         if (((meta.malformed == 1) || (sm.parser_error != error.NoError))) {
@@ -2718,7 +2721,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_A0_kind == 6)) {
-                                        meta.r_A0 = ((meta.c_sel_A0_operand == 0) ? ((bit<32>)(sm.ingress_port)) : ((meta.c_sel_A0_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_A0_operand == 2) ? meta.switch_id : ((meta.c_sel_A0_operand == 3) ? 32w0 : ((meta.c_sel_A0_operand == 4) ? sm.packet_length : ((meta.c_sel_A0_operand == 5) ? meta.pipe_id : 32w0))))));
+                                        meta.r_A0 = ((meta.c_sel_A0_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_A0_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_A0_operand == 2) ? meta.switch_id : ((meta.c_sel_A0_operand == 3) ? 32w0 : ((meta.c_sel_A0_operand == 4) ? sm.packet_length : ((meta.c_sel_A0_operand == 5) ? meta.pipe_id : ((meta.c_sel_A0_operand == 6) ? 32w0xffff : 32w0)))))));
                                     } else if ((meta.c_sel_A0_kind == 7)) {
                                         draw_random();
                                         meta.r_A0 = meta.rng;
@@ -2736,7 +2739,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_A1_kind == 6)) {
-                                        meta.r_A1 = ((meta.c_sel_A1_operand == 0) ? ((bit<32>)(sm.ingress_port)) : ((meta.c_sel_A1_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_A1_operand == 2) ? meta.switch_id : ((meta.c_sel_A1_operand == 3) ? 32w0 : ((meta.c_sel_A1_operand == 4) ? sm.packet_length : ((meta.c_sel_A1_operand == 5) ? meta.pipe_id : 32w0))))));
+                                        meta.r_A1 = ((meta.c_sel_A1_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_A1_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_A1_operand == 2) ? meta.switch_id : ((meta.c_sel_A1_operand == 3) ? 32w0 : ((meta.c_sel_A1_operand == 4) ? sm.packet_length : ((meta.c_sel_A1_operand == 5) ? meta.pipe_id : ((meta.c_sel_A1_operand == 6) ? 32w0xffff : 32w0)))))));
                                     } else if ((meta.c_sel_A1_kind == 7)) {
                                         draw_random();
                                         meta.r_A1 = meta.rng;
@@ -2754,7 +2757,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_B0_kind == 6)) {
-                                        meta.r_B0 = ((meta.c_sel_B0_operand == 0) ? ((bit<32>)(sm.ingress_port)) : ((meta.c_sel_B0_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_B0_operand == 2) ? meta.switch_id : ((meta.c_sel_B0_operand == 3) ? 32w0 : ((meta.c_sel_B0_operand == 4) ? sm.packet_length : ((meta.c_sel_B0_operand == 5) ? meta.pipe_id : 32w0))))));
+                                        meta.r_B0 = ((meta.c_sel_B0_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_B0_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_B0_operand == 2) ? meta.switch_id : ((meta.c_sel_B0_operand == 3) ? 32w0 : ((meta.c_sel_B0_operand == 4) ? sm.packet_length : ((meta.c_sel_B0_operand == 5) ? meta.pipe_id : ((meta.c_sel_B0_operand == 6) ? 32w0xffff : 32w0)))))));
                                     } else if ((meta.c_sel_B0_kind == 7)) {
                                         draw_random();
                                         meta.r_B0 = meta.rng;
@@ -2772,7 +2775,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_B1_kind == 6)) {
-                                        meta.r_B1 = ((meta.c_sel_B1_operand == 0) ? ((bit<32>)(sm.ingress_port)) : ((meta.c_sel_B1_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_B1_operand == 2) ? meta.switch_id : ((meta.c_sel_B1_operand == 3) ? 32w0 : ((meta.c_sel_B1_operand == 4) ? sm.packet_length : ((meta.c_sel_B1_operand == 5) ? meta.pipe_id : 32w0))))));
+                                        meta.r_B1 = ((meta.c_sel_B1_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_B1_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_B1_operand == 2) ? meta.switch_id : ((meta.c_sel_B1_operand == 3) ? 32w0 : ((meta.c_sel_B1_operand == 4) ? sm.packet_length : ((meta.c_sel_B1_operand == 5) ? meta.pipe_id : ((meta.c_sel_B1_operand == 6) ? 32w0xffff : 32w0)))))));
                                     } else if ((meta.c_sel_B1_kind == 7)) {
                                         draw_random();
                                         meta.r_B1 = meta.rng;
@@ -3480,7 +3483,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
             bit<32> ip = hdr.ipv4.dst;
             hdr.ipv4.dst = hdr.ipv4.src;
             hdr.ipv4.src = ip;
-            sm.egress_spec = sm.ingress_port;
+            sm.egress_spec = meta.in_port;
         } else if ((meta.verdict == 5)) {
             meta.recirculate = 1;
             sm.egress_spec = sm.ingress_port;

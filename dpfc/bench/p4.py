@@ -1,0 +1,169 @@
+"""``python -m dpfc.bench p4``: packets per second of the generated SwitchVM program on bmv2,
+next to the simulator on the same packets.
+
+Method: the tofino1 program is generated and compiled with p4c-bm2-ss (or ``--json`` names
+a compiled one); one simple_switch runs it (packets on a nanomsg socket, no logging). For
+each case the DPF is linked for one tenant and deployed through the bmv2 driver and through
+the simulator's; ``packets`` frames are sent back to back and the clock stops when the
+last output arrived (bmv2) or the last ``switch.process`` returned (simulator). Each figure
+is the median of ``runs`` runs; the outputs of the two targets are compared frame by frame
+and the table says how many were identical. Cases:
+
+* ``counter`` (examples/dpf/counter.dpf): in-switch code, one FAADD per packet;
+* ``lb1`` (examples/dpf/lb1.dpf): in-packet code (decoded per packet), one HASH.
+
+Numbers depend on the machine and its load; nothing asserts a speed.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from dpfc.backends.p4.bmv2 import Switch as Bmv2Switch
+from dpfc.backends.p4.bmv2 import compile_program, find_toolchain
+from dpfc.backends.p4.cli import Cli
+from dpfc.backends.p4.driver import Bmv2Driver
+from dpfc.backends.p4.program import generate
+from dpfc.backends.sim import SimDriver, Switch
+from dpfc.deploy import Deployment
+from dpfc.driver import CompileOptions, compile_source
+from dpfc.encoding import SwitchVMHeader, decode_options, encode_options
+from dpfc.isa.bundle import PC
+from dpfc.link import Image, LinkInput, link
+from dpfc.packet import build_frame, build_inner
+from dpfc.target import BUILTIN_PROFILES, TargetProfile
+from dpfc.target.driver import Destination
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "dpf"
+TENANT = 7
+OUT_PORT = 15
+HEADER = ("DPF", "placement", "bmv2 pkt/s", "simulator pkt/s", "identical outputs")
+
+
+@dataclass(frozen=True)
+class Row:
+    dpf: str
+    placement: str
+    bmv2_pps: float
+    sim_pps: float
+    identical: int
+    packets: int
+
+
+def _image(name: str, profile: TargetProfile) -> Image:
+    module = compile_source(EXAMPLES / f"{name}.dpf", CompileOptions(target=profile))
+    return link([LinkInput(module.object(), TENANT)])
+
+
+def _frames(image: Image, profile: TargetProfile, packets: int) -> list[bytes]:
+    dpf = image.dpfs[0]
+    frames = []
+    for n in range(packets):
+        stack = (n % 64,)
+        if dpf.in_packet_options is not None:
+            header = replace(decode_options(dpf.in_packet_options, profile), stack=stack)
+        else:
+            header = SwitchVMHeader(
+                app_id=dpf.app_id, dpf_ptr=PC(False, dpf.entry or 0), stack=stack
+            )
+        options = encode_options(header, profile).data
+        frames.append(build_frame(tenant_id=TENANT, options=options, inner=build_inner(b"bench")))
+    return frames
+
+
+def _steer(driver: SimDriver | Bmv2Driver) -> None:
+    for index in range(8):
+        driver.set_forwarding(TENANT, index, Destination(port=OUT_PORT), [0])
+
+
+def p4_rows(packets: int, runs: int, program_json: Path | None) -> tuple[list[Row], float]:
+    """The rows, and p4c-bm2-ss's compile time (0 when ``program_json`` was given)."""
+    profile = BUILTIN_PROFILES["tofino1"]
+    toolchain = find_toolchain()
+    seconds = 0.0
+    with tempfile.TemporaryDirectory(prefix="dpfc-bench-p4-") as directory:
+        if program_json is None:
+            source = Path(directory) / "switchvm.p4"
+            source.write_text(generate(profile), encoding="utf-8")
+            compiled = compile_program(toolchain, source, Path(directory) / "switchvm.json")
+            program_json, seconds = compiled.json, compiled.seconds
+        rows = [
+            _case(name, profile, toolchain, program_json, packets, runs)
+            for name in ("counter", "lb1")
+        ]
+    return rows, seconds
+
+
+def _case(
+    name: str,
+    profile: TargetProfile,
+    toolchain: object,
+    program_json: Path,
+    packets: int,
+    runs: int,
+) -> Row:
+    image = _image(name, profile)
+    frames = _frames(image, profile, packets)
+    sim_rates, bmv2_rates = [], []
+    sim_out: list[tuple[int, bytes]] = []
+    bmv2_out: list[tuple[int, bytes]] = []
+    for _ in range(runs):
+        switch = Switch("bench", profile, switch_id=1)
+        driver = SimDriver(switch.control)
+        Deployment(driver).apply(image)
+        _steer(driver)
+        switch.control.set_default_port(OUT_PORT)
+        started = time.perf_counter()
+        sim_out = [o for frame in frames for o in switch.process(frame, 3).outputs]
+        sim_rates.append(packets / (time.perf_counter() - started))
+        bmv2 = Bmv2Switch(toolchain, program_json)  # type: ignore[arg-type]
+        cli = Cli(toolchain, bmv2.thrift_port)  # type: ignore[arg-type]
+        try:
+            target = Bmv2Driver(cli, profile, program_json)
+            target.configure(switch_id=1, ports=16)
+            Deployment(target).apply(image)
+            _steer(target)
+            target.set_default_port(OUT_PORT)
+            started = time.perf_counter()
+            for frame in frames:
+                bmv2.send(3, frame)
+            bmv2_out = bmv2.receive(len(sim_out), timeout=60.0, grace=0.0)
+            bmv2_rates.append(packets / (time.perf_counter() - started))
+        finally:
+            cli.close()
+            bmv2.stop()
+    same = sum(1 for a, b in zip(sim_out, bmv2_out, strict=False) if a == b)
+    placement = image.dpfs[0].placement
+    return Row(
+        name, placement, statistics.median(bmv2_rates), statistics.median(sim_rates), same, packets
+    )
+
+
+def format_p4_table(rows: list[Row], *, packets: int, runs: int, compile_seconds: float) -> str:
+    cells = [
+        (
+            r.dpf,
+            r.placement,
+            f"{r.bmv2_pps:,.0f}",
+            f"{r.sim_pps:,.0f}",
+            f"{r.identical}/{r.packets}",
+        )
+        for r in rows
+    ]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(HEADER)]
+    lines = [
+        f"SwitchVM on bmv2 (simple_switch, tofino1 program) vs the simulator: {packets} packets, "
+        f"median of {runs} runs"
+        + (
+            f"; p4c-bm2-ss compiled the program in {compile_seconds:.1f} s"
+            if compile_seconds
+            else ""
+        ),
+        "  ".join(h.ljust(w) for h, w in zip(HEADER, widths, strict=True)),
+    ]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
+    return "\n".join(lines) + "\n"
