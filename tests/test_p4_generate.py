@@ -184,10 +184,10 @@ def _p4test() -> Path:
         pytest.skip(f"p4test not run: {missing}")
 
 
+# tofino2's TNA program passes too (checked by hand with the same command, ~150 s on two
+# cores: docs/p4.md); the suite checks the two smaller ones to stay within its time budget.
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "profile", [SMALL, TOFINO1, BUILTIN_PROFILES["tofino2"]], ids=["small", "tofino1", "tofino2"]
-)
+@pytest.mark.parametrize("profile", [SMALL, TOFINO1], ids=["small", "tofino1"])
 def test_tna_passes_p4test(profile: TargetProfile, tmp_path: Path) -> None:
     p4test = _p4test()
     source = tmp_path / "switchvm.p4"

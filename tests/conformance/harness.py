@@ -56,6 +56,7 @@ class Lane:
     size: int
     mapping: str = "segment"
     words: tuple[int, ...] = ()
+    pipeline: str = "ingress"
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,10 @@ class Vector:
     unauthorized: str = "drop"
     constants: tuple[tuple[int, int], ...] = ()
     arrays: dict[str, tuple[int, ...]] = field(default_factory=dict)  # compiled: initial words
+    # asm: an egress DPF installed beside the vector's DPF, named by every packet's egress
+    # pointer (the vector's own DPF then runs in the ingress)
+    egress: str = ""
+    unread: tuple[str, ...] = ()  # memories not compared ("eu2.lane1.egress": timestamps)
 
 
 @dataclass
@@ -104,6 +109,9 @@ def image_of(vector: Vector, profile: TargetProfile) -> tuple[Image, LinkedDPF]:
         program = assemble_text(vector.source, f"{vector.name}.dpfasm", profile)
         objects = [ObjectFile.of_program(encode_program(program))]
         entry = objects[0].dpfs[0].symbol
+        if vector.egress:
+            egress = assemble_text(vector.egress, f"{vector.name}.egress.dpfasm", profile)
+            objects.append(ObjectFile.of_program(encode_program(egress)))
     elif vector.kind == "dpf":
         module = compile_source(SourceFile(f"{vector.name}.dpf", vector.source))
         objects, entry = [module.object()], vector.entry
@@ -112,7 +120,7 @@ def image_of(vector: Vector, profile: TargetProfile) -> tuple[Image, LinkedDPF]:
         entry = vector.entry
     options = LinkOptions(default_dpf={TENANT: entry} if vector.default_dpf else {})
     image = link([LinkInput(o, TENANT) for o in objects], options)
-    return image, next(d for d in image.dpfs if d.symbol.endswith(entry))
+    return image, next(d for d in image.dpfs if d.symbol == entry or d.symbol.endswith(entry))
 
 
 def _grant(image: Image, dpf: LinkedDPF, vector: Vector) -> Grant:
@@ -140,19 +148,21 @@ def set_up(target: Target, vector: Vector) -> tuple[Image, LinkedDPF]:
         ports = (group + 1, group + 2)
         driver.set_multicast(TENANT, group, [Destination(port=p) for p in ports], pipes)
     for lane in vector.lanes:
-        driver.map_memory(TENANT, lane.eu, lane.lane, lane.mapping, lane.size, pipes)
+        kind = {"pipeline": lane.pipeline}
+        driver.map_memory(TENANT, lane.eu, lane.lane, lane.mapping, lane.size, pipes, **kind)
         if lane.words:
-            driver.write_memory(TENANT, lane.eu, lane.lane, 0, lane.words, pipes)
+            driver.write_memory(TENANT, lane.eu, lane.lane, 0, lane.words, pipes, **kind)
     for request in image.memory:
         words = vector.arrays.get(request.array.rsplit(".", 1)[-1])
         if words:
-            driver.write_memory(TENANT, request.eu, request.lane, 0, words, pipes)
+            kind = {"pipeline": request.pipeline}
+            driver.write_memory(TENANT, request.eu, request.lane, 0, words, pipes, **kind)
     for index, value in vector.constants:
         target.set_constant(TENANT, index, value)
     return image, dpf
 
 
-def frame_of(packet: Packet, dpf: LinkedDPF, profile: TargetProfile) -> bytes:
+def frame_of(packet: Packet, dpf: LinkedDPF, image: Image, profile: TargetProfile) -> bytes:
     if packet.raw is not None:
         return packet.raw
     gas = profile.default_gas if packet.gas is None else packet.gas
@@ -162,6 +172,11 @@ def frame_of(packet: Packet, dpf: LinkedDPF, profile: TargetProfile) -> bytes:
     else:
         pointer = PC(False, dpf.entry or 0)
         header = SwitchVMHeader(app_id=dpf.app_id, dpf_ptr=pointer, gas=gas, stack=packet.stack)
+        if dpf.pipeline == "egress":
+            header = replace(header, dpf_ptr=None, egress_ptr=pointer)
+    egress = [d for d in image.dpfs if d.pipeline == "egress" and d is not dpf]
+    if egress:  # the vector's second DPF, installed: the packet names it too
+        header = replace(header, egress_ptr=PC(False, egress[0].entry or 0))
     if packet.no_dpf:
         header = replace(header, dpf_ptr=None)
     if packet.app_id is not None:
@@ -170,9 +185,9 @@ def frame_of(packet: Packet, dpf: LinkedDPF, profile: TargetProfile) -> bytes:
     return build_frame(tenant_id=packet.tenant, options=options, inner=build_inner(b"payload"))
 
 
-def lanes_used(vector: Vector, image: Image) -> list[tuple[int, int, int]]:
-    used = [(lane.eu, lane.lane, lane.size) for lane in vector.lanes]
-    used += [(r.eu, r.lane, r.size) for r in image.memory if r.tenant == TENANT]
+def lanes_used(vector: Vector, image: Image) -> list[tuple[str, int, int, int]]:
+    used = [(lane.pipeline, lane.eu, lane.lane, lane.size) for lane in vector.lanes]
+    used += [(r.pipeline, r.eu, r.lane, r.size) for r in image.memory if r.tenant == TENANT]
     return sorted(set(used))
 
 
@@ -182,13 +197,16 @@ def run_vector(target: Target, vector: Vector, expect: Sequence[int] | None = No
     image, dpf = set_up(target, vector)
     run = Run([], {}, [])
     for number, packet in enumerate(vector.packets):
-        frame = frame_of(packet, dpf, target.profile)
+        frame = frame_of(packet, dpf, image, target.profile)
         run.frames.append((packet.port, frame))
         count = 1 if expect is None else expect[number]
         run.outputs.append(target.send(packet.port, frame, expect=count))
-    for eu, lane, size in lanes_used(vector, image):
-        words = target.driver.read_memory(TENANT, eu, lane, 0, size, 0)
-        run.memory[f"eu{eu}.lane{lane}"] = {a: w for a, w in enumerate(words) if w}
+    for pipeline, eu, lane, size in lanes_used(vector, image):
+        name = f"eu{eu}.lane{lane}" + (".egress" if pipeline == "egress" else "")
+        if name in vector.unread:
+            continue
+        words = target.driver.read_memory(TENANT, eu, lane, 0, size, 0, pipeline=pipeline)
+        run.memory[name] = {a: w for a, w in enumerate(words) if w}
     return run
 
 

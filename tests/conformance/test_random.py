@@ -4,8 +4,9 @@ Programs are :mod:`tests.dpf_programs`' random well-typed DPFs (with a second DP
 to), compiled by dpfc, linked and deployed to both targets; each gets :data:`PACKETS`
 packets with random stacks after its arrays are filled with random words. Hypothesis runs
 with a fixed seed (``derandomize``), :data:`PROGRAMS` programs: at least 500 packets per
-run. Programs that read ``meta.timestamp`` or ``meta.queue_depth`` are skipped — the
-simulator takes those from its caller, bmv2 from its clock (docs/p4.md, "Differences").
+run. Programs that read ``meta.timestamp`` are skipped — the simulator takes it from its
+caller, bmv2 from its clock (docs/p4.md, "Differences"); ``queue_depth`` is 0 in both
+ingresses.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from tests.conformance.harness import Packet, Vector, expected_counts, golden, r
 from tests.conformance.targets import Bmv2Target, SimTarget
 from tests.dpf_programs import GeneratedProgram, inputs_for, programs
 
-PROGRAMS = 60
-PACKETS = 10
+PROGRAMS = 40
+PACKETS = 13
 RUN = {"programs": 0, "packets": 0}
 
 
@@ -33,9 +34,7 @@ RUN = {"programs": 0, "packets": 0}
 )
 @given(program=programs())
 def test_random_programs_agree(bmv2: Bmv2Target, program: GeneratedProgram) -> None:
-    if any(
-        f"meta.{name}" in program.source for name in ("timestamp", "queue_depth", "egress_port")
-    ):
+    if "meta.timestamp" in program.source:
         reject()
     rng = random.Random(program.seed)
     inputs = [inputs_for(program, rng) for _ in range(PACKETS)]

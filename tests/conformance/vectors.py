@@ -93,8 +93,72 @@ def vectors() -> list[Vector]:
         out.append(memory(op, "segment"))
     out.append(memory("FAADD", "direct"))
     out += selectors() + prolog() + epilog() + permissions() + malformed()
+    out += egress()
     out += apps()
     return out
+
+
+EGRESS_HEAD = ".dpf eg\n.target tofino1\n.placement {placement}\n.pipeline egress\n.app 0x77\n"
+
+
+def egress_asm(body: str, placement: str = "switch") -> str:
+    return EGRESS_HEAD.format(placement=placement) + body
+
+
+def egress() -> list[Vector]:
+    """Egress DPFs (isa.md item 20): the output port, per-pipeline memory, each multicast
+    copy, NEXT_PC and HDR_MOD in the egress, refused steering, the ingress's stack."""
+    port = (
+        "prolog p:\n    POP A0\n    LOAD_MD A1, egress_port\n    LOAD_MD A2, ingress_port\n"
+        "    JMP e\n"
+        "eu0 e:\n    LOAD_IMM B3, 1\n    FAADD B3, [A3]\n    HALT out\n"
+        "epilog out:\n    PUSH A0, A1, A2, B3\n"
+    )
+    count = Lane(0, 3, 4, pipeline="egress")
+    ingress_count = asm(
+        "prolog p:\n    POP A0\n    JMP e\n"
+        "eu0 e:\n    LOAD_IMM B3, 7\n    FAADD B3, [A3]\n    HALT out\n"
+        "epilog out:\n    PUSH A0, A0\n    FWD multicast, A0\n",
+        placement="switch",
+    )
+    steer = egress_asm(
+        "prolog p:\n    POP A0\n    JMP e\neu0 e:\n    HALT out\n"
+        "epilog out:\n    PUSH A0\n    FWD forward, 1\n"
+    )
+    drop = egress_asm(
+        "prolog p:\n    POP A0\n    JMP e\neu0 e:\n    BEQ A0, 0, quit, go\n"
+        "eu1 go:\n    HALT out\neu1 quit:\n    HALT gone\n"
+        "epilog out:\n    PUSH A0\n    NEXT_PC @switch:5\n    HDR_MOD\n"
+        "epilog gone:\n    FWD drop\n",
+        placement="packet",
+    )
+    return [
+        Vector(
+            "egress_in_switch",
+            egress_asm(port),
+            packets=(Packet((1,)), Packet((2,), port=9), Packet((3,), app_id=0x78)),
+            lanes=(count,),
+        ),
+        Vector(
+            "egress_in_packet", egress_asm(port, "packet"), packets=(Packet((4,)),), lanes=(count,)
+        ),
+        Vector(
+            "egress_after_ingress_multicast",
+            ingress_count,
+            egress=egress_asm(port),
+            packets=(Packet((0,)), Packet((2,)), Packet((9,))),
+            lanes=(Lane(0, 3, 4), count),
+        ),
+        Vector("egress_steering_refused", steer, packets=(Packet((1,)),)),
+        Vector("egress_next_pc_drop", drop, packets=(Packet((1,)), Packet((0,)))),
+        app(
+            "app_telemetry",
+            "telemetry",
+            "max_hop_latency",
+            (Packet((0, 0)), Packet((500, 9)), Packet((100, 1))),
+            unread=("eu2.lane1.egress",),  # last_report: the switch's clock
+        ),
+    ]
 
 
 def selectors() -> list[Vector]:

@@ -85,6 +85,13 @@ class Architecture(ABC):
         del layout
         return []
 
+    def egress_pass(self, runs: Expr) -> list[Stmt]:
+        """Egress statements that send a frame for which ``runs`` holds back to the ingress
+        once, with meta.eg_phase = 1 and meta.eg_port = its port, to run its egress DPF
+        (docs/p4.md, "Egress DPFs"). The default: this architecture runs none."""
+        del runs
+        return []
+
     def ingress_start(self) -> list[Stmt]:
         """Statements that open the ingress pass (before anything reads the packet)."""
         return []

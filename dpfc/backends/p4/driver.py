@@ -24,6 +24,7 @@ from pathlib import Path
 from dpfc.backends.p4.cli import Cli, CliError
 from dpfc.backends.p4.entries import EntryDriver
 from dpfc.backends.p4.writer import EntryWriter, Match
+from dpfc.backends.sim.rand import ZERO_SEED_STATE
 from dpfc.target.driver import DriverError
 from dpfc.target.profile import HASH_FUNCTIONS, TargetProfile
 
@@ -127,7 +128,10 @@ class Bmv2Driver(EntryDriver):
 
     def seed_random(self, state: int) -> None:
         """The xorshift32 state RAND draws from (the simulator's generator, same seed)."""
-        self.writer.write_register(self._q("rng_state"), 0, state & 0xFFFF_FFFF)
+        state &= 0xFFFF_FFFF
+        state = state or ZERO_SEED_STATE  # xorshift never leaves 0 (as the simulator)
+        for pipeline in (0, 1):  # the ingress's state and the egress pass's
+            self.writer.write_register(self._q("rng_state"), pipeline, state)
 
     def set_hash_functions(self, program_json: Path | str) -> None:
         """bmv2's crc32_custom calculations get each lane's CRC of the profile. A lane's

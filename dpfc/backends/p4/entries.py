@@ -27,6 +27,8 @@ from dpfc.encoding.words import decode_slot, slot_fields, slot_layout, stage_kin
 from dpfc.target.driver import Destination, DriverError, Grant
 from dpfc.target.profile import TargetProfile
 
+PIPELINES = ("ingress", "egress")  # memory is per pipeline (isa.md item 20)
+
 
 def pieces(size: int) -> list[tuple[int, int]]:
     """(vaddr, size) aligned power-of-two segments covering [0, size) (as SimDriver)."""
@@ -40,9 +42,13 @@ def pieces(size: int) -> list[tuple[int, int]]:
 
 @dataclass
 class _Lane:
-    """One lane memory: free words (first fit) and each tenant's translations."""
+    """One lane memory of one pipeline: free words (first fit, physical addresses from
+    ``base``: the egress pipeline's words follow the ingress's in the lane's register) and
+    each tenant's translations."""
 
     words: int
+    base: int = 0
+    phase: int = 0  # the translation tables' pipeline key: 0 ingress, 1 egress
     free: list[tuple[int, int]] = field(default_factory=list)  # (start, length), sorted
     direct: dict[tuple[int, int], tuple[int, int]] = field(
         default_factory=dict
@@ -52,7 +58,7 @@ class _Lane:
     )  # (t, vbase) -> (size, phys, handle)
 
     def __post_init__(self) -> None:
-        self.free = [(0, self.words)]
+        self.free = [(self.base, self.words)]
 
     def allocate(self, size: int) -> int | None:
         for index, (start, length) in enumerate(self.free):
@@ -91,8 +97,10 @@ class EntryDriver:
         self.names = self.layout.name_map()
         self.slots: dict[int, int] = {}  # tenant -> slot
         self.entries: dict[tuple[str, tuple[int, ...]], int] = {}  # (table, key) -> handle
+        words = profile.memory_words_per_lane
         self.lanes = {
-            (k, i): _Lane(profile.memory_words_per_lane)
+            (pipeline, k, i): _Lane(words, phase * words, phase)
+            for phase, pipeline in enumerate(PIPELINES)
             for k in range(profile.num_eus)
             for i in range(profile.lanes)
         }
@@ -113,13 +121,13 @@ class EntryDriver:
         return 1
 
     def _pipes(self, pipes: Sequence[int], pipeline: str = "ingress") -> None:
-        """Refuse pipes the switch does not have, and memory of another pipeline."""
+        """Refuse pipes the switch does not have, and an unknown pipeline."""
         if any(not 0 <= p < self.pipe_count for p in pipes):
             raise DriverError(
                 "DPF4016", f"the switch has {self.pipe_count} pipes, not {sorted(set(pipes))}"
             )
-        if pipeline != "ingress":
-            raise DriverError("DPF4016", f"this program has no {pipeline} lane memories")
+        if pipeline not in PIPELINES:
+            raise DriverError("DPF4021", f"unknown pipeline {pipeline!r} (ingress or egress)")
 
     def _q(self, name: str) -> str:
         """``name`` qualified by the ingress control, as the name map qualifies names."""
@@ -202,11 +210,11 @@ class EntryDriver:
         for table, key in list(self.entries):
             if key and key[0] == tenant and "code" not in table:
                 self._remove(table, key)
-        for (k, i), lane in self.lanes.items():
+        for (pipeline, k, i), lane in self.lanes.items():
             for owner, vaddr in [d for d in lane.direct if d[0] == tenant]:
-                self._unmap_direct(k, i, owner, vaddr)
+                self._unmap_direct(k, i, owner, vaddr, pipeline)
             for owner, vbase in [s for s in lane.segments if s[0] == tenant]:
-                self._unmap_segment(k, i, owner, vbase)
+                self._unmap_segment(k, i, owner, vbase, pipeline)
         self.slots.pop(tenant, None)
 
     def map_memory(
@@ -221,7 +229,7 @@ class EntryDriver:
         pipeline: str = "ingress",
     ) -> None:
         self._pipes(pipes, pipeline)
-        memory = self._lane(eu, lane)
+        memory = self._lane(eu, lane, pipeline)
         if mapping not in ("direct", "segment") or size <= 0:
             raise DriverError("DPF4005", f"cannot map {size} words as {mapping!r}")
         if mapping == "direct" and not self.profile.lane_has_direct_mapping(lane):
@@ -235,21 +243,21 @@ class EntryDriver:
         table_s = self._q(self.layout.segment_table(eu, lane))
         if mapping == "direct":
             for v in range(size):
-                key = [Match(tenant), Match(v)]
+                key = [Match(memory.phase), Match(tenant), Match(v)]
                 handle = self.writer.add_entry(table_d, self._q("mapped"), key, [base + v])
                 memory.direct[tenant, v] = (base + v, handle)
             return
         offset = 0
         for vbase, length in pieces(size):
-            key = [Match(tenant), Match(vbase, ~(length - 1) & 0xFFFF_FFFF)]
+            key = [Match(memory.phase), Match(tenant), Match(vbase, ~(length - 1) & 0xFFFF_FFFF)]
             params = [base + offset, length - 1]
             # Segments of one tenant never overlap; the priority only has to be given.
             handle = self.writer.add_entry(table_s, self._q("segment"), key, params, 1)
             memory.segments[tenant, vbase] = (length, base + offset, handle)
             offset += length
 
-    def _lane(self, eu: int, lane: int) -> _Lane:
-        memory = self.lanes.get((eu, lane))
+    def _lane(self, eu: int, lane: int, pipeline: str = "ingress") -> _Lane:
+        memory = self.lanes.get((pipeline, eu, lane))
         if memory is None:
             raise DriverError("DPF4004", f"no EU{eu} lane {lane} on {self.profile.name}")
         return memory
@@ -259,15 +267,15 @@ class EntryDriver:
         for index in range(start, start + size):
             self.writer.write_register(register, index, 0)
 
-    def _unmap_direct(self, eu: int, lane: int, tenant: int, vaddr: int) -> None:
-        memory = self.lanes[eu, lane]
+    def _unmap_direct(self, eu: int, lane: int, tenant: int, vaddr: int, pipeline: str) -> None:
+        memory = self.lanes[pipeline, eu, lane]
         phys, handle = memory.direct.pop((tenant, vaddr))
         self.writer.delete_entry(self._q(self.layout.direct_table(eu, lane)), handle)
         self._zero(eu, lane, phys, 1)
         memory.release(phys, 1)
 
-    def _unmap_segment(self, eu: int, lane: int, tenant: int, vbase: int) -> None:
-        memory = self.lanes[eu, lane]
+    def _unmap_segment(self, eu: int, lane: int, tenant: int, vbase: int, pipeline: str) -> None:
+        memory = self.lanes[pipeline, eu, lane]
         size, phys, handle = memory.segments.pop((tenant, vbase))
         self.writer.delete_entry(self._q(self.layout.segment_table(eu, lane)), handle)
         self._zero(eu, lane, phys, size)
@@ -285,19 +293,19 @@ class EntryDriver:
         pipeline: str = "ingress",
     ) -> None:
         self._pipes(pipes, pipeline)
-        memory = self._lane(eu, lane)
+        memory = self._lane(eu, lane, pipeline)
         if mapping == "direct":
             for v in range(size):
                 if (tenant, v) not in memory.direct:
                     raise DriverError("DPF4011", f"address {v} is not mapped")
             for v in range(size):
-                self._unmap_direct(eu, lane, tenant, v)
+                self._unmap_direct(eu, lane, tenant, v, pipeline)
             return
         for vbase, _ in pieces(size):
             if (tenant, vbase) not in memory.segments:
                 raise DriverError("DPF4011", f"segment at {vbase} is not mapped")
         for vbase, _ in pieces(size):
-            self._unmap_segment(eu, lane, tenant, vbase)
+            self._unmap_segment(eu, lane, tenant, vbase, pipeline)
 
     def set_forwarding(
         self, tenant: int, index: int, destination: Destination, pipes: Sequence[int]
@@ -357,7 +365,7 @@ class EntryDriver:
         pipeline: str = "ingress",
     ) -> list[int]:
         self._pipes([pipe], pipeline)
-        memory = self._lane(eu, lane)
+        memory = self._lane(eu, lane, pipeline)
         physical = [
             self._physical(memory, tenant, eu, lane, v) for v in range(vaddr, vaddr + count)
         ]
@@ -375,7 +383,7 @@ class EntryDriver:
         pipeline: str = "ingress",
     ) -> None:
         self._pipes(pipes, pipeline)
-        memory = self._lane(eu, lane)
+        memory = self._lane(eu, lane, pipeline)
         physical = [
             self._physical(memory, tenant, eu, lane, v) for v in range(vaddr, vaddr + len(values))
         ]

@@ -192,7 +192,10 @@ def _metadata(layout: Layout, arch: Architecture, index: Expr) -> Expr:
         "queue_depth": arch.queue_depth(),
         "packet_length": arch.packet_length(),
         "pipe_id": meta.dot("pipe_id"),
-        "egress_port": Lit(0xFFFF, 32),  # no port is chosen yet in the ingress (isa.md item 20)
+        # no port is chosen yet in the ingress; the egress pass knows it (isa.md item 20)
+        "egress_port": mux(
+            meta.dot("eg_phase").eq(1), meta.dot("eg_port").cast(32), Lit(0xFFFF, 32)
+        ),
     }
     result: Expr = Lit(0, 32)
     for md in reversed(layout.profile.metadata):
@@ -398,7 +401,8 @@ def memory_decls(layout: Layout, arch: Architecture) -> list[Decl]:
         for i in range(layout.lanes):
             out += arch.lane_memory(
                 layout.memory(k, i),
-                profile.memory_words_per_lane,
+                # the ingress's words, then the egress's (memory is per pipeline)
+                2 * profile.memory_words_per_lane,
                 reg("s", layout.registers[layout.lanes + i]),
                 f"EU{k} lane {i}: its 32-bit words (isa.md §6 item 15)",
             )
@@ -408,7 +412,11 @@ def memory_decls(layout: Layout, arch: Architecture) -> list[Decl]:
             out.append(
                 Table(
                     layout.direct_table(k, i),
-                    [(meta.dot("tenant"), "exact"), (meta.dot("vaddr"), "exact")],
+                    [
+                        (meta.dot("eg_phase"), "exact"),
+                        (meta.dot("tenant"), "exact"),
+                        (meta.dot("vaddr"), "exact"),
+                    ],
                     ["mapped", "NoAction"],
                     "NoAction",
                     direct_size,
@@ -418,7 +426,11 @@ def memory_decls(layout: Layout, arch: Architecture) -> list[Decl]:
             out.append(
                 Table(
                     layout.segment_table(k, i),
-                    [(meta.dot("tenant"), "exact"), (meta.dot("vaddr"), "ternary")],
+                    [
+                        (meta.dot("eg_phase"), "exact"),
+                        (meta.dot("tenant"), "exact"),
+                        (meta.dot("vaddr"), "ternary"),
+                    ],
                     ["segment", "NoAction"],
                     "NoAction",
                     profile.segments_per_lane + 1,

@@ -94,7 +94,10 @@ def model(layout: Layout, arch: Architecture) -> Model:
         ingress_locals=ingress_tables(layout, arch),
         ingress=_ingress(layout, arch),
         egress_locals=_copy_rewrite(arch),
-        egress=[If(arch.replication_id().ne(0), [Do(n("copy_rewrite.apply").call())])],
+        egress=[
+            If(arch.replication_id().ne(0), [Do(n("copy_rewrite.apply").call())]),
+            *arch.egress_pass(_runs_egress_dpf()),
+        ],
         checksum_fields=_checksum_fields(),
         emits=parse.deparser_emits(),
     )
@@ -107,6 +110,11 @@ def _metadata_fields(layout: Layout, arch: Architecture) -> list[tuple[str, str]
         # Kept across a recirculation where the architecture keeps metadata: the port the
         # packet first arrived by (LOAD_MD ingress_port, return to sender; R15, R21).
         ("in_port", arch.preserved("bit<9>")),
+        # The egress pass (isa.md item 20): a frame leaving by a port whose header names an
+        # egress DPF comes back once, with the port, and runs that DPF (docs/p4.md).
+        ("eg_phase", arch.preserved("bit<1>")),
+        ("eg_port", arch.preserved("bit<9>")),
+        ("swap", "bit<16>"),
         ("tenant", "bit<24>"),
         ("slot", "bit<16>"),  # the tenant's index into constants and counters
         ("known", "bit<1>"),
@@ -176,9 +184,11 @@ def _ingress(layout: Layout, arch: Architecture) -> list[Stmt]:
     pointer = [
         Assign(m("pc"), mux(sv.dot("isValid").call(), sv.dot("dpf_ptr"), Lit(NONE_PC, 16))),
         If(
-            m("pc").eq(NONE_PC),
+            m("pc").eq(NONE_PC).land(m("eg_phase").eq(0)),
             [If(m("has_default").eq(1), [Assign(m("pc"), m("default_dpf"))])],
         ),
+        # The egress pass runs the egress DPF; no default DPF stands in for a missing one.
+        If(m("eg_phase").eq(1), [Assign(m("pc"), sv.dot("egress_ptr"))]),
         If(m("pc").eq(NONE_PC), route_plain(), run),
     ]
     tenant_known = [
@@ -211,6 +221,19 @@ def _ingress(layout: Layout, arch: Architecture) -> list[Stmt]:
         *finish(layout, arch),
     ]
     return body
+
+
+def _runs_egress_dpf() -> Expr:
+    """In the egress: the frame leaves by a port and its header names an egress DPF (the
+    egress pass has not run yet; a recirculating frame goes back to the ingress)."""
+    sv = hdr.dot("sv")
+    return (
+        meta.dot("eg_phase")
+        .eq(0)
+        .land(meta.dot("recirculate").eq(0))
+        .land(sv.dot("isValid").call())
+        .land(sv.dot("egress_ptr").ne(NONE_PC))
+    )
 
 
 def _copy_rewrite(arch: Architecture) -> list[Decl]:

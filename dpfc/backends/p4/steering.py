@@ -35,16 +35,26 @@ OUT_DROP, OUT_ROUTE, OUT_PORT, OUT_MULTICAST, OUT_BACK, OUT_RECIRCULATE = range(
 
 def route_plain() -> list[Stmt]:
     """R8: the packet travels on unchanged, routed by its outer IPv4 destination; a frame
-    that is not IPv4 has no route and is dropped (the simulator's rule)."""
+    that is not IPv4 has no route and is dropped (the simulator's rule). In the egress pass
+    (isa.md item 20) the port is chosen already: the packet leaves by it."""
     ipv4 = hdr.dot("ipv4")
     return [
         If(
-            ipv4.dot("isValid").call().land(ipv4.dot("version").eq(4)),
+            meta.dot("eg_phase").eq(1),
             [
-                Assign(meta.dot("verdict"), Lit(OUT_ROUTE, 3)),
-                Assign(meta.dot("route_ip"), ipv4.dot("dst")),
+                Assign(meta.dot("verdict"), Lit(OUT_PORT, 3)),
+                Assign(meta.dot("out_port"), meta.dot("eg_port")),
             ],
-            [Assign(meta.dot("verdict"), Lit(OUT_DROP, 3))],
+            [
+                If(
+                    ipv4.dot("isValid").call().land(ipv4.dot("version").eq(4)),
+                    [
+                        Assign(meta.dot("verdict"), Lit(OUT_ROUTE, 3)),
+                        Assign(meta.dot("route_ip"), ipv4.dot("dst")),
+                    ],
+                    [Assign(meta.dot("verdict"), Lit(OUT_DROP, 3))],
+                )
+            ],
         )
     ]
 
@@ -110,6 +120,18 @@ def steering(layout: Layout) -> list[Stmt]:
         Assign(
             m("new_egress"), mux(sv.dot("isValid").call(), sv.dot("egress_ptr"), Lit(NONE_PC, 16))
         ),
+        # In the egress pass NEXT_PC names the next switch's egress DPF (isa.md item 20):
+        # the pointers swap roles, and the ingress pointer is the one carried through.
+        If(
+            m("eg_phase").eq(1),
+            [
+                Assign(m("swap"), m("new_ptr")),
+                Assign(
+                    m("new_ptr"), mux(sv.dot("isValid").call(), sv.dot("dpf_ptr"), Lit(NONE_PC, 16))
+                ),
+                If(e("next_pc_src").ne(0), [Assign(m("new_egress"), m("swap"))]),
+            ],
+        ),
         If(
             e("hdr_mod").eq(1),
             [
@@ -117,12 +139,17 @@ def steering(layout: Layout) -> list[Stmt]:
                 If(
                     e("next_pc_src")
                     .eq(0)
+                    .lor(m("eg_phase").eq(1))
                     .land(m("new_ptr").ne(NONE_PC))
                     .land((m("new_ptr") & IN_PACKET).ne(0)),
                     [Assign(m("new_ptr"), Lit(NONE_PC, 16))],
                 ),
                 If(
-                    m("new_egress").ne(NONE_PC).land((m("new_egress") & IN_PACKET).ne(0)),
+                    e("next_pc_src")
+                    .eq(0)
+                    .lor(m("eg_phase").eq(0))
+                    .land(m("new_egress").ne(NONE_PC))
+                    .land((m("new_egress") & IN_PACKET).ne(0)),
                     [Assign(m("new_egress"), Lit(NONE_PC, 16))],
                 ),
             ],
@@ -132,10 +159,14 @@ def steering(layout: Layout) -> list[Stmt]:
     action_ = e("steer_action")
     privileged = action_.eq(codes["set_port"]).land(m("perm_privileged").eq(0))
     recirculate_denied = action_.eq(codes["recirculate"]).land(m("perm_recirculate").eq(0))
+    # The egress pass may pass or drop: every other action needs a port not yet chosen.
+    egress_steers = (
+        m("eg_phase").eq(1).land(action_.ne(codes["pass"]).land(action_.ne(codes["drop"])))
+    )
     decide = chain(
         [
             (
-                m("new_depth").gt(profile.stack_max_depth),
+                m("new_depth").gt(profile.stack_max_depth).lor(egress_steers),
                 [Do(n("count_faults").call()), Assign(m("verdict"), Lit(OUT_DROP, 3))],
             ),
             (privileged.lor(recirculate_denied), [Do(n("count_refused").call()), *unauthorized()]),

@@ -117,6 +117,20 @@ class V1Model(Architecture):
         # the simulator (and a Tofino's recirculation of the same pipe) keeps it (R15).
         return n("meta").dot("in_port")
 
+    def egress_pass(self, runs: Expr) -> list[Stmt]:
+        # recirculate_preserving_field_list in the egress replaces the transmission: the
+        # frame re-enters the ingress with in_port, eg_phase and eg_port kept.
+        return [
+            If(
+                runs,
+                [
+                    Assign(meta.dot("eg_phase"), Lit(1)),
+                    Assign(meta.dot("eg_port"), sm.dot("egress_port")),
+                    Assign(meta.dot("recirculate"), Lit(1)),
+                ],
+            )
+        ]
+
     def ingress_start(self) -> list[Stmt]:
         first_pass = sm.dot("instance_type").eq(0)  # not a recirculated instance
         return [If(first_pass, [Assign(n("meta").dot("in_port"), sm.dot("ingress_port"))])]
@@ -172,19 +186,19 @@ class V1Model(Architecture):
         return [
             Instance(
                 "register<bit<32>>",
-                [Lit(1)],
+                [Lit(2)],
                 "rng_state",
-                "RAND: xorshift32, the simulator's generator.",
+                "RAND: xorshift32, the simulator's generator; [0] ingress, [1] egress pass.",
             ),
             action(
                 "draw_random",
                 [],
                 [
-                    Do(n("rng_state.read").call(rng, Lit(0, 32))),
+                    Do(n("rng_state.read").call(rng, meta.dot("eg_phase").cast(32))),
                     Assign(rng, rng ^ (rng << 13)),
                     Assign(rng, rng ^ (rng >> 17)),
                     Assign(rng, rng ^ (rng << 5)),
-                    Do(n("rng_state.write").call(Lit(0, 32), rng)),
+                    Do(n("rng_state.write").call(meta.dot("eg_phase").cast(32), rng)),
                 ],
             ),
         ]

@@ -270,6 +270,9 @@ struct metadata_t {
     bit<32> hash_in_0;
     bit<32> hash_in_1;
     bit<9> in_port;
+    bit<1> eg_phase;
+    bit<9> eg_port;
+    bit<16> swap;
     bit<24> tenant;
     bit<16> slot;
     bit<1> known;
@@ -808,7 +811,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
         meta.mapped = 1;
     }
     // EU0 lane 0: its 32-bit words (isa.md §6 item 15)
-    Register<bit<32>, bit<32>>(0x400) mem_e0_l0;
+    Register<bit<32>, bit<32>>(0x800) mem_e0_l0;
     RegisterAction<bit<32>, bit<32>, bit<32>>(mem_e0_l0) mem_e0_l0_load = {
         void apply(inout bit<32> value, out bit<32> rv) {
             rv = value;
@@ -853,6 +856,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
     // Direct mappings, one word each, before segments (isa.md item 14).
     table direct_e0_l0 {
         key = {
+            meta.eg_phase : exact @name("eg_phase");
             meta.tenant : exact @name("tenant");
             meta.vaddr : exact @name("vaddr");
         }
@@ -863,6 +867,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
     // Aligned power-of-two segments; the null segment has the lowest priority.
     table segment_e0_l0 {
         key = {
+            meta.eg_phase : exact @name("eg_phase");
             meta.tenant : exact @name("tenant");
             meta.vaddr : ternary @name("vaddr");
         }
@@ -871,7 +876,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
         size = 1501;
     }
     // EU0 lane 1: its 32-bit words (isa.md §6 item 15)
-    Register<bit<32>, bit<32>>(0x400) mem_e0_l1;
+    Register<bit<32>, bit<32>>(0x800) mem_e0_l1;
     RegisterAction<bit<32>, bit<32>, bit<32>>(mem_e0_l1) mem_e0_l1_load = {
         void apply(inout bit<32> value, out bit<32> rv) {
             rv = value;
@@ -916,6 +921,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
     // Direct mappings, one word each, before segments (isa.md item 14).
     table direct_e0_l1 {
         key = {
+            meta.eg_phase : exact @name("eg_phase");
             meta.tenant : exact @name("tenant");
             meta.vaddr : exact @name("vaddr");
         }
@@ -926,6 +932,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
     // Aligned power-of-two segments; the null segment has the lowest priority.
     table segment_e0_l1 {
         key = {
+            meta.eg_phase : exact @name("eg_phase");
             meta.tenant : exact @name("tenant");
             meta.vaddr : ternary @name("vaddr");
         }
@@ -934,7 +941,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
         size = 1501;
     }
     // EU1 lane 0: its 32-bit words (isa.md §6 item 15)
-    Register<bit<32>, bit<32>>(0x400) mem_e1_l0;
+    Register<bit<32>, bit<32>>(0x800) mem_e1_l0;
     RegisterAction<bit<32>, bit<32>, bit<32>>(mem_e1_l0) mem_e1_l0_load = {
         void apply(inout bit<32> value, out bit<32> rv) {
             rv = value;
@@ -979,6 +986,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
     // Direct mappings, one word each, before segments (isa.md item 14).
     table direct_e1_l0 {
         key = {
+            meta.eg_phase : exact @name("eg_phase");
             meta.tenant : exact @name("tenant");
             meta.vaddr : exact @name("vaddr");
         }
@@ -989,6 +997,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
     // Aligned power-of-two segments; the null segment has the lowest priority.
     table segment_e1_l0 {
         key = {
+            meta.eg_phase : exact @name("eg_phase");
             meta.tenant : exact @name("tenant");
             meta.vaddr : ternary @name("vaddr");
         }
@@ -997,7 +1006,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
         size = 1501;
     }
     // EU1 lane 1: its 32-bit words (isa.md §6 item 15)
-    Register<bit<32>, bit<32>>(0x400) mem_e1_l1;
+    Register<bit<32>, bit<32>>(0x800) mem_e1_l1;
     RegisterAction<bit<32>, bit<32>, bit<32>>(mem_e1_l1) mem_e1_l1_load = {
         void apply(inout bit<32> value, out bit<32> rv) {
             rv = value;
@@ -1042,6 +1051,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
     // Direct mappings, one word each, before segments (isa.md item 14).
     table direct_e1_l1 {
         key = {
+            meta.eg_phase : exact @name("eg_phase");
             meta.tenant : exact @name("tenant");
             meta.vaddr : exact @name("vaddr");
         }
@@ -1052,6 +1062,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
     // Aligned power-of-two segments; the null segment has the lowest priority.
     table segment_e1_l1 {
         key = {
+            meta.eg_phase : exact @name("eg_phase");
             meta.tenant : exact @name("tenant");
             meta.vaddr : ternary @name("vaddr");
         }
@@ -1422,7 +1433,10 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
         meta.verdict = 3w0;
         if (((meta.malformed == 1) || (ig_prsr_md.parser_err != 0))) {
         } else if (!(hdr.geneve.isValid())) {
-            if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
+            if ((meta.eg_phase == 1)) {
+                meta.verdict = 3w2;
+                meta.out_port = meta.eg_port;
+            } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                 meta.verdict = 3w1;
                 meta.route_ip = hdr.ipv4.dst;
             } else {
@@ -1433,6 +1447,9 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
             permissions.apply();
             if ((meta.known == 0)) {
                 if (hdr.sv.isValid()) {
+                } else if ((meta.eg_phase == 1)) {
+                    meta.verdict = 3w2;
+                    meta.out_port = meta.eg_port;
                 } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                     meta.verdict = 3w1;
                     meta.route_ip = hdr.ipv4.dst;
@@ -2877,7 +2894,10 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
                     meta.running = 0;
                     meta.rewrite = 0;
                     if ((meta.perm_pass == 1)) {
-                        if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
+                        if ((meta.eg_phase == 1)) {
+                            meta.verdict = 3w2;
+                            meta.out_port = meta.eg_port;
+                        } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                             meta.verdict = 3w1;
                             meta.route_ip = hdr.ipv4.dst;
                         } else {
@@ -2888,13 +2908,19 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
                     }
                 } else {
                     meta.pc = (hdr.sv.isValid() ? hdr.sv.dpf_ptr : 16w0xffff);
-                    if ((meta.pc == 0xffff)) {
+                    if (((meta.pc == 0xffff) && (meta.eg_phase == 0))) {
                         if ((meta.has_default == 1)) {
                             meta.pc = meta.default_dpf;
                         }
                     }
+                    if ((meta.eg_phase == 1)) {
+                        meta.pc = hdr.sv.egress_ptr;
+                    }
                     if ((meta.pc == 0xffff)) {
-                        if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
+                        if ((meta.eg_phase == 1)) {
+                            meta.verdict = 3w2;
+                            meta.out_port = meta.eg_port;
+                        } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                             meta.verdict = 3w1;
                             meta.route_ip = hdr.ipv4.dst;
                         } else {
@@ -2930,7 +2956,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_A0_kind == 6)) {
-                                        meta.r_A0 = ((meta.c_sel_A0_operand == 0) ? ((bit<32>)(ig_intr_md.ingress_port)) : ((meta.c_sel_A0_operand == 1) ? ig_prsr_md.global_tstamp[31:0] : ((meta.c_sel_A0_operand == 2) ? meta.switch_id : ((meta.c_sel_A0_operand == 3) ? 32w0 : ((meta.c_sel_A0_operand == 4) ? (((bit<32>)(hdr.ipv4.totalLen)) + (hdr.vlan.isValid() ? 32w0x12 : 32w0xe)) : ((meta.c_sel_A0_operand == 5) ? meta.pipe_id : ((meta.c_sel_A0_operand == 6) ? 32w0xffff : 32w0)))))));
+                                        meta.r_A0 = ((meta.c_sel_A0_operand == 0) ? ((bit<32>)(ig_intr_md.ingress_port)) : ((meta.c_sel_A0_operand == 1) ? ig_prsr_md.global_tstamp[31:0] : ((meta.c_sel_A0_operand == 2) ? meta.switch_id : ((meta.c_sel_A0_operand == 3) ? 32w0 : ((meta.c_sel_A0_operand == 4) ? (((bit<32>)(hdr.ipv4.totalLen)) + (hdr.vlan.isValid() ? 32w0x12 : 32w0xe)) : ((meta.c_sel_A0_operand == 5) ? meta.pipe_id : ((meta.c_sel_A0_operand == 6) ? ((meta.eg_phase == 1) ? ((bit<32>)(meta.eg_port)) : 32w0xffff) : 32w0)))))));
                                     } else if ((meta.c_sel_A0_kind == 7)) {
                                         draw_random();
                                         meta.r_A0 = meta.rng;
@@ -2948,7 +2974,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_A1_kind == 6)) {
-                                        meta.r_A1 = ((meta.c_sel_A1_operand == 0) ? ((bit<32>)(ig_intr_md.ingress_port)) : ((meta.c_sel_A1_operand == 1) ? ig_prsr_md.global_tstamp[31:0] : ((meta.c_sel_A1_operand == 2) ? meta.switch_id : ((meta.c_sel_A1_operand == 3) ? 32w0 : ((meta.c_sel_A1_operand == 4) ? (((bit<32>)(hdr.ipv4.totalLen)) + (hdr.vlan.isValid() ? 32w0x12 : 32w0xe)) : ((meta.c_sel_A1_operand == 5) ? meta.pipe_id : ((meta.c_sel_A1_operand == 6) ? 32w0xffff : 32w0)))))));
+                                        meta.r_A1 = ((meta.c_sel_A1_operand == 0) ? ((bit<32>)(ig_intr_md.ingress_port)) : ((meta.c_sel_A1_operand == 1) ? ig_prsr_md.global_tstamp[31:0] : ((meta.c_sel_A1_operand == 2) ? meta.switch_id : ((meta.c_sel_A1_operand == 3) ? 32w0 : ((meta.c_sel_A1_operand == 4) ? (((bit<32>)(hdr.ipv4.totalLen)) + (hdr.vlan.isValid() ? 32w0x12 : 32w0xe)) : ((meta.c_sel_A1_operand == 5) ? meta.pipe_id : ((meta.c_sel_A1_operand == 6) ? ((meta.eg_phase == 1) ? ((bit<32>)(meta.eg_port)) : 32w0xffff) : 32w0)))))));
                                     } else if ((meta.c_sel_A1_kind == 7)) {
                                         draw_random();
                                         meta.r_A1 = meta.rng;
@@ -2966,7 +2992,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_B0_kind == 6)) {
-                                        meta.r_B0 = ((meta.c_sel_B0_operand == 0) ? ((bit<32>)(ig_intr_md.ingress_port)) : ((meta.c_sel_B0_operand == 1) ? ig_prsr_md.global_tstamp[31:0] : ((meta.c_sel_B0_operand == 2) ? meta.switch_id : ((meta.c_sel_B0_operand == 3) ? 32w0 : ((meta.c_sel_B0_operand == 4) ? (((bit<32>)(hdr.ipv4.totalLen)) + (hdr.vlan.isValid() ? 32w0x12 : 32w0xe)) : ((meta.c_sel_B0_operand == 5) ? meta.pipe_id : ((meta.c_sel_B0_operand == 6) ? 32w0xffff : 32w0)))))));
+                                        meta.r_B0 = ((meta.c_sel_B0_operand == 0) ? ((bit<32>)(ig_intr_md.ingress_port)) : ((meta.c_sel_B0_operand == 1) ? ig_prsr_md.global_tstamp[31:0] : ((meta.c_sel_B0_operand == 2) ? meta.switch_id : ((meta.c_sel_B0_operand == 3) ? 32w0 : ((meta.c_sel_B0_operand == 4) ? (((bit<32>)(hdr.ipv4.totalLen)) + (hdr.vlan.isValid() ? 32w0x12 : 32w0xe)) : ((meta.c_sel_B0_operand == 5) ? meta.pipe_id : ((meta.c_sel_B0_operand == 6) ? ((meta.eg_phase == 1) ? ((bit<32>)(meta.eg_port)) : 32w0xffff) : 32w0)))))));
                                     } else if ((meta.c_sel_B0_kind == 7)) {
                                         draw_random();
                                         meta.r_B0 = meta.rng;
@@ -2984,7 +3010,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_B1_kind == 6)) {
-                                        meta.r_B1 = ((meta.c_sel_B1_operand == 0) ? ((bit<32>)(ig_intr_md.ingress_port)) : ((meta.c_sel_B1_operand == 1) ? ig_prsr_md.global_tstamp[31:0] : ((meta.c_sel_B1_operand == 2) ? meta.switch_id : ((meta.c_sel_B1_operand == 3) ? 32w0 : ((meta.c_sel_B1_operand == 4) ? (((bit<32>)(hdr.ipv4.totalLen)) + (hdr.vlan.isValid() ? 32w0x12 : 32w0xe)) : ((meta.c_sel_B1_operand == 5) ? meta.pipe_id : ((meta.c_sel_B1_operand == 6) ? 32w0xffff : 32w0)))))));
+                                        meta.r_B1 = ((meta.c_sel_B1_operand == 0) ? ((bit<32>)(ig_intr_md.ingress_port)) : ((meta.c_sel_B1_operand == 1) ? ig_prsr_md.global_tstamp[31:0] : ((meta.c_sel_B1_operand == 2) ? meta.switch_id : ((meta.c_sel_B1_operand == 3) ? 32w0 : ((meta.c_sel_B1_operand == 4) ? (((bit<32>)(hdr.ipv4.totalLen)) + (hdr.vlan.isValid() ? 32w0x12 : 32w0xe)) : ((meta.c_sel_B1_operand == 5) ? meta.pipe_id : ((meta.c_sel_B1_operand == 6) ? ((meta.eg_phase == 1) ? ((bit<32>)(meta.eg_port)) : 32w0xffff) : 32w0)))))));
                                     } else if ((meta.c_sel_B1_kind == 7)) {
                                         draw_random();
                                         meta.r_B1 = meta.rng;
@@ -2998,7 +3024,10 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
                             meta.running = 0;
                             meta.rewrite = 0;
                             if ((meta.perm_pass == 1)) {
-                                if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
+                                if ((meta.eg_phase == 1)) {
+                                    meta.verdict = 3w2;
+                                    meta.out_port = meta.eg_port;
+                                } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                                     meta.verdict = 3w1;
                                     meta.route_ip = hdr.ipv4.dst;
                                 } else {
@@ -3410,16 +3439,23 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
                                 meta.new_ptr = pick(meta.e_next_pc[7:0], meta.r_A0, meta.r_A1, meta.r_B0, meta.r_B1)[15:0];
                             }
                             meta.new_egress = (hdr.sv.isValid() ? hdr.sv.egress_ptr : 16w0xffff);
+                            if ((meta.eg_phase == 1)) {
+                                meta.swap = meta.new_ptr;
+                                meta.new_ptr = (hdr.sv.isValid() ? hdr.sv.dpf_ptr : 16w0xffff);
+                                if ((meta.e_next_pc_src != 0)) {
+                                    meta.new_egress = meta.swap;
+                                }
+                            }
                             if ((meta.e_hdr_mod == 1)) {
-                                if ((((meta.e_next_pc_src == 0) && (meta.new_ptr != 0xffff)) && ((meta.new_ptr & 0x8000) != 0))) {
+                                if (((((meta.e_next_pc_src == 0) || (meta.eg_phase == 1)) && (meta.new_ptr != 0xffff)) && ((meta.new_ptr & 0x8000) != 0))) {
                                     meta.new_ptr = 16w0xffff;
                                 }
-                                if (((meta.new_egress != 0xffff) && ((meta.new_egress & 0x8000) != 0))) {
+                                if (((((meta.e_next_pc_src == 0) || (meta.eg_phase == 0)) && (meta.new_egress != 0xffff)) && ((meta.new_egress & 0x8000) != 0))) {
                                     meta.new_egress = 16w0xffff;
                                 }
                             }
                             meta.gas = (hdr.sv.isValid() ? hdr.sv.gas : 8w8);
-                            if ((meta.new_depth > 0x10)) {
+                            if (((meta.new_depth > 0x10) || ((meta.eg_phase == 1) && ((meta.e_steer_action != 0) && (meta.e_steer_action != 1))))) {
                                 count_faults();
                                 meta.verdict = 3w0;
                             } else if ((((meta.e_steer_action == 5) && (meta.perm_privileged == 0)) || ((meta.e_steer_action == 6) && (meta.perm_recirculate == 0)))) {
@@ -3427,7 +3463,10 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
                                 meta.running = 0;
                                 meta.rewrite = 0;
                                 if ((meta.perm_pass == 1)) {
-                                    if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
+                                    if ((meta.eg_phase == 1)) {
+                                        meta.verdict = 3w2;
+                                        meta.out_port = meta.eg_port;
+                                    } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                                         meta.verdict = 3w1;
                                         meta.route_ip = hdr.ipv4.dst;
                                     } else {
@@ -3465,7 +3504,10 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
                                     meta.running = 0;
                                     meta.rewrite = 0;
                                     if ((meta.perm_pass == 1)) {
-                                        if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
+                                        if ((meta.eg_phase == 1)) {
+                                            meta.verdict = 3w2;
+                                            meta.out_port = meta.eg_port;
+                                        } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                                             meta.verdict = 3w1;
                                             meta.route_ip = hdr.ipv4.dst;
                                         } else {
@@ -3486,7 +3528,10 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
                                     meta.running = 0;
                                     meta.rewrite = 0;
                                     if ((meta.perm_pass == 1)) {
-                                        if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
+                                        if ((meta.eg_phase == 1)) {
+                                            meta.verdict = 3w2;
+                                            meta.out_port = meta.eg_port;
+                                        } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                                             meta.verdict = 3w1;
                                             meta.route_ip = hdr.ipv4.dst;
                                         } else {
@@ -3500,7 +3545,10 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
                                 }
                             } else {
                                 meta.rewrite = 1;
-                                if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
+                                if ((meta.eg_phase == 1)) {
+                                    meta.verdict = 3w2;
+                                    meta.out_port = meta.eg_port;
+                                } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                                     meta.verdict = 3w1;
                                     meta.route_ip = hdr.ipv4.dst;
                                 } else {

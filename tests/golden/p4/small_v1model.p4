@@ -269,6 +269,9 @@ struct metadata_t {
     bit<32> hash_in_0;
     bit<32> hash_in_1;
     @field_list(0) bit<9> in_port;
+    @field_list(0) bit<1> eg_phase;
+    @field_list(0) bit<9> eg_port;
+    bit<16> swap;
     bit<24> tenant;
     bit<16> slot;
     bit<1> known;
@@ -686,14 +689,14 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
     action read_constant(in bit<8> index) {
         constants.read(meta.old, ((((bit<32>)(meta.slot)) * 0x100) + ((bit<32>)(index))));
     }
-    // RAND: xorshift32, the simulator's generator.
-    register<bit<32>>(1) rng_state;
+    // RAND: xorshift32, the simulator's generator; [0] ingress, [1] egress pass.
+    register<bit<32>>(2) rng_state;
     action draw_random() {
-        rng_state.read(meta.rng, 32w0);
+        rng_state.read(meta.rng, ((bit<32>)(meta.eg_phase)));
         meta.rng = (meta.rng ^ (meta.rng << 0xd));
         meta.rng = (meta.rng ^ (meta.rng >> 0x11));
         meta.rng = (meta.rng ^ (meta.rng << 5));
-        rng_state.write(32w0, meta.rng);
+        rng_state.write(((bit<32>)(meta.eg_phase)), meta.rng);
     }
     register<bit<32>>(0x1000) counter_packets;
     action count_packets() {
@@ -760,10 +763,11 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
         meta.mapped = 1;
     }
     // EU0 lane 0: its 32-bit words (isa.md §6 item 15)
-    register<bit<32>>(0x400) mem_e0_l0;
+    register<bit<32>>(0x800) mem_e0_l0;
     // Direct mappings, one word each, before segments (isa.md item 14).
     table direct_e0_l0 {
         key = {
+            meta.eg_phase : exact;
             meta.tenant : exact;
             meta.vaddr : exact;
         }
@@ -774,6 +778,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
     // Aligned power-of-two segments; the null segment has the lowest priority.
     table segment_e0_l0 {
         key = {
+            meta.eg_phase : exact;
             meta.tenant : exact;
             meta.vaddr : ternary;
         }
@@ -782,10 +787,11 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
         size = 1501;
     }
     // EU0 lane 1: its 32-bit words (isa.md §6 item 15)
-    register<bit<32>>(0x400) mem_e0_l1;
+    register<bit<32>>(0x800) mem_e0_l1;
     // Direct mappings, one word each, before segments (isa.md item 14).
     table direct_e0_l1 {
         key = {
+            meta.eg_phase : exact;
             meta.tenant : exact;
             meta.vaddr : exact;
         }
@@ -796,6 +802,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
     // Aligned power-of-two segments; the null segment has the lowest priority.
     table segment_e0_l1 {
         key = {
+            meta.eg_phase : exact;
             meta.tenant : exact;
             meta.vaddr : ternary;
         }
@@ -804,10 +811,11 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
         size = 1501;
     }
     // EU1 lane 0: its 32-bit words (isa.md §6 item 15)
-    register<bit<32>>(0x400) mem_e1_l0;
+    register<bit<32>>(0x800) mem_e1_l0;
     // Direct mappings, one word each, before segments (isa.md item 14).
     table direct_e1_l0 {
         key = {
+            meta.eg_phase : exact;
             meta.tenant : exact;
             meta.vaddr : exact;
         }
@@ -818,6 +826,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
     // Aligned power-of-two segments; the null segment has the lowest priority.
     table segment_e1_l0 {
         key = {
+            meta.eg_phase : exact;
             meta.tenant : exact;
             meta.vaddr : ternary;
         }
@@ -826,10 +835,11 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
         size = 1501;
     }
     // EU1 lane 1: its 32-bit words (isa.md §6 item 15)
-    register<bit<32>>(0x400) mem_e1_l1;
+    register<bit<32>>(0x800) mem_e1_l1;
     // Direct mappings, one word each, before segments (isa.md item 14).
     table direct_e1_l1 {
         key = {
+            meta.eg_phase : exact;
             meta.tenant : exact;
             meta.vaddr : exact;
         }
@@ -840,6 +850,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
     // Aligned power-of-two segments; the null segment has the lowest priority.
     table segment_e1_l1 {
         key = {
+            meta.eg_phase : exact;
             meta.tenant : exact;
             meta.vaddr : ternary;
         }
@@ -1213,7 +1224,10 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
         meta.verdict = 3w0;
         if (((meta.malformed == 1) || (sm.parser_error != error.NoError))) {
         } else if (!(hdr.geneve.isValid())) {
-            if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
+            if ((meta.eg_phase == 1)) {
+                meta.verdict = 3w2;
+                meta.out_port = meta.eg_port;
+            } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                 meta.verdict = 3w1;
                 meta.route_ip = hdr.ipv4.dst;
             } else {
@@ -1224,6 +1238,9 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
             permissions.apply();
             if ((meta.known == 0)) {
                 if (hdr.sv.isValid()) {
+                } else if ((meta.eg_phase == 1)) {
+                    meta.verdict = 3w2;
+                    meta.out_port = meta.eg_port;
                 } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                     meta.verdict = 3w1;
                     meta.route_ip = hdr.ipv4.dst;
@@ -2668,7 +2685,10 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                     meta.running = 0;
                     meta.rewrite = 0;
                     if ((meta.perm_pass == 1)) {
-                        if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
+                        if ((meta.eg_phase == 1)) {
+                            meta.verdict = 3w2;
+                            meta.out_port = meta.eg_port;
+                        } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                             meta.verdict = 3w1;
                             meta.route_ip = hdr.ipv4.dst;
                         } else {
@@ -2679,13 +2699,19 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                     }
                 } else {
                     meta.pc = (hdr.sv.isValid() ? hdr.sv.dpf_ptr : 16w0xffff);
-                    if ((meta.pc == 0xffff)) {
+                    if (((meta.pc == 0xffff) && (meta.eg_phase == 0))) {
                         if ((meta.has_default == 1)) {
                             meta.pc = meta.default_dpf;
                         }
                     }
+                    if ((meta.eg_phase == 1)) {
+                        meta.pc = hdr.sv.egress_ptr;
+                    }
                     if ((meta.pc == 0xffff)) {
-                        if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
+                        if ((meta.eg_phase == 1)) {
+                            meta.verdict = 3w2;
+                            meta.out_port = meta.eg_port;
+                        } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                             meta.verdict = 3w1;
                             meta.route_ip = hdr.ipv4.dst;
                         } else {
@@ -2721,7 +2747,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_A0_kind == 6)) {
-                                        meta.r_A0 = ((meta.c_sel_A0_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_A0_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_A0_operand == 2) ? meta.switch_id : ((meta.c_sel_A0_operand == 3) ? 32w0 : ((meta.c_sel_A0_operand == 4) ? sm.packet_length : ((meta.c_sel_A0_operand == 5) ? meta.pipe_id : ((meta.c_sel_A0_operand == 6) ? 32w0xffff : 32w0)))))));
+                                        meta.r_A0 = ((meta.c_sel_A0_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_A0_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_A0_operand == 2) ? meta.switch_id : ((meta.c_sel_A0_operand == 3) ? 32w0 : ((meta.c_sel_A0_operand == 4) ? sm.packet_length : ((meta.c_sel_A0_operand == 5) ? meta.pipe_id : ((meta.c_sel_A0_operand == 6) ? ((meta.eg_phase == 1) ? ((bit<32>)(meta.eg_port)) : 32w0xffff) : 32w0)))))));
                                     } else if ((meta.c_sel_A0_kind == 7)) {
                                         draw_random();
                                         meta.r_A0 = meta.rng;
@@ -2739,7 +2765,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_A1_kind == 6)) {
-                                        meta.r_A1 = ((meta.c_sel_A1_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_A1_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_A1_operand == 2) ? meta.switch_id : ((meta.c_sel_A1_operand == 3) ? 32w0 : ((meta.c_sel_A1_operand == 4) ? sm.packet_length : ((meta.c_sel_A1_operand == 5) ? meta.pipe_id : ((meta.c_sel_A1_operand == 6) ? 32w0xffff : 32w0)))))));
+                                        meta.r_A1 = ((meta.c_sel_A1_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_A1_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_A1_operand == 2) ? meta.switch_id : ((meta.c_sel_A1_operand == 3) ? 32w0 : ((meta.c_sel_A1_operand == 4) ? sm.packet_length : ((meta.c_sel_A1_operand == 5) ? meta.pipe_id : ((meta.c_sel_A1_operand == 6) ? ((meta.eg_phase == 1) ? ((bit<32>)(meta.eg_port)) : 32w0xffff) : 32w0)))))));
                                     } else if ((meta.c_sel_A1_kind == 7)) {
                                         draw_random();
                                         meta.r_A1 = meta.rng;
@@ -2757,7 +2783,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_B0_kind == 6)) {
-                                        meta.r_B0 = ((meta.c_sel_B0_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_B0_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_B0_operand == 2) ? meta.switch_id : ((meta.c_sel_B0_operand == 3) ? 32w0 : ((meta.c_sel_B0_operand == 4) ? sm.packet_length : ((meta.c_sel_B0_operand == 5) ? meta.pipe_id : ((meta.c_sel_B0_operand == 6) ? 32w0xffff : 32w0)))))));
+                                        meta.r_B0 = ((meta.c_sel_B0_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_B0_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_B0_operand == 2) ? meta.switch_id : ((meta.c_sel_B0_operand == 3) ? 32w0 : ((meta.c_sel_B0_operand == 4) ? sm.packet_length : ((meta.c_sel_B0_operand == 5) ? meta.pipe_id : ((meta.c_sel_B0_operand == 6) ? ((meta.eg_phase == 1) ? ((bit<32>)(meta.eg_port)) : 32w0xffff) : 32w0)))))));
                                     } else if ((meta.c_sel_B0_kind == 7)) {
                                         draw_random();
                                         meta.r_B0 = meta.rng;
@@ -2775,7 +2801,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_B1_kind == 6)) {
-                                        meta.r_B1 = ((meta.c_sel_B1_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_B1_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_B1_operand == 2) ? meta.switch_id : ((meta.c_sel_B1_operand == 3) ? 32w0 : ((meta.c_sel_B1_operand == 4) ? sm.packet_length : ((meta.c_sel_B1_operand == 5) ? meta.pipe_id : ((meta.c_sel_B1_operand == 6) ? 32w0xffff : 32w0)))))));
+                                        meta.r_B1 = ((meta.c_sel_B1_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_B1_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_B1_operand == 2) ? meta.switch_id : ((meta.c_sel_B1_operand == 3) ? 32w0 : ((meta.c_sel_B1_operand == 4) ? sm.packet_length : ((meta.c_sel_B1_operand == 5) ? meta.pipe_id : ((meta.c_sel_B1_operand == 6) ? ((meta.eg_phase == 1) ? ((bit<32>)(meta.eg_port)) : 32w0xffff) : 32w0)))))));
                                     } else if ((meta.c_sel_B1_kind == 7)) {
                                         draw_random();
                                         meta.r_B1 = meta.rng;
@@ -2789,7 +2815,10 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                             meta.running = 0;
                             meta.rewrite = 0;
                             if ((meta.perm_pass == 1)) {
-                                if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
+                                if ((meta.eg_phase == 1)) {
+                                    meta.verdict = 3w2;
+                                    meta.out_port = meta.eg_port;
+                                } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                                     meta.verdict = 3w1;
                                     meta.route_ip = hdr.ipv4.dst;
                                 } else {
@@ -3149,16 +3178,23 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                                 meta.new_ptr = pick(meta.e_next_pc[7:0], meta.r_A0, meta.r_A1, meta.r_B0, meta.r_B1)[15:0];
                             }
                             meta.new_egress = (hdr.sv.isValid() ? hdr.sv.egress_ptr : 16w0xffff);
+                            if ((meta.eg_phase == 1)) {
+                                meta.swap = meta.new_ptr;
+                                meta.new_ptr = (hdr.sv.isValid() ? hdr.sv.dpf_ptr : 16w0xffff);
+                                if ((meta.e_next_pc_src != 0)) {
+                                    meta.new_egress = meta.swap;
+                                }
+                            }
                             if ((meta.e_hdr_mod == 1)) {
-                                if ((((meta.e_next_pc_src == 0) && (meta.new_ptr != 0xffff)) && ((meta.new_ptr & 0x8000) != 0))) {
+                                if (((((meta.e_next_pc_src == 0) || (meta.eg_phase == 1)) && (meta.new_ptr != 0xffff)) && ((meta.new_ptr & 0x8000) != 0))) {
                                     meta.new_ptr = 16w0xffff;
                                 }
-                                if (((meta.new_egress != 0xffff) && ((meta.new_egress & 0x8000) != 0))) {
+                                if (((((meta.e_next_pc_src == 0) || (meta.eg_phase == 0)) && (meta.new_egress != 0xffff)) && ((meta.new_egress & 0x8000) != 0))) {
                                     meta.new_egress = 16w0xffff;
                                 }
                             }
                             meta.gas = (hdr.sv.isValid() ? hdr.sv.gas : 8w8);
-                            if ((meta.new_depth > 0x10)) {
+                            if (((meta.new_depth > 0x10) || ((meta.eg_phase == 1) && ((meta.e_steer_action != 0) && (meta.e_steer_action != 1))))) {
                                 count_faults();
                                 meta.verdict = 3w0;
                             } else if ((((meta.e_steer_action == 5) && (meta.perm_privileged == 0)) || ((meta.e_steer_action == 6) && (meta.perm_recirculate == 0)))) {
@@ -3166,7 +3202,10 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                                 meta.running = 0;
                                 meta.rewrite = 0;
                                 if ((meta.perm_pass == 1)) {
-                                    if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
+                                    if ((meta.eg_phase == 1)) {
+                                        meta.verdict = 3w2;
+                                        meta.out_port = meta.eg_port;
+                                    } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                                         meta.verdict = 3w1;
                                         meta.route_ip = hdr.ipv4.dst;
                                     } else {
@@ -3204,7 +3243,10 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                                     meta.running = 0;
                                     meta.rewrite = 0;
                                     if ((meta.perm_pass == 1)) {
-                                        if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
+                                        if ((meta.eg_phase == 1)) {
+                                            meta.verdict = 3w2;
+                                            meta.out_port = meta.eg_port;
+                                        } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                                             meta.verdict = 3w1;
                                             meta.route_ip = hdr.ipv4.dst;
                                         } else {
@@ -3225,7 +3267,10 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                                     meta.running = 0;
                                     meta.rewrite = 0;
                                     if ((meta.perm_pass == 1)) {
-                                        if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
+                                        if ((meta.eg_phase == 1)) {
+                                            meta.verdict = 3w2;
+                                            meta.out_port = meta.eg_port;
+                                        } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                                             meta.verdict = 3w1;
                                             meta.route_ip = hdr.ipv4.dst;
                                         } else {
@@ -3239,7 +3284,10 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                                 }
                             } else {
                                 meta.rewrite = 1;
-                                if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
+                                if ((meta.eg_phase == 1)) {
+                                    meta.verdict = 3w2;
+                                    meta.out_port = meta.eg_port;
+                                } else if ((hdr.ipv4.isValid() && (hdr.ipv4.version == 4))) {
                                     meta.verdict = 3w1;
                                     meta.route_ip = hdr.ipv4.dst;
                                 } else {
@@ -3515,6 +3563,11 @@ control SwitchVMEgress(inout headers_t hdr, inout metadata_t meta, inout standar
     apply {
         if ((sm.egress_rid != 0)) {
             copy_rewrite.apply();
+        }
+        if (((((meta.eg_phase == 0) && (meta.recirculate == 0)) && hdr.sv.isValid()) && (hdr.sv.egress_ptr != 0xffff))) {
+            meta.eg_phase = 1;
+            meta.eg_port = sm.egress_port;
+            meta.recirculate = 1;
         }
         if ((meta.recirculate == 1)) {
             recirculate_preserving_field_list(8w0);
