@@ -258,6 +258,7 @@ def _copy_rewrite(arch: Architecture) -> list[Decl]:
             ["rewrite_copy", "NoAction"],
             "NoAction",
             65536,
+            "Egress: replication id -> the copy's new destination (R7).",
         ),
     ]
     return locals_

@@ -41,7 +41,14 @@ def ingress_tables(layout: Layout, arch: Architecture) -> list[Decl]:
             ],
             "The switch's own settings (LOAD_MD switch_id, set_port's port count, R8's default port).",
         ),
-        Table("switch_config", [], ["configure"], "configure(0, 0, 0, 0, 0)", 1),
+        Table(
+            "switch_config",
+            [],
+            ["configure"],
+            "configure(0, 0, 0, 0, 0)",
+            1,
+            "Keyless: the operator sets its default action (simulator R8, R21).",
+        ),
         action(
             "permit",
             [
@@ -73,6 +80,7 @@ def ingress_tables(layout: Layout, arch: Architecture) -> list[Decl]:
             ["permit", "NoAction"],
             "NoAction",
             profile.permission_entries,
+            "Tenant (the Geneve VNI) -> its permission entry (R1, R2, R4, R5, R6).",
         ),
         action("app_token", [], [Assign(m("app_ok"), Lit(1))]),
         Table(
@@ -112,6 +120,7 @@ def ingress_tables(layout: Layout, arch: Architecture) -> list[Decl]:
             ["destination", "no_entry"],
             "no_entry",
             profile.forwarding_entries,
+            "(tenant, index) -> the destination `forward` names (R7).",
         ),
         action(
             "group",
@@ -124,6 +133,7 @@ def ingress_tables(layout: Layout, arch: Architecture) -> list[Decl]:
             ["group", "no_entry"],
             "no_entry",
             profile.forwarding_entries,
+            "(tenant, group) -> the multicast group of its copies (R7).",
         ),
         action("route", ["bit<9> port"], [arch.send_to(n("port"))]),
         action(

@@ -603,6 +603,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
         meta.has_default_port = has_default_port;
         meta.default_port = default_port;
     }
+    // Keyless: the operator sets its default action (simulator R8, R21).
     table switch_config {
         actions = { configure; }
         default_action = configure(0, 0, 0, 0, 0);
@@ -620,6 +621,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
         meta.has_default = has_default;
         meta.default_dpf = default_dpf;
     }
+    // Tenant (the Geneve VNI) -> its permission entry (R1, R2, R4, R5, R6).
     table permissions {
         key = {
             meta.tenant : exact @name("tenant");
@@ -654,6 +656,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
         meta.verdict = 3w0;
         meta.known = 0;
     }
+    // (tenant, index) -> the destination `forward` names (R7).
     table forwarding {
         key = {
             meta.tenant : exact @name("tenant");
@@ -667,6 +670,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, in ingress_i
         meta.mcast = mcast_grp;
         meta.verdict = 3w3;
     }
+    // (tenant, group) -> the multicast group of its copies (R7).
     table multicast {
         key = {
             meta.tenant : exact @name("tenant");
@@ -3888,6 +3892,7 @@ control SwitchVMEgress(inout headers_t hdr, inout egress_metadata_t meta, in egr
             hdr.eth.dst = eth;
         }
     }
+    // Egress: replication id -> the copy's new destination (R7).
     table copy_rewrite {
         key = {
             eg_intr_md.egress_rid : exact @name("egress_rid");

@@ -592,6 +592,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
         meta.has_default_port = has_default_port;
         meta.default_port = default_port;
     }
+    // Keyless: the operator sets its default action (simulator R8, R21).
     table switch_config {
         actions = { configure; }
         default_action = configure(0, 0, 0, 0, 0);
@@ -609,6 +610,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
         meta.has_default = has_default;
         meta.default_dpf = default_dpf;
     }
+    // Tenant (the Geneve VNI) -> its permission entry (R1, R2, R4, R5, R6).
     table permissions {
         key = {
             meta.tenant : exact;
@@ -643,6 +645,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
         meta.verdict = 3w0;
         meta.known = 0;
     }
+    // (tenant, index) -> the destination `forward` names (R7).
     table forwarding {
         key = {
             meta.tenant : exact;
@@ -656,6 +659,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
         meta.mcast = mcast_grp;
         meta.verdict = 3w3;
     }
+    // (tenant, group) -> the multicast group of its copies (R7).
     table multicast {
         key = {
             meta.tenant : exact;
@@ -3552,6 +3556,7 @@ control SwitchVMEgress(inout headers_t hdr, inout metadata_t meta, inout standar
             hdr.eth.dst = eth;
         }
     }
+    // Egress: replication id -> the copy's new destination (R7).
     table copy_rewrite {
         key = {
             sm.egress_rid : exact;
