@@ -41,7 +41,9 @@ class Cli:
         services.extend(sswitch.SimpleSwitchAPI.get_thrift_services())
         with contextlib.redirect_stdout(io.StringIO()):
             standard, mc, sswitch_client = runtime.thrift_connect(host, thrift_port, services)
-            runtime.load_json_config(standard, None)
+            # The CLI's load_json_config prints to the stdout it saw at import: load the
+            # switch's JSON ourselves.
+            runtime.load_json_str(standard.bm_get_config())
             self.api: Any = sswitch.SimpleSwitchAPI(pre, standard, mc, sswitch_client)
         self.clients: tuple[Any, ...] = (standard, mc, sswitch_client)
         self.standard = standard
