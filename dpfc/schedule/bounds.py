@@ -95,6 +95,17 @@ def compute_bounds(problem: Problem) -> Bounds:
         # An ALU operation computing the constant's word from constants (.materialise)
         # puts it in A one EU after the operation can run (ADD 0, c: EU1's entry).
         op = ops[made]
+        if op.kind is Kind.HASH:
+            # A HASH of a constant in its lane's entry A selects the word in its own EU.
+            at = entry_a[op.operands[0]]
+            set_value(
+                word,
+                min(entry_a[word], at + 1),
+                min(entry_b[word], at + 2),
+                min(sel_a[word], at),
+                min(sel_b[word], at + 1),
+            )
+            continue
         x, y = op.operands
         at = min(max(sel_a[x], sel_b[y]), max(sel_a[y], sel_b[x]))
         set_value(

@@ -237,7 +237,8 @@ class _Checker:
                 selected[sel.dest] = sel.op
             elif sel.kind is SelectorKind.HASH and sel.op is not None:
                 self.expect(entry, sel.dest, p.ops[sel.op].operands[0], "HASH input", step)
-                selected[sel.dest] = sel.op
+                # A HASH computing a constant's word selects that constant (.materialise).
+                selected[sel.dest] = p.same_word.get(sel.op, sel.op)
         after = dict(selected)
         loaded = dict(selected)
         for lo in step.alu:

@@ -52,30 +52,34 @@ def precheck(problem: Problem) -> list[Diagnostic]:
     """Conflicts visible without a solver (each stated once, with both locations)."""
     out: list[Diagnostic] = []
     profile = problem.profile
-    seen: set[tuple[str, str]] = set()
+    arrays: dict[str, Span | None] = {}
     for leaf in problem.leaves():
-        arrays = _path_arrays(problem, leaf)
-        for a, b in combinations(sorted(arrays), 2):
-            pa, pb = problem.arrays[a].pin, problem.arrays[b].pin
-            if pa is None or pa != pb or (a, b) in seen:
-                continue
-            seen.add((a, b))
-            notes = [
-                Note(f"array `{a}` is {_pinned(problem, a)}", problem.arrays[a].span),
-                Note(f"array `{b}` is {_pinned(problem, b)}", problem.arrays[b].span),
-                Note(f"`{a}` is accessed here", arrays[a]),
-                Note(f"`{b}` is accessed here, on the same path", arrays[b]),
-            ]
-            out.append(
-                Diagnostic(
-                    "DPF6021",
-                    f"array `{a}` and array `{b}` both need EU{pa[0]} lane {pa[1]} on one path "
-                    f"of {_where(problem)}, but a lane runs one memory operation per EU",
-                    arrays[b] or problem.span,
-                    notes=tuple(notes),
-                    hint="pin one of the arrays to another EU or lane",
-                )
+        for name, span in _path_arrays(problem, leaf).items():
+            arrays.setdefault(name, span)
+    # Two arrays in one lane would share its virtual address space (the linker's DPF7004),
+    # on one path or not.
+    for a, b in combinations(sorted(arrays), 2):
+        pa, pb = problem.arrays[a].pin, problem.arrays[b].pin
+        if pa is None or pa != pb:
+            continue
+        notes = [
+            Note(f"array `{a}` is {_pinned(problem, a)}", problem.arrays[a].span),
+            Note(f"array `{b}` is {_pinned(problem, b)}", problem.arrays[b].span),
+            Note(f"`{a}` is accessed here", arrays[a]),
+            Note(f"`{b}` is accessed here", arrays[b]),
+        ]
+        out.append(
+            Diagnostic(
+                "DPF6021",
+                f"array `{a}` and array `{b}` both need EU{pa[0]} lane {pa[1]} in "
+                f"{_where(problem)}, but a lane's memory holds one array (their addresses "
+                "would overlap)",
+                arrays[b] or problem.span,
+                notes=tuple(notes),
+                hint="pin one of the arrays to another EU or lane",
             )
+        )
+    for leaf in problem.leaves():
         accesses = [
             problem.ops[o]
             for node in problem.path(leaf)

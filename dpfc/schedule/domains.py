@@ -112,7 +112,9 @@ def compute_domains(problem: Problem, bounds: Bounds, eus: int) -> Domains:
     while not settled:
         settled = True
         for op_id, word in made.items():
-            until = min(deadline[op_id], useful.get(word, -1) - 1)
+            # An ALU result is in A one EU later; a HASH selects the word in its own EU.
+            late = 0 if ops[op_id].kind is Kind.HASH else 1
+            until = min(deadline[op_id], useful.get(word, -1) - late)
             if until != deadline[op_id]:
                 deadline[op_id], settled = until, False
             for operand in ops[op_id].operands:

@@ -354,6 +354,8 @@ class _Scheduler:
         L = self.lanes
         out: dict[int, set[int]] = {}
         for o in self.p.ops:
+            if o.id in self.p.same_word:
+                continue  # a constant's optional HASH (.materialise): never used here
             if o.kind is Kind.HASH and self._is_input(o.operands[0]):
                 assert o.lane is not None
                 out.setdefault(o.operands[0], set()).add(o.lane)
@@ -457,30 +459,23 @@ class _Scheduler:
         where = self.bindings.get(o.array)
         if where is not None:
             return [where[1]] if where[0] == eu and where[1] not in plan.mem else []
-        lanes = self._free_lanes(o.array, eu, self._arrays_on_paths(t))
+        lanes = self._free_lanes(o.array, eu)
         return [lane for lane in lanes if lane not in plan.mem]
 
-    def _free_lanes(self, array: str, eu: int, on_path: set[str]) -> list[int]:
-        """Lanes of ``eu`` where free ``array`` may be bound, least shared first."""
+    def _free_lanes(self, array: str, eu: int) -> list[int]:
+        """Lanes of ``eu`` where free ``array`` may be bound: none another array holds, on
+        any path — two arrays in one lane would share its virtual address space (the
+        linker's DPF7004), however exclusive their paths."""
         info = self.p.arrays.get(array)
-        lanes: list[tuple[int, int]] = []
+        lanes: list[int] = []
         for lane in range(self.lanes):
             direct = info is not None and info.mapping == "direct"
             if direct and not self.profile.lane_has_direct_mapping(lane):
                 continue
-            users = [a for a, w in self.bindings.items() if w == (eu, lane) and a != array]
-            if any(a in on_path for a in users):
+            if any(w == (eu, lane) and a != array for a, w in self.bindings.items()):
                 continue
-            lanes.append((len(users), lane))
-        return [lane for _, lane in sorted(lanes)]
-
-    def _arrays_on_paths(self, t: int) -> set[str]:
-        nodes = self.path_nodes[t] | set(self.subtree[t])
-        return {
-            o.array
-            for o in self.p.ops
-            if o.kind is Kind.MEM and o.array is not None and o.owner in nodes
-        }
+            lanes.append(lane)
+        return lanes
 
     def _with_mem(self, plan: _Plan, m: int, lane: int, entry: list[int]) -> _Plan | None:
         o = self.op(m)
@@ -563,7 +558,7 @@ class _Scheduler:
                 if where is not None:
                     out.setdefault(o.operands[0], set()).add(where[1])
         for o in self.p.ops:
-            if o.kind is Kind.HASH and o.owner in self.subtree[t]:
+            if o.kind is Kind.HASH and o.owner in self.subtree[t] and o.id not in self.p.same_word:
                 assert o.lane is not None
                 out.setdefault(o.operands[0], set()).add(o.lane)
         return out
@@ -626,7 +621,6 @@ class _Scheduler:
                     where = self.bindings.get(array)
                     pending.append((where[0] if where is not None else self.last_eu + 1, m))
         claimed: set[int] = set()
-        on_path = self._arrays_on_paths(t)
         for bound_eu, m in sorted(pending):
             o = self.op(m)
             assert o.array is not None
@@ -641,7 +635,7 @@ class _Scheduler:
                     claimed.add(where[1])
                 out.append((address, (where[1],)))
                 continue
-            lanes = self._free_lanes(o.array, eu + 1, on_path)
+            lanes = self._free_lanes(o.array, eu + 1)
             out.append((address, tuple(lane for lane in lanes if lane not in claimed)))
         for v in sorted(live):
             o = self.op(v)

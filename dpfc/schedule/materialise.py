@@ -1,14 +1,14 @@
 """Constants computed by the ALU: cheaper addresses, fewer immediates.
 
-Contract: :func:`materialise_constants` returns the problem with extra, optional ALU
-operations that each compute a constant's word, recorded in :attr:`Problem.same_word`
+Contract: :func:`materialise_constants` returns the problem with extra, optional ALU (and
+HASH) operations that each compute a constant's word, recorded in :attr:`Problem.same_word`
 (operation -> CONST). No operation names them as an operand; where the scheduler runs one,
 the register it writes holds that constant (the Z3 model, the bounds and the checker track
 the CONST as the register's value), and the greedy scheduler never uses them. So they
 only add schedules, never remove one.
 
 A constant reaches a register only by ``LOAD_IMM`` into a B register (at most
-``immediates_per_bundle`` distinct ones per bundle). Two cases are worth an ALU operation:
+``immediates_per_bundle`` distinct ones per bundle). Three cases are worth an operation:
 
 * **Addresses.** A memory access reads its address from the lane's A register at the EU's
   entry (``memory_address = entry``), so ``tally[1] += x`` waited for a LOAD_IMM in EU0 and
@@ -21,8 +21,16 @@ A constant reaches a register only by ``LOAD_IMM`` into a B register (at most
   in registers anyway (``5 = 2 + 3``), computing it saves a LOAD_IMM where the immediates
   of a bundle are the limit (the constant folder had turned ``2 + 3`` into a fifth
   constant). At most one per constant, owned by the root. Likewise 0 (which the folder
-  makes of ``x - x``, ``x & 0``, ...) is ``XOR x, x`` of any input ``x``: one per input,
-  owned by the root, when 0 is needed in a register and not the prolog's to leave.
+  makes of ``x - x``, ``x & 0``, ...) is ``XOR x, x`` or ``AND x, 0`` of any input ``x``:
+  two per input, owned by the root, when 0 is needed in a register and not the prolog's to
+  leave. (``AND x, 0`` is how a lane turns the input it holds into the 0 a HASH of 0
+  reads at the next EU's entry.)
+* **Hashes of constants.** The scheduler folds ``hash<i>(c)`` of a constant ``c`` into the
+  constant ``crc_i(c)`` (``x & 0`` feeding a hash, say), which then needs an immediate of
+  its own; a HASH selector of lane ``i`` computes it instead from ``c`` in ``A[i]`` at an
+  EU's entry — 0 is often there already. One per constant and lane whose CRC of some
+  constant of the DPF is that constant, owned by the root; the word is selected in A in
+  the EU the HASH runs in.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from dataclasses import replace
 
 from dpfc.isa.opcodes import AluOp
 from dpfc.isa.semantics import alu as alu_result
+from dpfc.isa.semantics import hash_word
 from dpfc.schedule.domains import exit_values
 from dpfc.schedule.problem import Branch, Kind, Operation, Problem, TreeNode
 from dpfc.target.profile import MemoryAddress
@@ -45,6 +54,7 @@ def materialise_constants(problem: Problem) -> Problem:
     builder = _Materialiser(problem)
     builder.addresses()
     builder.combinations()
+    builder.hashes()
     builder.zeros()
     return builder.result()
 
@@ -117,6 +127,38 @@ class _Materialiser:
                         return alu, values[a], values[b]
         return None
 
+    def hashes(self) -> None:
+        needed = self._constants_in_registers()
+        sources = sorted(
+            {o.value: o.id for o in self.ops if o.kind is Kind.CONST}.items(), reverse=True
+        )
+        profile = self.problem.profile
+        for word in needed:
+            target = self.ops[word].value
+            for lane in range(profile.lanes):
+                function = profile.hash_for_lane(lane)
+                for value, source in sources:
+                    if hash_word(function, value) == target:
+                        self._add_hash(lane, source, word)
+                        break
+
+    def _add_hash(self, lane: int, source: int, word: int) -> None:
+        op_id = len(self.ops)
+        constant = self.ops[word]
+        self.ops.append(
+            Operation(
+                op_id,
+                Kind.HASH,
+                owner=0,
+                operands=(source,),
+                lane=lane,
+                name=f"{constant.name or constant.value} (HASH)",
+                span=constant.span,
+            )
+        )
+        self.same_word[op_id] = word
+        self.node_ops[0].insert(0, op_id)
+
     def zeros(self) -> None:
         needed = self._constants_in_registers(zero=True)
         zero = next((c for c in needed if self.ops[c].value == 0), None)
@@ -125,6 +167,9 @@ class _Materialiser:
         inputs = [o.id for o in self.ops if o.kind in (Kind.PARAM, Kind.PEEK, Kind.META)]
         for x in inputs:
             self._add(0, AluOp.XOR, x, x, zero, None)
+            # AND x, 0: with 0 LOAD_IMM'd in B, the lane's own input stays put in A (XOR x, x
+            # needs x in both registers).
+            self._add(0, AluOp.AND, x, zero, zero, None)
 
     def _constants_in_registers(self, zero: bool = False) -> list[int]:
         """Non-zero (or with ``zero``, all) constants some operation, epilog or branch
@@ -132,7 +177,10 @@ class _Materialiser:
         ops, p = self.ops, self.problem
         used: set[int] = set()
         for op in ops:
-            if op.kind in (Kind.ALU, Kind.HASH, Kind.MEM) and op.id not in self.same_word:
+            # A HASH computing a constant reads one too (.hashes); the ALU ones do not count.
+            if op.kind is Kind.HASH or (
+                op.kind in (Kind.ALU, Kind.MEM) and op.id not in self.same_word
+            ):
                 used |= set(op.operands)
         for node in p.nodes:
             if isinstance(node.end, Branch):

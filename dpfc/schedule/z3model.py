@@ -312,6 +312,20 @@ class Z3Model:
             info = p.arrays.get(name)
             if info is not None and info.pin is not None:
                 self._add(f"pin:{name}", places.get(info.pin, self.false))
+        # One array per lane: two would share the lane's virtual address space (DPF7004).
+        # Only where two arrays may meet (a pinned array binds nowhere else), so a DPF
+        # whose arrays are all pinned apart gets the model it had without the rule.
+        for k in range(K):
+            for i in range(L):
+                meet = [
+                    self.bind[name][k, i]
+                    for name in accessed
+                    if (info := p.arrays.get(name)) is None
+                    or info.pin is None
+                    or info.pin == (k, i)
+                ]
+                if len(meet) > 1:
+                    self._at_most(None, meet, 1)
 
     def _prolog(self) -> None:
         p, R = self.problem, self.nregs
@@ -360,6 +374,7 @@ class Z3Model:
         X, S = self.X[t][k], self.S[t][k]
         consts = [o.id for o in self.ops if o.kind is Kind.CONST]
         hashes = self.dom.pure_candidates(self.problem, t, k, Kind.HASH)
+        same_word = self.problem.same_word  # a HASH may compute a constant (.materialise)
         for r in range(R):
             choices: dict[Choice, z3.BoolRef] = {
                 ("mov", r2): self._bool(f"mov_{t}_{k}_{r}_{r2}") for r2 in range(R) if r2 != r
@@ -370,7 +385,8 @@ class Z3Model:
                         choices["imm", c] = self._bool(f"imm_{t}_{k}_{r}_{c}")
             else:
                 for h in hashes:
-                    if h.lane == r and h.id in S[r] and h.operands[0] in X[r]:
+                    word = same_word.get(h.id, h.id)
+                    if h.lane == r and word in S[r] and h.operands[0] in X[r]:
                         lit = choices["hash", h.id] = self._bool(f"hash_{t}_{k}_{r}_{h.id}")
                         self._add(None, self._implies(lit, X[r][h.operands[0]]))
             self.choice[t, k, r] = choices
@@ -383,7 +399,7 @@ class Z3Model:
                 for (kind, arg), lit in choices.items():
                     if kind == "mov" and v in X[arg]:
                         reasons.append(self._and([lit, X[arg][v]]))
-                    elif kind != "mov" and arg == v:
+                    elif kind != "mov" and same_word.get(arg, arg) == v:
                         reasons.append(lit)
                 self._add(None, self._implies(sel, self._or(reasons)))
         address_view = S if self.profile.memory_address is MemoryAddress.SELECTED else X
