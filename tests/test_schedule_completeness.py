@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dpfc.diagnostics import DiagnosticError, SourceFile
@@ -69,8 +69,20 @@ def placed_programs(draw: st.DrawFn) -> PlacedProgram:
     return PlacedProgram(source, eus)
 
 
+# `p1 & 0` folds to 0 and `hash<1>` of it to a constant that needed a third immediate,
+# until the lane's HASH of 0 was offered again (.materialise).
+HASH_OF_FOLDED_ZERO = PlacedProgram(
+    "module placed;\ndpf placed(p0: u32, p1: u32, p2: u32, p3: u32, q0: u32, q1: u32, q2: u32, "
+    "q3: u32) {\n    let v0 = p0 + 2;\n    let v1 = p1 & 0;\n    let v2 = p2 + q2;\n"
+    "    let v3 = p3 + q3;\n    let v4 = hash<1>(v1);\n    let v5 = v2 + q2;\n"
+    "    push(v0, v4, v5, v3, 4, 0, q2, 1);\n}\n",
+    eus=2,
+)
+
+
 @settings(max_examples=300, deadline=None)
 @given(program=placed_programs())
+@example(program=HASH_OF_FOLDED_ZERO)
 def test_every_dpf_derived_from_a_schedule_compiles_in_no_more_eus(program: PlacedProgram) -> None:
     try:
         compiled = compile_source(SourceFile("placed.dpf", program.source), OPTIONS)
