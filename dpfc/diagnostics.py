@@ -10,7 +10,9 @@ internal compiler error (exit 2).
 
 from __future__ import annotations
 
+import difflib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -164,6 +166,36 @@ class DiagnosticError(Exception):
     def __init__(self, diagnostics: Diagnostic | list[Diagnostic]) -> None:
         self.diagnostics = [diagnostics] if isinstance(diagnostics, Diagnostic) else diagnostics
         super().__init__("\n".join(d.render() for d in self.diagnostics))
+
+
+def did_you_mean(word: str, choices: Iterable[str], *, prefix: str = "") -> str | None:
+    """The hint ``did you mean `x`?`` for the choice closest to ``word``, or None.
+
+    One helper for every "unknown name" diagnostic of the language (names, functions,
+    arrays, metadata, attributes, types, modules), worded like the assembler's and the
+    scenario loader's suggestions. The measure and cutoff are ``difflib.get_close_matches``'s
+    (similarity ratio at least 0.6), so only near-misses are suggested (``count`` for
+    ``counts``); ``prefix`` is written before the suggestion (``meta.``, ``@``). Of equally
+    close choices one with the same first letter wins (typos rarely hit the first letter:
+    ``uint32`` means ``u32``, not ``i32``), then the first in sorted order (``fetch_ad``:
+    ``fetch_add``, not ``fetch_and``), so the hint does not depend on the order of
+    ``choices``.
+    """
+    best: tuple[float, bool, str] | None = None
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(word)
+    for choice in sorted(set(choices) - {word}):
+        matcher.set_seq1(choice)
+        if matcher.real_quick_ratio() < _CUTOFF or matcher.quick_ratio() < _CUTOFF:
+            continue
+        ratio = matcher.ratio()
+        same_start = choice[:1] == word[:1]
+        if ratio >= _CUTOFF and (best is None or (ratio, same_start) > best[:2]):
+            best = (ratio, same_start, choice)
+    return None if best is None else f"did you mean `{prefix}{best[2]}`?"
+
+
+_CUTOFF = 0.6  # difflib.get_close_matches's default
 
 
 def render_all(diagnostics: list[Diagnostic], fmt: str = "text") -> str:

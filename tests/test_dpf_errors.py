@@ -16,7 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from dpfc.diagnostics import Diagnostic, DiagnosticError, Severity, SourceFile, render_all
+from dpfc.diagnostics import (
+    Diagnostic,
+    DiagnosticError,
+    Severity,
+    SourceFile,
+    did_you_mean,
+    render_all,
+)
 from dpfc.driver import check_source
 from dpfc.syntax.syntax_errors import Code
 from tests.conftest import ROOT, assert_golden
@@ -96,3 +103,36 @@ def test_json_rendering_of_a_syntax_error(monkeypatch: pytest.MonkeyPatch) -> No
     assert diag["span"]["file"] == "tests/errors/004_missing_semicolon.dpf"
     # Just after `let slot = key & 15` on line 3.
     assert (diag["span"]["line"], diag["span"]["column"]) == (3, 24)
+
+
+def test_the_corpus_teaches_with_suggestions() -> None:
+    """Issue 13: at least 30 near-miss names answered with "did you mean" (2NN_suggest_*)."""
+    suggesting = [
+        p for p in CORPUS if "did you mean" in p.with_suffix(".stderr").read_text(encoding="utf-8")
+    ]
+    assert len(suggesting) >= 30
+    assert all(p.stem.split("_", 1)[1].startswith("suggest") for p in CORPUS if p.name[0] == "2")
+
+
+@pytest.mark.parametrize(
+    ("word", "choices", "expected"),
+    [
+        ("count", ["counts", "key"], "did you mean `counts`?"),
+        # Equally close: the same first letter wins, then sorted order.
+        ("uint32", ["i32", "u32", "bool"], "did you mean `u32`?"),
+        ("fetch_ad", ["fetch_and", "fetch_add"], "did you mean `fetch_add`?"),
+        ("row3", ["row2", "row1", "row0"], "did you mean `row0`?"),
+        # Not a near miss, or only the name itself: no suggestion.
+        ("nothere", ["hash", "countmin"], None),
+        ("key", ["key"], None),
+    ],
+)
+def test_did_you_mean(word: str, choices: list[str], expected: str | None) -> None:
+    assert did_you_mean(word, choices) == expected
+    assert did_you_mean(word, reversed(choices)) == expected
+
+
+def test_did_you_mean_prefix() -> None:
+    assert did_you_mean("ingress_prot", ["ingress_port"], prefix="meta.") == (
+        "did you mean `meta.ingress_port`?"
+    )

@@ -34,7 +34,7 @@ import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, SourceFile, Span
+from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, SourceFile, Span, did_you_mean
 from dpfc.sema.codes import Code
 from dpfc.sema.consteval import ConstEvaluator
 from dpfc.sema.items import ItemChecker
@@ -149,6 +149,15 @@ class BodyChecker:
                 return scope[name]
         return None
 
+    def visible(self, *kinds: str) -> list[str]:
+        """The names of the locals in scope (of ``kinds``, all when none): "did you mean"."""
+        return [
+            name
+            for scope in self.scopes
+            for name, local in scope.items()
+            if not kinds or local.kind in kinds
+        ]
+
     def is_local(self, name: str) -> bool:
         found = self.local(name)
         return found is not None and found.kind != "loop"
@@ -232,7 +241,11 @@ class BodyChecker:
         elif isinstance(stmt, ast.Store):
             self.store(stmt)
         elif isinstance(stmt, ast.ExprStmt):
-            self.expr(stmt.expr)
+            if isinstance(stmt.expr, ast.Name):
+                # `retrun;` parses as a name used as a statement.
+                self.ctx.types[id(stmt.expr)] = self.name(stmt.expr, also=("return",))
+            else:
+                self.expr(stmt.expr)
         elif isinstance(stmt, ast.If):
             self.if_(stmt)
         elif isinstance(stmt, ast.For):
@@ -283,7 +296,8 @@ class BodyChecker:
                     Code.ASSIGN_UNDECLARED,
                     f"assignment to undeclared `{stmt.name}`",
                     stmt.span,
-                    hint=f"declare it first: `let {stmt.name} = ...;`",
+                    hint=did_you_mean(stmt.name, self.visible("let"))
+                    or f"declare it first: `let {stmt.name} = ...;`",
                 )
             return
         if local.kind != "let":
@@ -352,8 +366,10 @@ class BodyChecker:
             if not self.ctx.consts.is_constant(
                 self.module, bound, self.loop_values(), self.is_local
             ):
-                # Say why in terms of loops; the generic message would not name the rule.
-                self.expr(bound)
+                # Say why in terms of loops; the generic message would not name the rule
+                # (unless the bound has an error of its own, such as an unknown name).
+                if self.expr(bound) is SemType.ERROR:
+                    return
                 self.report.error(
                     Code.LOOP_NOT_CONSTANT,
                     "unbounded loop: `for` bounds must be constant expressions",
@@ -448,22 +464,27 @@ class BodyChecker:
         if len(name.parts) == 1:
             item = info.item(name.parts[0])
         else:
-            ref = info.imports.get(".".join(name.parts[:-1]))
+            head = ".".join(name.parts[:-1])
+            ref = info.imports.get(head)
             if ref is None:
                 self.report.error(
                     Code.CHAIN_UNKNOWN,
-                    f"`chain {name.text}`: no imported module `{'.'.join(name.parts[:-1])}`",
+                    f"`chain {name.text}`: no imported module `{head}`",
                     name.span,
+                    hint=did_you_mean(head, info.imports),
                 )
                 return None
-            item = self.ctx.tables[ref.key].item(name.parts[-1])
+            info = self.ctx.tables[ref.key]
+            item = info.item(name.parts[-1])
         if isinstance(item, DpfInfo):
             return item
         if item is None:
+            prefix = "".join(f"{part}." for part in name.parts[:-1])
             self.report.error(
                 Code.CHAIN_UNKNOWN,
                 f"`chain {name.text}`: no DPF named `{name.text}`",
                 name.span,
+                hint=did_you_mean(name.parts[-1], info.dpfs, prefix=prefix),
             )
         else:
             self.report.error(
@@ -503,7 +524,10 @@ class BodyChecker:
                     Code.UNKNOWN_META,
                     f"unknown metadata field `meta.{expr.field}`",
                     expr.span,
-                    hint=f"{self.profile.name} has: "
+                    hint=did_you_mean(
+                        expr.field, [m.name for m in self.profile.metadata], prefix="meta."
+                    )
+                    or f"{self.profile.name} has: "
                     + ", ".join(m.name for m in self.profile.metadata),
                 )
                 return SemType.ERROR
@@ -525,12 +549,14 @@ class BodyChecker:
             return self.call(expr)
         raise AssertionError(f"unknown expression {expr!r}")  # pragma: no cover
 
-    def name(self, expr: ast.Name) -> SemType:
+    def name(self, expr: ast.Name, also: tuple[str, ...] = ()) -> SemType:
+        """The type of a name used as a value (``also``: more names a misspelt one may be)."""
         if len(expr.parts) == 1:
             local = self.local(expr.parts[0])
             if local is not None:
                 return local.type
-        item = self.ctx.resolver.lookup(self.module, expr)
+        near = [*self.visible(), *self.ctx.tables[self.module].value_names(), *also]
+        item = self.ctx.resolver.lookup(self.module, expr, near)
         if item is None:
             return SemType.ERROR
         if isinstance(item, ConstInfo):
@@ -551,7 +577,8 @@ class BodyChecker:
 
     def index_target(self, expr: ast.Index) -> MemoryInfo | None:
         """Check ``arr[i]``'s array and index (not the access itself)."""
-        item = self.ctx.resolver.lookup(self.module, expr.array)
+        memories = self.ctx.tables[self.module].memories
+        item = self.ctx.resolver.lookup(self.module, expr.array, memories)
         if len(expr.array.parts) == 1 and self.local(expr.array.parts[0]) is not None:
             item = None
             self.report.error(
@@ -819,11 +846,13 @@ class BodyChecker:
             what = "a local" if local is not None or item is None else describe(item)
             self.report.error(Code.NOT_CALLABLE, f"`{func}` is {what}, not a function", expr.span)
             return
+        # A misspelt action or `push` statement parses as a call too: suggest those as well.
         self.report.error(
             Code.UNKNOWN_FUNCTION,
             f"unknown function `{func}`",
             expr.span,
-            hint="builtins: " + ", ".join(BUILTINS),
+            hint=did_you_mean(func, [*BUILTINS, *ACTION_NAMES, "push"])
+            or "builtins: " + ", ".join(BUILTINS),
         )
 
 

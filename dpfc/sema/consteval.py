@@ -231,7 +231,8 @@ class ConstEvaluator:
                 return loops[name], SemType.INT
             if is_local(name):
                 raise _NotConstant(expr.span, f"`{name}` is a variable")
-        item = self.resolver.lookup(module, expr)
+        consts = self.resolver.tables[module].consts
+        item = self.resolver.lookup(module, expr, [*loops, *consts])
         if item is None:
             raise _Reported
         if isinstance(item, ConstInfo):

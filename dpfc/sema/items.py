@@ -21,7 +21,7 @@ on, else tofino1).
 
 from __future__ import annotations
 
-from dpfc.diagnostics import Note, Span
+from dpfc.diagnostics import Note, Span, did_you_mean
 from dpfc.sema.codes import Code
 from dpfc.sema.consteval import ConstEvaluator
 from dpfc.sema.report import Reporter
@@ -57,7 +57,8 @@ def _attrs_by_name(
                 if misplaced
                 else f"unknown attribute `@{attr.name}`",
                 attr.span,
-                hint="attributes here: " + ", ".join(f"@{a}" for a in allowed),
+                hint=(None if misplaced else did_you_mean(attr.name, allowed, prefix="@"))
+                or "attributes here: " + ", ".join(f"@{a}" for a in allowed),
             )
             continue
         first = seen.get(attr.name)
@@ -71,6 +72,12 @@ def _attrs_by_name(
             continue
         seen[attr.name] = attr
     return seen
+
+
+def _with_listing(suggestion: str | None, listing: str) -> str:
+    """A suggestion followed by the short list it was chosen from (a new profile's name,
+    say, is better answered by the list than by the nearest name alone)."""
+    return listing if suggestion is None else f"{suggestion} {listing}"
 
 
 class ItemChecker:
@@ -128,7 +135,10 @@ class ItemChecker:
                     Code.UNKNOWN_TARGET,
                     f"unknown target profile `{name}`",
                     target.args[0].span,
-                    hint="built-in profiles: " + ", ".join(BUILTIN_PROFILES),
+                    hint=_with_listing(
+                        did_you_mean(name, BUILTIN_PROFILES),
+                        "built-in profiles: " + ", ".join(BUILTIN_PROFILES),
+                    ),
                 )
         placement = attrs.get("placement")
         if placement is not None:
@@ -142,7 +152,8 @@ class ItemChecker:
                     Code.PLACEMENT,
                     f"placement must be `packet` or `switch`, not `{name}`",
                     placement.args[0].span,
-                    hint="`packet`: the code travels in the packet; `switch`: it is installed "
+                    hint=did_you_mean(name, PLACEMENTS)
+                    or "`packet`: the code travels in the packet; `switch`: it is installed "
                     "in the switch's code memory",
                 )
             else:
@@ -163,8 +174,8 @@ class ItemChecker:
                 notes=(Note(f"`@{first.name}` is given here", first.span),),
             )
 
-    def _malformed(self, attr: ast.Attribute, message: str) -> None:
-        self.report.error(Code.ATTRIBUTE_ARGS, message, attr.span)
+    def _malformed(self, attr: ast.Attribute, message: str, hint: str | None = None) -> None:
+        self.report.error(Code.ATTRIBUTE_ARGS, message, attr.span, hint=hint)
 
     def memory(self, memory: MemoryInfo, profile: TargetProfile) -> None:
         decl = memory.decl
@@ -209,7 +220,8 @@ class ItemChecker:
             values[key] = arg
         for key, arg in attr.kwargs:
             if key not in ("eu", "lane") or key in values:
-                self._malformed(attr, "`@pin` takes `eu = E, lane = L`")
+                hint = None if key in values else did_you_mean(key, ("eu", "lane"))
+                self._malformed(attr, "`@pin` takes `eu = E, lane = L`", hint)
                 return None
             values[key] = arg
         if len(attr.args) > 2 or set(values) != {"eu", "lane"}:

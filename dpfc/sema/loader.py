@@ -19,12 +19,13 @@ in the file they asked to check even when the cycle lies between library modules
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, SourceFile
+from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, SourceFile, did_you_mean
 from dpfc.sema.codes import Code
 from dpfc.sema.report import Reporter
 from dpfc.syntax import ast
@@ -80,17 +81,32 @@ class _Loader:
         self.stack: list[tuple[LoadedModule, ast.Import | None]] = []
         self.cycles: set[frozenset[Path]] = set()
 
-    def find(self, importer: LoadedModule, path: tuple[str, ...]) -> Path | None:
+    def _places(self, importer: LoadedModule, path: tuple[str, ...]) -> list[Path]:
+        """The files ``import a.b.c`` may name, in the order they are tried."""
         relative = Path(*path[:-1], path[-1] + ".dpf")
         candidates = [importer.path.parent / relative]
         for directory in self.search_path:
             candidates.append(directory / relative)
             if len(path) > 1 and path[0] == directory.name:
                 candidates.append(directory / Path(*path[1:-1], path[-1] + ".dpf"))
-        for candidate in candidates:
+        return candidates
+
+    def find(self, importer: LoadedModule, path: tuple[str, ...]) -> Path | None:
+        for candidate in self._places(importer, path):
             if candidate.is_file():
                 return candidate.resolve()
         return None
+
+    def near(self, importer: LoadedModule, path: tuple[str, ...]) -> list[str]:
+        """The modules next to the places ``path`` was looked for, by their last name (the
+        shared ``stdlib.`` would make every library module look alike to "did you mean")."""
+        names: list[str] = []
+        for place in self._places(importer, path):
+            with contextlib.suppress(OSError):
+                names.extend(
+                    sibling.stem for sibling in place.parent.glob("*.dpf") if sibling.is_file()
+                )
+        return names
 
     def parse(self, source: SourceFile, file: Path, key: str) -> LoadedModule | None:
         try:
@@ -144,7 +160,12 @@ class _Loader:
                 Code.MODULE_NOT_FOUND,
                 f"cannot find module `{dotted}`",
                 item.span,
-                hint=f"looked for {'/'.join(item.path)}.dpf next to this file and in "
+                hint=did_you_mean(
+                    item.path[-1],
+                    self.near(module, item.path),
+                    prefix="".join(f"{part}." for part in item.path[:-1]),
+                )
+                or f"looked for {'/'.join(item.path)}.dpf next to this file and in "
                 + (", ".join(_display_name(p) + "/" for p in self.search_path) or "no library"),
             )
             return

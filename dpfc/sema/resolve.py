@@ -14,9 +14,10 @@ imported module whose key ends in ``m`` (``stdlib.countmin`` -> ``countmin.row0`
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from dpfc.diagnostics import Note, Span
+from dpfc.diagnostics import Note, Span, did_you_mean
 from dpfc.sema.codes import Code
 from dpfc.sema.loader import LoadedModule, Program
 from dpfc.sema.report import Reporter
@@ -109,6 +110,10 @@ class ModuleInfo:
             or self.imports.get(name)
         )
 
+    def value_names(self) -> list[str]:
+        """The names a value or an array reference may mean: for "did you mean"."""
+        return [*self.consts, *self.memories]
+
 
 def ir_name(module: str, name: str, is_main: bool) -> str:
     return name if is_main else f"{module.split('.')[-1]}.{name}"
@@ -191,13 +196,23 @@ class Resolver:
         self.tables = tables
         self.report = report
 
-    def lookup(self, module: str, name: ast.Name) -> Item | None:
-        """The item ``name`` denotes in ``module`` (locals are the caller's business)."""
+    def lookup(self, module: str, name: ast.Name, near: Iterable[str] | None = None) -> Item | None:
+        """The item ``name`` denotes in ``module`` (locals are the caller's business).
+
+        ``near`` are the names a misspelt single name is compared with for the "did you
+        mean" hint (the caller's locals and the module's constants and memories when None).
+        """
         info = self.tables[module]
         if len(name.parts) == 1:
             item = info.item(name.parts[0])
             if item is None:
-                self.report.error(Code.UNKNOWN_NAME, f"unknown name `{name.text}`", name.span)
+                choices = info.value_names() if near is None else near
+                self.report.error(
+                    Code.UNKNOWN_NAME,
+                    f"unknown name `{name.text}`",
+                    name.span,
+                    hint=did_you_mean(name.parts[0], choices),
+                )
             return item
         head = ".".join(name.parts[:-1])
         ref = info.imports.get(head)
@@ -214,7 +229,9 @@ class Resolver:
                     Code.UNKNOWN_MODULE,
                     f"unknown module `{head}` in `{name.text}`",
                     name.span,
-                    hint=f"import it first: `import {head};`",
+                    # `mata.ingress_port`: the qualifier may be a misspelt `meta` too.
+                    hint=did_you_mean(head, [*info.imports, "meta"])
+                    or f"import it first: `import {head};`",
                 )
             return None
         target = self.tables.get(ref.key)
@@ -226,6 +243,11 @@ class Resolver:
                 Code.NO_SUCH_ITEM,
                 f"module `{ref.key}` has no item `{name.parts[-1]}`",
                 name.span,
+                hint=did_you_mean(
+                    name.parts[-1],
+                    [*target.consts, *target.memories, *target.dpfs],
+                    prefix=f"{head}.",
+                ),
             )
             return None
         return item

@@ -13,9 +13,10 @@ finds the token before it (to put "expected `;`" just after the statement it end
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dpfc.diagnostics import Diagnostic, Note, SourceFile, Span
+from dpfc.diagnostics import Diagnostic, Note, SourceFile, Span, did_you_mean
 from dpfc.parsing import SyntaxFailure
 
 
@@ -288,7 +289,9 @@ def syntax_diagnostic(source: SourceFile, failure: SyntaxFailure) -> Diagnostic:
             Code.EXPECTED_ITEM,
             f"expected a declaration (module, import, app, const, memory or dpf), found {found}",
             here,
-            hint="statements belong inside a `dpf` body" if failure.found in _STMT_WORDS else None,
+            hint="statements belong inside a `dpf` body"
+            if failure.found in _STMT_WORDS
+            else _misspelt(failure, _ITEM_WORDS),
         )
     if not open_delims and "DPF" in expected:
         return Diagnostic(
@@ -305,6 +308,8 @@ def syntax_diagnostic(source: SourceFile, failure: SyntaxFailure) -> Diagnostic:
         hint = None if failure.found_type == "EOF" else f"found {found} here"
         if previous == "return":
             hint = "`return` takes no value: results leave through `push(...)`"
+        elif in_body:
+            hint = _misspelt_statement(tokens) or hint
         return Diagnostic(Code.EXPECTED_SEMI, f"expected `;` after {where}", after, hint=hint)
     if {"INT", "NAME", "LPAR"} <= expected:
         return Diagnostic(
@@ -312,7 +317,10 @@ def syntax_diagnostic(source: SourceFile, failure: SyntaxFailure) -> Diagnostic:
         )
     if expected >= _TYPES:
         return Diagnostic(
-            Code.EXPECTED_TYPE, f"expected a type (u32, i32 or bool), found {found}", here
+            Code.EXPECTED_TYPE,
+            f"expected a type (u32, i32 or bool), found {found}",
+            here,
+            hint=_misspelt(failure, ("u32", "i32", "bool")),
         )
     if expected == {"NAME"}:
         return Diagnostic(Code.EXPECTED_NAME, f"expected a name, found {found}", here)
@@ -327,10 +335,32 @@ def syntax_diagnostic(source: SourceFile, failure: SyntaxFailure) -> Diagnostic:
         if expected
         else f"unexpected {found}",
         here,
+        hint=_misspelt(failure, [t.lower() for t in expected if t.lower() in KEYWORDS]),
     )
 
 
 _STMT_WORDS = frozenset({"let", "if", "for", "push", "chain", "return"})
+_ITEM_WORDS = ("module", "import", "app", "const", "direct", "segment", "dpf")
+
+
+def _misspelt(failure: SyntaxFailure, keywords: Sequence[str]) -> str | None:
+    """A "did you mean" for a name found where one of ``keywords`` belongs (`dfp`, `u23`)."""
+    if failure.found_type != "NAME":
+        return None
+    return did_you_mean(failure.found, keywords)
+
+
+def _misspelt_statement(tokens: list[_Token]) -> str | None:
+    """A "did you mean `let`?" when a statement starts with a near-miss of its keyword: the
+    parser takes `lett` for an expression and trips on the name after it (`lett x = 1;`)."""
+    if len(tokens) < 2 or tokens[-1].text in KEYWORDS or not tokens[-1].text.isidentifier():
+        return None
+    before = tokens[-2].text
+    if before not in ("{", "}", ";"):
+        return None
+    # `else` only follows the `}` of an `if` block.
+    words = sorted(_STMT_WORDS | {"else"}) if before == "}" else sorted(_STMT_WORDS)
+    return did_you_mean(tokens[-1].text, words)
 
 
 def _after(source: SourceFile, tokens: list[_Token]) -> Span:
