@@ -35,8 +35,10 @@ from dpfc.ir.printer import format_module as format_ir
 from dpfc.objfile.model import ObjectFile
 from dpfc.objfile.read import read_object
 from dpfc.schedule.driver import DEFAULT_GUARD_S, ScheduleOptions
-from dpfc.schedule.explain import format_grid, render_svg
+from dpfc.schedule.explain import format_grid
 from dpfc.schedule.limits import Budget
+from dpfc.schedule.picture import render_svg
+from dpfc.schedule.picture_png import render_png, require_pillow
 from dpfc.sema import CheckedProgram
 from dpfc.syntax.printer import format_module as format_source
 from dpfc.target.profile import TargetProfile, load_profile
@@ -91,6 +93,7 @@ class CompileRequest:
     explain: bool
     schedule_svg: str | None
     report: bool
+    schedule_png: str | None = None
 
 
 def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tuple[ObjectFile, ...]:
@@ -149,6 +152,12 @@ def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tupl
     default=None,
     help="draw the schedule as an SVG picture (one DPF: this file; several: FILE-<dpf>.svg)",
 )
+@click.option(
+    "--schedule-png",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="draw the same picture as a PNG, twice the SVG's size (needs Pillow: dpfc[png])",
+)
 @click.option("--stack", default=None, help="input stack of emitted packets, top first: 7,0x10")
 @click.option("--tenant", default="1", show_default=True, help="tenant id of emitted packets")
 @click.option("--report/--no-report", default=True, help="print the resource report (Table 4)")
@@ -174,6 +183,7 @@ def compile_command(
     timeout: float,
     explain: bool,
     schedule_svg: str | None,
+    schedule_png: str | None,
     stack: str | None,
     tenant: str,
     report: bool,
@@ -188,6 +198,12 @@ def compile_command(
     # Every option is validated here, before any phase runs.
     if emit in NEEDS_OUTPUT and output is None:
         raise UserError(f"--emit {emit} needs -o FILE")
+    if schedule_svg is not None and schedule_svg.lower().endswith(".png"):
+        raise UserError(
+            f"--schedule-svg writes SVG, not PNG: use --schedule-png {schedule_svg} for a PNG"
+        )
+    if schedule_png is not None:
+        require_pillow()
     profile = _target(target)
     emit_request = EmitRequest(
         output, parse_stack_text(stack), _number(tenant, "tenant id", (1 << 24) - 1)
@@ -206,7 +222,18 @@ def compile_command(
         print_after_all=sys.stderr if print_after_all else None,
         time_passes=sys.stderr if time_passes else None,
     )
-    run_compile(CompileRequest(source, emit, emit_request, options, explain, schedule_svg, report))
+    run_compile(
+        CompileRequest(
+            source,
+            emit,
+            emit_request,
+            options,
+            explain,
+            schedule_svg,
+            report,
+            schedule_png=schedule_png,
+        )
+    )
 
 
 def run_compile(request: CompileRequest) -> None:
@@ -246,6 +273,12 @@ def run_compile(request: CompileRequest) -> None:
             if len(units) != 1:
                 path = _suffixed(path, unit.name)
             write_file(path, render_svg(unit.result.schedule, result=unit.result))
+    if request.schedule_png is not None:
+        for unit in units:
+            path = request.schedule_png
+            if len(units) != 1:
+                path = _suffixed(path, unit.name, ".png")
+            write_file(path, render_png(unit.result.schedule, result=unit.result))
     EMITTERS[request.emit](compiled, request.emit_request)
 
 
@@ -269,6 +302,6 @@ def _eus(count: int) -> str:
     return f"{count} EU{'s' if count != 1 else ''}"
 
 
-def _suffixed(path: str, name: str) -> str:
+def _suffixed(path: str, name: str, suffix: str = ".svg") -> str:
     p = Path(path)
-    return str(p.with_name(f"{p.stem}-{name}{p.suffix or '.svg'}"))
+    return str(p.with_name(f"{p.stem}-{name}{p.suffix or suffix}"))
