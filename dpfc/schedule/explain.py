@@ -106,10 +106,14 @@ def header_line(schedule: Schedule, result: ScheduleResult | None) -> str:
         )
         status = f", {result.status}; greedy: {greedy}"
     return (
-        f"{p.module}.{p.name} on {p.profile.name}: {schedule.eus_used} EU"
-        f"{'s' if schedule.eus_used != 1 else ''}{status}; {schedule.bundle_count()} bundles, "
-        f"{schedule.selector_count()} selectors ({schedule.scheduler})"
+        f"{p.module}.{p.name} on {p.profile.name}: {_count(schedule.eus_used, 'EU')}{status}; "
+        f"{_count(schedule.bundle_count(), 'bundle')}, "
+        f"{_count(schedule.selector_count(), 'selector')} ({schedule.scheduler})"
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
 def prolog_loads(schedule: Schedule) -> list[tuple[int, str]]:

@@ -201,7 +201,7 @@ def _legend(entries: tuple[CellText, ...], top: int, width: int) -> tuple[list[C
         if x > MARGIN and x + w > MARGIN + width:
             x, y, row_h = MARGIN, y + row_h + GAP, 0
         h = cell_height(len(lines))
-        cells.append(_styled(entry, x, y, w, h, lines, "legend"))
+        cells.append(_styled(entry, x, y, w, h, lines, f"legend {entry.kind}"))
         x += w + GAP
         row_h = max(row_h, h)
     return cells, y + row_h
