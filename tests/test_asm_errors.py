@@ -52,6 +52,7 @@ REQUIRED_CODES = {
     "DPF0122",  # duplicate label
     "DPF0123",  # slot used twice
     "DPF0130",  # no prolog / bad .entry
+    "DPF0132",  # two DPFs of one file with one name or two targets
     "DPF1001",  # register beyond the profile
     "DPF1002",  # slot / in-packet index out of range
     "DPF1003",  # immediate out of range

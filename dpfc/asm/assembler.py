@@ -13,8 +13,8 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from dpfc.asm.syntax import Directive, Head, Instruction, Operand, parse_lines
-from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, SourceFile, Span
+from dpfc.asm.syntax import AsmLine, Directive, Head, Instruction, Operand
+from dpfc.diagnostics import Diagnostic, Note, SourceFile, Span
 from dpfc.encoding.code import encode_stage_bundle
 from dpfc.encoding.errors import EncodingError
 from dpfc.encoding.header import encode_options
@@ -44,13 +44,22 @@ from dpfc.isa.opcodes import (
     SelectorKind,
     Unit,
 )
-from dpfc.machine.program import MachineProgram, Pipeline, PlacedBundle, Placement
+from dpfc.machine.program import (
+    PLACEHOLDER,
+    ArrayBinding,
+    MachineProgram,
+    Pipeline,
+    PlacedBundle,
+    Placement,
+    Relocation,
+)
 from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
 
 _REGISTER = re.compile(r"^([ABab])(\d+)$")
 WORD_MIN = -(1 << 31)
 WORD_MAX = (1 << 32) - 1
-DIRECTIVES = ("dpf", "target", "placement", "pipeline", "app", "entry")
+DIRECTIVES = ("module", "dpf", "target", "placement", "pipeline", "app", "entry", "array")
+MAPPINGS = ("direct", "segment")
 
 
 @dataclass
@@ -93,6 +102,8 @@ class Assembler:
         self.pipeline = Pipeline.INGRESS
         self.app_id = 0
         self.entry_name: tuple[str, Span] | None = None
+        self.arrays: list[ArrayBinding] = []
+        self.relocations: list[Relocation] = []
         self.groups: list[_Group] = []
         self.labels: dict[str, _Group] = {}
         # (stage, in-packet index) -> where-key -> span of the PC operands of that bundle,
@@ -106,9 +117,11 @@ class Assembler:
         self.diagnostics.append(Diagnostic(code, message, span, notes=tuple(notes), hint=hint))
 
     # -- pass 1 -------------------------------------------------------------------------
-    def run(self) -> MachineProgram:
-        lines, syntax_errors = parse_lines(self.source)
-        self.diagnostics.extend(syntax_errors)
+    def run_lines(
+        self, lines: list[AsmLine], syntax_errors: list[Diagnostic]
+    ) -> MachineProgram | None:
+        """Assemble parsed ``lines`` (one DPF; ``syntax_errors``: those of its lines, already
+        reported); the problems found are added to :attr:`diagnostics`, unsorted."""
         error_offsets = sorted(d.span.start for d in syntax_errors if d.span is not None)
         current: _Group | None = None
         directives: list[Directive] = []
@@ -145,12 +158,7 @@ class Assembler:
         self._name_unlabeled()
         self._assign_addresses()
         placed = [self._build(group) for group in self.groups if group.pc is not None]
-        program = self._finish([p for p in placed if p is not None])
-        if self.diagnostics:
-            self.diagnostics.sort(key=lambda d: d.span.start if d.span else -1)
-            raise DiagnosticError(self.diagnostics)
-        assert program is not None
-        return program
+        return self._finish([p for p in placed if p is not None])
 
     def _directive(self, d: Directive) -> None:
         if d.name not in DIRECTIVES:
@@ -159,6 +167,9 @@ class Assembler:
                 f"unknown directive `.{d.name}`" + _suggest(d.name, DIRECTIVES, "."),
                 d.span,
             )
+            return
+        if d.name == "array":
+            self._array(d)
             return
         if len(d.args) != 1:
             self.error("DPF0105", f"`.{d.name}` takes exactly one argument", d.span)
@@ -201,6 +212,44 @@ class Assembler:
                 )
                 return
             self.profile = BUILTIN_PROFILES[arg.text]
+
+    def _array(self, d: Directive) -> None:
+        """``.array NAME direct|segment SIZE eu<k> lane<i>``: an array the DPF uses and
+        where it lives (an object's array binding, docs/objects.md)."""
+        form = "`.array NAME direct|segment SIZE eu<k> lane<i>`"
+        if len(d.args) != 5:
+            self.error("DPF0105", f"{form} takes five arguments, got {len(d.args)}", d.span)
+            return
+        name, mapping, size, eu, lane = d.args
+        lane_match = re.fullmatch(r"lane(\d+)", lane.text) if lane.kind == "name" else None
+        stage = _parse_stage(eu.text) if eu.kind == "name" else None
+        problems = [
+            (name.kind not in ("name", "symbol"), name, "the array's name"),
+            (mapping.text not in MAPPINGS, mapping, "`direct` or `segment`"),
+            (size.number is None or size.number < 1, size, "a size in words (1 or more)"),
+            (stage is None or stage in (PROLOG_STAGE, EPILOG_STAGE), eu, "an EU (`eu0` ..)"),
+            (lane_match is None, lane, "a lane (`lane0` ..)"),
+        ]
+        for bad, operand, wanted in problems:
+            if bad:
+                self.error(
+                    "DPF0105", f"{form}: expected {wanted}, got `{operand.text}`", operand.span
+                )
+                return
+        assert stage is not None and lane_match is not None and size.number is not None
+        eu_index, lane_index = stage - 1, int(lane_match.group(1))
+        if eu_index >= self.profile.num_eus or lane_index >= self.profile.lanes:
+            self.error(
+                "DPF0105",
+                f"{self.profile.name} has no EU {eu_index} lane {lane_index} "
+                f"({self.profile.num_eus} EUs of {self.profile.lanes} lanes)",
+                d.span,
+            )
+            return
+        if any(a.name == name.text for a in self.arrays):
+            self.error("DPF0105", f"array `{name.text}` is declared twice", name.span)
+            return
+        self.arrays.append(ArrayBinding(name.text, mapping.text, size.number, eu_index, lane_index))
 
     def _head_without_colon(self, instr: Instruction) -> Instruction | Head:
         """``eu0 count`` (no colon) is a bundle head with a typo, not an unknown instruction."""
@@ -820,6 +869,11 @@ class Assembler:
                 )
                 return
             op = instr.operands[0]
+            if op.kind == "symbol":
+                # a chain to another DPF (``module.dpf``): the linker fills in its prolog
+                self.relocations.append(Relocation(group.label, op.text))
+                b.next_pc = (PLACEHOLDER, instr.span)
+                return
             target: PC | Register | None
             target = (
                 self._register(op, "NEXT_PC")
@@ -905,6 +959,8 @@ class Assembler:
             self.app_id,
             entry_group.pc,
             tuple(placed),
+            arrays=tuple(self.arrays),
+            relocations=tuple(self.relocations),
             pipeline=self.pipeline,
         )
         by_key = {(p.stage, p.pc.index): p for p in placed if p.pc.in_packet}
@@ -983,14 +1039,3 @@ def _section_hint(spec: InstructionSpec, section: str) -> str:
     if spec.unit is Unit.EPILOG:
         return "PUSH, FWD, NEXT_PC and HDR_MOD run only in the epilog"
     return "ALU, memory, selector and branch instructions run only in EU bundles"
-
-
-def assemble(source: SourceFile, profile: TargetProfile | None = None) -> MachineProgram:
-    """Assemble a source file; raises :class:`DiagnosticError` listing every problem."""
-    return Assembler(source, profile).run()
-
-
-def assemble_text(
-    text: str, name: str = "<input>", profile: TargetProfile | None = None
-) -> MachineProgram:
-    return assemble(SourceFile(name, text), profile)

@@ -15,15 +15,17 @@ from dpfc.parsing import Leaf, Node, SyntaxFailure, parse
 GRAMMAR = r"""
 start: directive | head | instruction |
 directive: "." NAME dir_arg*
-?dir_arg: NAME -> name | NUMBER -> number
+?dir_arg: NAME -> name | NUMBER -> number | SYMBOL -> symbol
 head: NAME NAME? slot? ":"
 slot: "@" NUMBER
 instruction: NAME (operand ("," operand)*)?
 ?operand: NAME -> name
+        | SYMBOL -> symbol
         | NUMBER -> number
         | "[" NAME "]" -> mem
         | "@" NAME ":" NUMBER -> pcref
 NAME: /[A-Za-z_][A-Za-z0-9_]*/
+SYMBOL.2: /[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+/
 NUMBER: /-?(0[xX]_*[0-9a-fA-F][0-9a-fA-F_]*|0[bB]_*[01][01_]*|[0-9][0-9_]*)/
 COMMENT: /[;#][^\n]*/
 %ignore COMMENT
@@ -32,6 +34,7 @@ COMMENT: /[;#][^\n]*/
 
 _TOKEN_WORDS = {
     "NAME": "a name",
+    "SYMBOL": "a symbol",
     "NUMBER": "a number",
     "COLON": "`:`",
     "COMMA": "`,`",
@@ -45,7 +48,7 @@ _TOKEN_WORDS = {
 
 @dataclass(frozen=True)
 class Operand:
-    kind: str  # "name", "number", "mem", "pcref"
+    kind: str  # "name", "symbol" (``module.dpf``), "number", "mem", "pcref"
     text: str  # name / register / number text; for pcref the location word
     number: int | None
     span: Span
@@ -90,6 +93,8 @@ def parse_number(text: str) -> int:
 
 
 def _describe_expected(expected: frozenset[str]) -> str:
+    if "NAME" in expected:  # a symbol (`kvs.empty`) is a kind of name; one word for both
+        expected = expected - {"SYMBOL"}
     words = sorted({_TOKEN_WORDS.get(t, f"`{t}`") for t in expected})
     if not words:
         return ""
@@ -179,8 +184,8 @@ def _operand(source: SourceFile, base: int, node: Node | Leaf) -> Operand:
     span = _span(source, base, node)
     if node.rule == "number":
         return Operand("number", leaves[0].value, parse_number(leaves[0].value), span)
-    if node.rule == "name":
-        return Operand("name", leaves[0].value, None, span)
+    if node.rule in ("name", "symbol"):
+        return Operand(node.rule, leaves[0].value, None, span)
     if node.rule == "mem":
         return Operand("mem", leaves[0].value, None, span)
     return Operand("pcref", leaves[0].value, parse_number(leaves[1].value), span)

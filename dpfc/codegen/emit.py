@@ -28,7 +28,7 @@ user error).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Span
@@ -304,10 +304,25 @@ def format_with_source(compiled: CompiledDPF) -> str:
     return format_program(compiled.program, notes=notes)
 
 
+def format_module(module: str, units: Sequence[CompiledDPF]) -> str:
+    """The assembly of a module's compiled DPFs (``dpfc compile --emit asm``): ``.module``,
+    then each DPF's text with its source notes, one blank line apart. ``dpfc asm`` reads it
+    back as the same DPFs under the same symbols (chains print as ``NEXT_PC kvs.empty``)."""
+    return f".module {module}\n\n" + "\n".join(format_with_source(u) for u in units)
+
+
 def _source_note(span: Span | None) -> str | None:
     if span is None:
         return None
     return f"{span.source.name}:{span.line}: {span.source.line_text(span.line).strip()}"
 
 
-__all__ = ["CompiledDPF", "Kind", "Relocation", "format_with_source", "generate", "qualified"]
+__all__ = [
+    "CompiledDPF",
+    "Kind",
+    "Relocation",
+    "format_module",
+    "format_with_source",
+    "generate",
+    "qualified",
+]

@@ -6,7 +6,9 @@ in-packet ones first by index, then in-switch ones (with ``@slot``); instruction
 bundle print in a fixed order: selectors by destination, ALU ops by lane, memory ops by
 lane, the branch; epilogs print PUSH, FWD, NEXT_PC, HDR_MOD. PCs print as the label of the
 bundle they name (``@switch:N`` / ``@packet:N`` when the program has none there); a NEXT_PC
-awaiting a relocation prints its placeholder and the relocation is listed at the end.
+awaiting a relocation prints the symbol of the DPF it chains to (``NEXT_PC kvs.empty``; the
+bytes hold the placeholder ``@switch:0``); the arrays the program binds print as ``.array``
+directives, so the text holds everything an object holds but the compiler's notes.
 
 :func:`format_program` optionally ends each instruction line with a note (the compiler's
 source line of each instruction, ``; kvs.dpf:34: let tuple = index[key];``); the linker's
@@ -64,10 +66,10 @@ def bundle_lines(
     name_pc: PCNamer,
     profile: TargetProfile,
     *,
-    relocated: bool = False,
+    relocation: str | None = None,
 ) -> list[str]:
-    """The instructions of one bundle, in canonical order (``relocated``: its NEXT_PC awaits
-    a relocation and prints as the placeholder PC, never as a label)."""
+    """The instructions of one bundle, in canonical order (``relocation``: the symbol its
+    NEXT_PC awaits, printed instead of the placeholder PC)."""
     bundle = placed.bundle
     lines: list[str] = []
     if isinstance(bundle, EpilogBundle):
@@ -80,7 +82,7 @@ def bundle_lines(
         if isinstance(bundle.next_pc, Register):
             lines.append(f"NEXT_PC {bundle.next_pc}")
         elif isinstance(bundle.next_pc, PC):
-            target = str(bundle.next_pc) if relocated else name_pc(PROLOG_STAGE, bundle.next_pc)
+            target = relocation or name_pc(PROLOG_STAGE, bundle.next_pc)
             lines.append(f"NEXT_PC {target}")
         if bundle.hdr_mod:
             lines.append("HDR_MOD")
@@ -126,9 +128,9 @@ def bundle_lines(
 def program_lines(program: MachineProgram) -> dict[str, list[str]]:
     """label -> the canonical instructions of that bundle."""
     name_pc = label_namer(program.bundles)
-    relocated = {r.label for r in program.relocations}
+    targets = {r.label: r.target for r in program.relocations}
     return {
-        b.label: bundle_lines(b, name_pc, program.profile, relocated=b.label in relocated)
+        b.label: bundle_lines(b, name_pc, program.profile, relocation=targets.get(b.label))
         for b in program.bundles
     }
 
@@ -155,6 +157,10 @@ def format_program(
     if program.app_id:
         out.append(f".app {program.app_id:#x}")
     out.append(f".entry {label_namer(ordered)(PROLOG_STAGE, program.entry)}")
+    for array in program.arrays:
+        out.append(
+            f".array {array.name} {array.mapping} {array.size} eu{array.eu} lane{array.lane}"
+        )
     width = max((len(line) for lines in lines_of.values() for line in lines), default=20)
     for placed in ordered:
         out.append("")
@@ -171,8 +177,6 @@ def format_program(
                 out.append(INDENT + line)
             else:
                 out.append((INDENT + line.ljust(width) + "  ; " + note).rstrip())
-    for relocation in program.relocations:
-        out.append(f"; relocation: {relocation.label} NEXT_PC -> {relocation.target}")
     return "\n".join(out) + "\n"
 
 

@@ -1,9 +1,11 @@
 """The code of a scenario: files to objects, objects to one linked image per switch, images
 deployed through the simulator's switch driver.
 
-* A ``[[config.code]]`` file is assembly (``.dpfasm``), an object (``.dpfo``), DPF-language
-  source (``.dpf``, compiled for the scenario's target) or an install image
-  (``.dpfimg``). Each file is read once, whatever refers to it.
+* A ``[[config.code]]`` file is assembly (``.dpfasm``: one DPF, or a module's DPFs as
+  ``dpfc compile --emit asm`` writes them, arrays and chains included), an object
+  (``.dpfo``: its arrays are mapped where the object places them), DPF-language source
+  (``.dpf``, compiled for the scenario's target) or an install image (``.dpfimg``). Each
+  file is read once, whatever refers to it.
 * Per switch, every code entry of every ``config`` block is linked into one image (an
   image file, at most one per switch, is the base the others are linked into): a DPF runs
   on the block's pipes, ``prolog_slot`` pins its prolog, ``tenant`` makes its arrays and
@@ -21,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from dpfc.asm import assemble
+from dpfc.asm import assemble_module
 from dpfc.backends.sim import ControlPlaneError, Network, SimDriver
 from dpfc.deploy import Deployment
 from dpfc.diagnostics import DiagnosticError, Note, SourceFile
@@ -37,7 +39,6 @@ from dpfc.link import (
     link,
     read_image,
 )
-from dpfc.machine import encode_program
 from dpfc.objfile import ObjectFile, read_object
 from dpfc.target import TargetProfile
 
@@ -124,8 +125,7 @@ class CodeFiles:
                     source = SourceFile(str(path), text.decode("utf-8"))
                 except UnicodeDecodeError:
                     self.fail(CODE_FILE, f"{where}: cannot read {path}: not UTF-8 text")
-                encoded = encode_program(assemble(source, self.profile))
-                obj = replace(ObjectFile.of_program(encoded), path=str(path))
+                obj = replace(assemble_module(source, self.profile).object(), path=str(path))
         self.objects[path] = obj
         return obj
 
