@@ -19,7 +19,7 @@ PACKAGE = ROOT / "dpfc"
 
 # Earlier layers first; a package may import the packages of any earlier layer.
 LAYERS: list[set[str]] = [
-    {"diagnostics", "parsing"},
+    {"diagnostics", "parsing", "catalog"},
     {"target"},
     {"isa"},
     {"encoding"},
