@@ -6,12 +6,16 @@ source line, carets, notes, hint) as the golden ``NNN_name.stderr`` next to it.
 ``DPFC_BLESS=1`` rewrites the goldens; read every diff before committing.
 
 The files run through the whole checker (``dpfc.sema.check_file``). Numbers 001-099 are the
-syntax cases of :mod:`dpfc.syntax`.
+syntax cases of :mod:`dpfc.syntax`, 1NN the checker's, 2NN the near-miss names answered with
+"did you mean" (at least 30, issue 13). ``tests/errors/multi/`` holds files with several
+syntax errors each (``// expect DPF5004 DPF5005: ...``, the codes in source order): the
+recovery of :mod:`dpfc.syntax.recovery` must report each of them, and nothing else.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -25,9 +29,11 @@ from dpfc.diagnostics import (
     render_all,
 )
 from dpfc.driver import check_source
+from dpfc.syntax.recovery import MAX_SYNTAX_ERRORS
 from dpfc.syntax.syntax_errors import Code
 from tests.conftest import ROOT, assert_golden
 from tests.corpus import (
+    ERROR_LINE,
     assert_goldens_name_codes,
     assert_numbered_with_goldens,
     assert_one_error,
@@ -69,6 +75,53 @@ def test_must_fail_program_reports_its_error(path: Path, monkeypatch: pytest.Mon
     stderr = _stderr(diagnostics)
     assert_golden(path.with_suffix(".stderr"), stderr)
     assert_one_error(stderr, path, code)
+
+
+MULTI_DIR = CORPUS_DIR / "multi"
+MULTI = sorted(MULTI_DIR.glob("*.dpf"))
+
+
+def _expected_codes(path: Path) -> list[str]:
+    """``// expect DPF5004 DPF5005: description``: the codes, in source order."""
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    match = re.match(r"^// expect ((?:DPF\d{4} )*DPF\d{4}): \S", first)
+    assert match is not None, f"{path.name}: first line must be `// expect DPFxxxx ...: what`"
+    return match.group(1).split()
+
+
+@pytest.mark.parametrize("path", MULTI, ids=[p.stem for p in MULTI])
+def test_several_syntax_errors_in_one_run(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tests/errors/multi/: files with several syntax errors, each reported once, in order,
+    with no error caused by the recovery itself (goldens read by hand)."""
+    monkeypatch.chdir(ROOT)
+    stderr = _stderr(run_checker(path))
+    assert_golden(path.with_suffix(".stderr"), stderr)
+    errors = [m for line in stderr.splitlines() if (m := ERROR_LINE.match(line))]
+    assert [m["code"] for m in errors] == _expected_codes(path), stderr
+    assert all(m["file"] == relative(path) for m in errors)
+
+
+def test_multi_corpus_is_large() -> None:
+    assert len(MULTI) >= 10
+    assert all(len(_expected_codes(p)) >= 2 for p in MULTI)
+    assert_numbered_with_goldens(MULTI, MULTI_DIR)
+
+
+def test_syntax_errors_stop_the_checker() -> None:
+    """A module with syntax errors is not checked: the unknown name is not reported."""
+    source = "dpf f() {\n    let a = ;\n    push(nowhere);\n    let b = ;\n}\n"
+    with pytest.raises(DiagnosticError) as caught:
+        check_source(SourceFile("x.dpf", source))
+    assert [d.code for d in caught.value.diagnostics] == ["DPF5005", "DPF5005"]
+
+
+def test_syntax_errors_are_capped() -> None:
+    body = "".join(f"    let a{i} = ;\n" for i in range(30))
+    with pytest.raises(DiagnosticError) as caught:
+        check_source(SourceFile("x.dpf", "dpf f() {\n" + body + "}\n"))
+    diagnostics = caught.value.diagnostics
+    assert len(diagnostics) == MAX_SYNTAX_ERRORS
+    assert diagnostics[-1].notes[-1].message == "more syntax errors follow; fix these first"
 
 
 def test_syntax_corpus_is_large_and_complete() -> None:

@@ -5,9 +5,11 @@ Contract: ``parse_module(source)`` returns the module's AST, every node carrying
 inside the parentheses; its parent spans them too), or raises
 :class:`~dpfc.diagnostics.DiagnosticError` with named DPF50xx diagnostics. The grammar is
 ``grammar.lark`` next to this module, run by :mod:`dpfc.parsing` (LALR); a lark failure is
-turned into words by :mod:`dpfc.syntax.syntax_errors`, and the checks that the grammar leaves
-to this module (literal ranges, reserved words, assignment targets, map key types, nesting
-depth) are made while building the tree, all of them reported together.
+turned into words by :mod:`dpfc.syntax.syntax_errors`, and parsing goes on after it
+(:mod:`dpfc.syntax.recovery`: up to ten syntax errors per file, no cascades). The checks
+that the grammar leaves to this module (literal ranges, reserved words, assignment targets,
+map key types, nesting depth) are made while building the tree, all of them reported
+together with the parser's, in source order.
 
 Shapes decided here rather than in the grammar: a call statement naming an epilog action
 (``forward(d);``, ``drop();``, ...) becomes :class:`~dpfc.syntax.ast.Action`, ``x = e;``
@@ -22,9 +24,10 @@ from functools import cache
 from importlib import resources
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError, SourceFile, Span
-from dpfc.parsing import Leaf, Node, SyntaxFailure, parse
+from dpfc.parsing import Leaf, Node
 from dpfc.syntax import ast
-from dpfc.syntax.syntax_errors import KEYWORDS, Code, deepest_bracket, syntax_diagnostic
+from dpfc.syntax.recovery import parse_recovering
+from dpfc.syntax.syntax_errors import KEYWORDS, Code, deepest_bracket
 
 # Call statements with these names are epilog actions, not expression statements.
 ACTION_NAMES = frozenset(
@@ -56,19 +59,25 @@ def grammar() -> str:
 def parse_module(source: SourceFile) -> ast.Module:
     """Parse a whole ``.dpf`` file; raises :class:`DiagnosticError` on a syntax error."""
     try:
-        tree = parse(grammar(), source.text)
-    except SyntaxFailure as failure:
-        raise DiagnosticError(syntax_diagnostic(source, failure)) from None
+        tree, errors = parse_recovering(grammar(), source)
     except RecursionError:
         raise DiagnosticError(_too_deep(source, deepest_bracket(source.text))) from None
+    if tree is None:
+        raise DiagnosticError(errors)
     builder = _Builder(source)
     try:
         module = builder.module(tree)
     except _TooDeep as exc:
         raise DiagnosticError(_too_deep(source, exc.offset)) from None
-    if builder.errors:
-        raise DiagnosticError(builder.errors)
+    errors.extend(builder.errors)
+    if errors:
+        # The builder's errors (literals, reserved names) lie between the parser's.
+        raise DiagnosticError(sorted(errors, key=_position))
     return module
+
+
+def _position(diag: Diagnostic) -> int:
+    return diag.span.start if diag.span is not None else -1
 
 
 def parse_int_literal(text: str) -> int | None:

@@ -140,23 +140,30 @@ _CLOSER_NAMES = {"(": "RPAR", "[": "RSQB"}
 
 
 @dataclass(frozen=True)
-class _Token:
+class Token:
     text: str
     start: int
     end: int
 
 
-def _tokens_before(text: str, offset: int) -> list[_Token]:
-    out: list[_Token] = []
+def _tokens_before(text: str, offset: int) -> list[Token]:
+    out: list[Token] = []
     for match in _TOKEN.finditer(text, 0, offset):
         if match.lastgroup != "skip":
-            out.append(_Token(match.group(), match.start(), match.end()))
+            out.append(Token(match.group(), match.start(), match.end()))
     return out
 
 
-def _open_delimiters(tokens: list[_Token]) -> list[_Token]:
+def tokenize(text: str) -> list[Token]:
+    """The tokens of ``text`` as this module sees them (words, operators, any other
+    character alone; comments and blanks skipped): enough to match delimiters and find
+    statement boundaries, which is all :mod:`dpfc.syntax.recovery` needs."""
+    return _tokens_before(text, len(text))
+
+
+def _open_delimiters(tokens: list[Token]) -> list[Token]:
     """The delimiters still open after ``tokens`` (mismatches before them are ignored)."""
-    stack: list[_Token] = []
+    stack: list[Token] = []
     for token in tokens:
         if token.text in _OPEN:
             stack.append(token)
@@ -350,7 +357,7 @@ def _misspelt(failure: SyntaxFailure, keywords: Sequence[str]) -> str | None:
     return did_you_mean(failure.found, keywords)
 
 
-def _misspelt_statement(tokens: list[_Token]) -> str | None:
+def _misspelt_statement(tokens: list[Token]) -> str | None:
     """A "did you mean `let`?" when a statement starts with a near-miss of its keyword: the
     parser takes `lett` for an expression and trips on the name after it (`lett x = 1;`)."""
     if len(tokens) < 2 or tokens[-1].text in KEYWORDS or not tokens[-1].text.isidentifier():
@@ -363,7 +370,7 @@ def _misspelt_statement(tokens: list[_Token]) -> str | None:
     return did_you_mean(tokens[-1].text, words)
 
 
-def _after(source: SourceFile, tokens: list[_Token]) -> Span:
+def _after(source: SourceFile, tokens: list[Token]) -> Span:
     """A one-character span just after the last token (where a missing `;` belongs)."""
     end = tokens[-1].end if tokens else 0
     return Span(source, end, end + 1)
