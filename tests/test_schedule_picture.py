@@ -144,7 +144,7 @@ def test_prolog_epilog_placement_and_critical_path_of_a_branching_dpf() -> None:
     legend = by_class["legend"]
     for entry in ("array hits: EU3 lane 0", "array index: EU0 lane 0", "array values2: EU2 lane 2"):
         assert entry in legend
-    assert "critical path: tuple -> i -> %10" in legend
+    assert "critical path: tuple -> i -> faadd hits" in legend
     # The memory cells take their array's colour (the legend's), critical cells a red outline.
     fills = {}
     for classes, _, lines, group in cells:

@@ -250,18 +250,17 @@ def _band(
     )
     y = top + cell_height(len(strip)) + GAP
     eu_col = {eu: 2 + eu for eu in range(len(xs) - 3)}
-    # Each cell's text wrapped to its column, then each row as tall as its tallest cell.
-    wrapped: dict[tuple[int, int], tuple[str, ...]] = {}
-    for (row, eu), text in band.cells.items():
-        wrapped[row, eu_col[eu]] = wrap(text.paragraphs, chars_in(widths[eu_col[eu]]))
-    for row, text in band.prolog.items():
-        wrapped[row, 1] = wrap(text.paragraphs, chars_in(widths[1]))
+    # (row, column) -> text; each wrapped to its column, each row as tall as its tallest.
+    placed = {(row, eu_col[eu]): text for (row, eu), text in band.cells.items()}
+    placed.update({(row, 1): text for row, text in band.prolog.items()})
+    wrapped = {at: wrap(text.paragraphs, chars_in(widths[at[1]])) for at, text in placed.items()}
     heights = [
         cell_height(max((len(lines) for (r, _), lines in wrapped.items() if r == row), default=1))
         for row in range(len(row_labels))
     ]
     epilog_lines: tuple[str, ...] = ()
     if band.epilog is not None:
+        # The epilog spans the band's rows; a long one makes the last row taller.
         epilog_lines = wrap(band.epilog.paragraphs, chars_in(widths[-1]))
         spare = cell_height(len(epilog_lines)) - (sum(heights) + ROW_GAP * (len(heights) - 1))
         heights[-1] += max(0, spare)
@@ -271,21 +270,10 @@ def _band(
     bottom = row_y[-1] + heights[-1]
     for row, label in enumerate(row_labels):
         cells.append(Cell(xs[0], row_y[row], widths[0], heights[row], (label,), "label"))
-    texts = {
-        **{(r, eu_col[e]): t for (r, e), t in band.cells.items()},
-        **{(r, 1): t for r, t in band.prolog.items()},
-    }
-    for (row, col), lines in sorted(wrapped.items()):
+    for (row, col), text in sorted(placed.items()):
+        lines = wrapped[row, col]
         cells.append(
-            _styled(
-                texts[row, col],
-                xs[col],
-                row_y[row],
-                widths[col],
-                heights[row],
-                lines,
-                texts[row, col].kind,
-            )
+            _styled(text, xs[col], row_y[row], widths[col], heights[row], lines, text.kind)
         )
     if band.epilog is not None:
         cells.append(

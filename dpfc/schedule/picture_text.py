@@ -26,7 +26,7 @@ from dpfc.schedule.explain import (
     prolog_loads,
     selector_text,
 )
-from dpfc.schedule.problem import Branch, Exit, Kind
+from dpfc.schedule.problem import Branch, Exit, Kind, Operation
 from dpfc.schedule.schedule import Schedule, Step
 
 COLOURS = {
@@ -187,7 +187,7 @@ def _legend(schedule: Schedule, chain: set[int], arrays: dict[str, str]) -> tupl
         entries.append(CellText((f"array {name}: EU{eu} lane {lane}",), "mem", colour))
     # Operation ids follow program order (operands first): ascending ids walk the chain.
     steps = [
-        problem.ops[op_id].name
+        _chain_label(problem.ops[op_id])
         for op_id in sorted(chain)
         if problem.ops[op_id].kind in (Kind.ALU, Kind.HASH, Kind.MEM)
     ]
@@ -195,3 +195,15 @@ def _legend(schedule: Schedule, chain: set[int], arrays: dict[str, str]) -> tupl
         path = " -> ".join(steps)
         entries.append(CellText((f"critical path: {path}",), "critical", None, critical=True))
     return tuple(entries)
+
+
+def _chain_label(op: Operation) -> str:
+    """An operation of the critical path in the legend: its source name, or what it does
+    when it has none (``%5`` says nothing; ``store values`` does)."""
+    if not op.name.startswith("%"):
+        return op.name
+    if op.kind is Kind.MEM and op.mem is not None:
+        return f"{op.mem.name.lower()} {op.array}"
+    if op.kind is Kind.HASH:
+        return f"hash<{op.lane}> {op.name}"
+    return f"{op.alu.name.lower()} {op.name}" if op.alu is not None else op.name
