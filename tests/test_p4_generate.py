@@ -112,7 +112,8 @@ def test_cli_user_errors(run: Callable[..., Result], tmp_path: Path) -> None:
     assert_user_error(run("p4", "bfrt", "missing.dpfimg"), "cannot read missing.dpfimg")
     assert_user_error(run("p4", "bfrt", "x", "--program", "no-name"), "Python identifier")
     usage = run("p4", "--arch", "psa")
-    assert usage.exit_code == 2 and "psa" in usage.stderr
+    # a usage error is a user error (exit 1, DPF0003), with the closest architectures
+    assert usage.exit_code == 1 and "psa" in usage.stderr and "DPF0003" in usage.stderr
 
 
 # -- the programs -----------------------------------------------------------------------------

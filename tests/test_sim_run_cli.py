@@ -193,7 +193,7 @@ def test_runs_are_deterministic(run: Invoke) -> None:
 def test_out_dir_writes_one_pcap_per_host(run: Invoke, tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = ok(run("run", CACHE_GET, "--out-dir", str(out)))
-    assert f"wrote {out / 'client.pcap'}" in result.stdout
+    assert f"wrote {out / 'client.pcap'} (" in result.stderr  # stderr: stdout is the report
     client, server = read_pcap(str(out / "client.pcap")), read_pcap(str(out / "server.pcap"))
     assert (len(client), len(server)) == (4, 3)
     for frame in client:

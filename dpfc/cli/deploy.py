@@ -29,6 +29,7 @@ from dpfc.backends.p4.bmv2 import ToolchainMissing, find_toolchain
 from dpfc.backends.p4.cli import Cli
 from dpfc.backends.p4.driver import Bmv2Driver
 from dpfc.backends.sim import SimDriver, Switch
+from dpfc.cli.conventions import TARGET
 from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.files import read_bytes, write_file
 from dpfc.deploy import Deployment, describe
@@ -50,7 +51,7 @@ def _route(text: str) -> tuple[bytes, int]:
 @click.command("deploy")
 @click.argument("image_path", metavar="IMAGE")
 @click.option("--switch", "url", required=True, help="bmv2://HOST:PORT or sim://[PIPES]")
-@click.option("--target", default=None, help="target profile the image must be for")
+@click.option("--target", type=TARGET, default=None, help="target profile the image must be for")
 @click.option("--reset", is_flag=True, help="bmv2: empty the switch's tables and registers first")
 @click.option("--script", default=None, help="bmv2: write the CLI commands sent to this file")
 @click.option("--default-port", type=int, default=None, help="where unrouted frames leave")
@@ -112,7 +113,6 @@ def deploy_command(
         if close is not None:
             if script is not None:
                 write_file(script, close.script().encode())
-                click.echo(f"wrote {script} ({len(close.script().encode())} bytes)", err=True)
             close.close()
     if not quiet:
         for step in steps:

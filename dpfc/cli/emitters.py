@@ -3,17 +3,23 @@
 Every emitter takes the compiled module and the already validated options
 (:class:`EmitRequest`) and writes to ``-o FILE`` or stdout. Bytes come from each DPF's
 :class:`~dpfc.machine.encoded.EncodedProgram`: nothing is encoded twice.
+
+Several kinds from one compile (``--emit obj,asm,pcap -o out/kvs``): ``-o`` names a stem
+(a known extension on it is dropped; an existing directory ``D`` or ``D/`` means
+``D/<source stem>``), and each kind is written to the stem plus its extension
+(:data:`EXTENSIONS`, :func:`output_paths`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import click
 
 from dpfc.cli.errors import UserError
-from dpfc.cli.files import write_file
+from dpfc.cli.files import is_stdio, write_file, write_with
 from dpfc.codegen.emit import format_with_source
 from dpfc.driver import CompiledModule, CompiledUnit
 from dpfc.objfile.write import write_object
@@ -72,17 +78,15 @@ def _header(module: CompiledModule, request: EmitRequest) -> None:
 
 
 def _pcap(module: CompiledModule, request: EmitRequest) -> None:
-    assert request.output is not None  # checked before compiling
+    output = request.output
+    assert output is not None  # checked before compiling
     frames = []
     for unit in _in_packet(module):
         encoded = unit.compiled.encoded
         header = encoded.program.header(request.stack)
         spec = PacketSpec(request.tenant, header, b"")
         frames.append(build_packet(spec, encoded.program.profile, packed=encoded.packed).frame)
-    try:
-        write_pcap(request.output, frames)
-    except OSError as exc:
-        raise UserError(f"cannot write {request.output}: {exc.strerror}") from None
+    write_with(output, lambda path: write_pcap(path, frames))
 
 
 Emitter = Callable[[CompiledModule, EmitRequest], None]
@@ -94,5 +98,54 @@ EMITTERS: dict[str, Emitter] = {
     "schedule": _schedule,
 }
 NEEDS_OUTPUT = frozenset({"pcap"})  # binary formats that never go to a terminal
+# The file each kind is written to when one compile emits several (the stem's extension);
+# canonical source is not `.dpf`, which would be the source file itself.
+EXTENSIONS = {
+    "obj": ".dpfo",
+    "asm": ".s",
+    "header": ".hex",
+    "pcap": ".pcap",
+    "schedule": ".schedule.txt",
+    "ast": ".canonical.dpf",
+    "ir": ".ir",
+    "opt-ir": ".opt.ir",
+}
 
-__all__ = ["EMITTERS", "NEEDS_OUTPUT", "EmitRequest", "Emitter", "emit_text"]
+
+def output_paths(kinds: tuple[str, ...], output: str | None, source: str) -> dict[str, str | None]:
+    """Where each kind goes: one kind to ``-o`` (None: stdout), several to ``STEM.EXT``."""
+    if len(kinds) == 1:
+        (kind,) = kinds
+        if kind in NEEDS_OUTPUT and output is None:
+            raise UserError(f"--emit {kind} needs -o FILE")
+        return {kind: output}
+    if output is None or is_stdio(output):
+        raise UserError(
+            f"--emit {','.join(kinds)} writes several files: -o STEM names them "
+            f"(e.g. -o out/x writes {', '.join('out/x' + EXTENSIONS[k] for k in kinds)})"
+        )
+    stem = Path(output)
+    if output.endswith(("/", "\\")) or stem.is_dir():
+        stem = stem / (Path(source).stem if not is_stdio(source) else "stdin")
+    else:
+        for extension in sorted(EXTENSIONS.values(), key=len, reverse=True):
+            if stem.name.endswith(extension) and len(stem.name) > len(extension):
+                stem = stem.with_name(stem.name[: -len(extension)])
+                break
+    paths: dict[str, str | None] = {k: str(stem) + EXTENSIONS[k] for k in kinds}
+    if not is_stdio(source):
+        for path in paths.values():
+            if path is not None and Path(path).resolve() == Path(source).resolve():
+                raise UserError(f"-o {output} would overwrite the source {source}")
+    return paths
+
+
+__all__ = [
+    "EMITTERS",
+    "EXTENSIONS",
+    "NEEDS_OUTPUT",
+    "EmitRequest",
+    "Emitter",
+    "emit_text",
+    "output_paths",
+]

@@ -1,4 +1,11 @@
-"""How the CLI reports failures: user errors exit 1, internal compiler errors exit 2."""
+"""How the CLI reports failures: user errors exit 1, internal compiler errors exit 2.
+
+:func:`handle_errors` wraps every command: a :class:`~dpfc.diagnostics.DiagnosticError`,
+a decode or encoding error, a :class:`UserError` (DPF0002) or a bad target profile is
+rendered on stderr in the ``--diagnostics-format`` asked for and exits 1; anything else is
+an internal compiler error (exit 2) naming the input and where the compiler failed. Usage
+errors are click's, handled by :class:`dpfc.cli.conventions.DpfcGroup`.
+"""
 
 from __future__ import annotations
 
@@ -22,12 +29,17 @@ class UserError(Exception):
     """A plain user error (bad option value, unreadable file) without a source span."""
 
 
-def report_diagnostics(diagnostics: list[Diagnostic]) -> None:
+def diagnostics_format() -> str:
+    """``text`` or ``json``: what ``--diagnostics-format`` asked for (on the group or on
+    the command; :mod:`dpfc.cli.conventions` keeps it in the root context's ``obj``)."""
     ctx = click.get_current_context(silent=True)
-    fmt = "text"
     if ctx is not None and ctx.find_root().obj:
-        fmt = ctx.find_root().obj.get("diagnostics_format", "text")
-    click.echo(render_all(diagnostics, fmt), err=True)
+        return str(ctx.find_root().obj.get("diagnostics_format", "text"))
+    return "text"
+
+
+def report_diagnostics(diagnostics: list[Diagnostic]) -> None:
+    click.echo(render_all(diagnostics, diagnostics_format()), err=True)
 
 
 # The commands' input-file arguments, named in an internal-error report.

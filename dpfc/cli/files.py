@@ -1,27 +1,104 @@
-"""Reading and writing the files a command names: an OS error is the user's, not a crash."""
+"""Reading and writing the files a command names: an OS error is the user's, not a crash.
+
+Conventions every command follows through these functions:
+
+* ``-`` as an input file is standard input (named ``<stdin>`` in diagnostics), and as
+  ``-o -`` standard output;
+* every file written says ``wrote FILE (N bytes)`` on stderr (:func:`write_file`,
+  :func:`write_with`), so stdout carries results only; nothing is said for ``-o -``.
+"""
 
 from __future__ import annotations
 
+import os
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
+import click
+
 from dpfc.cli.errors import UserError
+from dpfc.diagnostics import SourceFile
+
+STDIO = "-"
+STDIN_NAME = "<stdin>"
+
+
+def is_stdio(path: str | None) -> bool:
+    return path == STDIO
+
+
+def display_name(path: str) -> str:
+    """The name diagnostics use for an input file."""
+    return STDIN_NAME if is_stdio(path) else path
 
 
 def read_bytes(path: str) -> bytes:
+    if is_stdio(path):
+        return click.get_binary_stream("stdin").read()
     try:
         return Path(path).read_bytes()
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def write_file(path: str, data: str | bytes) -> None:
+def read_source(path: str) -> SourceFile:
+    """A UTF-8 text file (or standard input) as a :class:`SourceFile`."""
+    name = display_name(path)
     try:
-        if isinstance(data, str):
-            Path(path).write_text(data, encoding="utf-8")
-        else:
-            Path(path).write_bytes(data)
+        return SourceFile(name, read_bytes(path).decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UserError(f"cannot read {name}: {exc}") from None
+
+
+def wrote(path: str, size: int) -> None:
+    """The one "wrote" line (stderr: stdout carries results only)."""
+    click.echo(f"wrote {path} ({size} bytes)", err=True)
+
+
+def write_file(path: str, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` (``-``: stdout) and say so."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if is_stdio(path):
+        stream = click.get_binary_stream("stdout")
+        stream.write(raw)
+        stream.flush()
+        return
+    try:
+        Path(path).write_bytes(raw)
     except OSError as exc:
         raise UserError(f"cannot write {path}: {exc.strerror}") from None
+    wrote(path, len(raw))
 
 
-__all__ = ["read_bytes", "write_file"]
+def write_with(path: str, writer: Callable[[str], None]) -> None:
+    """Let ``writer`` write the file ``path`` (a library that wants a path, e.g. pcap);
+    for ``-`` it writes a temporary file that is copied to stdout."""
+    if is_stdio(path):
+        handle, temporary = tempfile.mkstemp(prefix="dpfc-")
+        os.close(handle)
+        try:
+            writer(temporary)
+            write_file(STDIO, Path(temporary).read_bytes())
+        finally:
+            os.unlink(temporary)
+        return
+    try:
+        writer(path)
+        size = Path(path).stat().st_size
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror}") from None
+    wrote(path, size)
+
+
+__all__ = [
+    "STDIN_NAME",
+    "STDIO",
+    "display_name",
+    "is_stdio",
+    "read_bytes",
+    "read_source",
+    "write_file",
+    "write_with",
+    "wrote",
+]

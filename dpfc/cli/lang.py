@@ -6,23 +6,29 @@ errors (exit 1). ``compile`` first validates every option (numbers, files, combi
 so that a mistake is reported before any phase runs; then it asks the driver
 (:mod:`dpfc.driver`) for as many phases as the emitted kind needs — the canonical source
 (``ast``), the lowered or optimised IR (``ir``, ``opt-ir``), or machine code — and hands
-the result to the emitter of that kind (:mod:`dpfc.cli.emitters`).
+the result to the emitter of each kind asked for (``--emit obj,asm,pcap``: one compile,
+several files; :mod:`dpfc.cli.emitters`). ``FILE`` may be ``-`` (standard input; imports
+are found from the current directory). While the scheduler runs longer than a second, a
+progress line is shown on stderr (:mod:`dpfc.cli.progress`; ``-q`` hides it).
 """
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
 
-from dpfc.cli.emitters import EMITTERS, NEEDS_OUTPUT, EmitRequest, emit_text
-from dpfc.cli.errors import UserError, handle_errors, report_diagnostics
-from dpfc.cli.files import read_bytes, write_file
+from dpfc.cli.conventions import TARGET, Choice, ChoiceList
+from dpfc.cli.emitters import EMITTERS, EmitRequest, emit_text, output_paths
+from dpfc.cli.errors import UserError, diagnostics_format, handle_errors, report_diagnostics
+from dpfc.cli.files import display_name, is_stdio, read_bytes, read_source, write_file
 from dpfc.cli.numbers import number as _number
 from dpfc.cli.numbers import parse_stack_text
+from dpfc.cli.progress import Progress, wanted
 from dpfc.codegen.report import format_report
+from dpfc.diagnostics import SourceFile
 from dpfc.driver import (
     CompiledUnit,
     CompileOptions,
@@ -51,12 +57,16 @@ FRONT_END = ("ast", "ir", "opt-ir")
 EMITS = [*EMITTERS, *FRONT_END]
 
 
-def _source_file(source: str) -> None:
+def _source_file(source: str) -> str | SourceFile:
+    """The path to load, or the text of standard input (``-``)."""
+    if is_stdio(source):
+        return read_source(source)
     if not Path(source).is_file():
         raise UserError(f"cannot read {source}: no such file")
+    return source
 
 
-def _checked(source: str, profile: TargetProfile | None) -> CheckedProgram:
+def _checked(source: str | SourceFile, profile: TargetProfile | None) -> CheckedProgram:
     checked = check_source(source, profile)
     if checked.warnings:
         report_diagnostics(checked.warnings)
@@ -68,27 +78,27 @@ def _target(target: str | None) -> TargetProfile | None:
 
 
 @click.command("check")
-@click.argument("source", metavar="FILE", type=click.Path(dir_okay=False))
-@click.option("--target", "target", default=None, help=TARGET_HELP)
+@click.argument("source", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--target", "target", type=TARGET, default=None, help=TARGET_HELP)
 @click.option("-q", "--quiet", is_flag=True, help="print nothing when the file is fine")
 @handle_errors
 def check_command(source: str, target: str | None, quiet: bool) -> None:
     """Check a .dpf file and the modules it imports (names, types, rules)."""
     profile = _target(target)
-    _source_file(source)
-    checked = _checked(source, profile)
+    checked = _checked(_source_file(source), profile)
     if not quiet:
         count = len(checked.dpfs)
-        click.echo(f"{source}: ok ({count} DPF{'s' if count != 1 else ''})")
+        click.echo(f"{display_name(source)}: ok ({count} DPF{'s' if count != 1 else ''})")
 
 
 @dataclass(frozen=True)
 class CompileRequest:
     """Every option of ``dpfc compile``, validated."""
 
-    source: str
-    emit: str
-    emit_request: EmitRequest
+    source: str | SourceFile  # a path, or the text of standard input
+    emits: tuple[str, ...]  # in the order asked for
+    emit_request: EmitRequest  # the stack and tenant of emitted packets
+    outputs: dict[str, str | None]  # kind -> file (None: stdout)
     options: CompileOptions
     explain: bool
     schedule_svg: str | None
@@ -101,18 +111,25 @@ def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tupl
 
 
 @click.command("compile")
-@click.argument("source", metavar="FILE", type=click.Path(dir_okay=False))
+@click.argument("source", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
     "--emit",
-    type=click.Choice(EMITS),
+    type=ChoiceList(EMITS),
     default="obj",
     show_default=True,
     help="obj: object file for the linker; asm: assembly; header: the in-packet SwitchVM "
     "options (hex); pcap: one packet per in-packet DPF; schedule: the EU x lane grid; "
-    "ast / ir / opt-ir: the front end's output",
+    "ast / ir / opt-ir: the front end's output. Several, comma-separated, from one "
+    "compile: -o STEM writes STEM.dpfo, STEM.s, STEM.hex, STEM.pcap, STEM.schedule.txt, "
+    "STEM.canonical.dpf, STEM.ir, STEM.opt.ir",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="write here, not stdout")
-@click.option("--target", "target", default=None, help=TARGET_HELP)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(allow_dash=True),
+    help="write here, not stdout (- for stdout); with several --emit kinds, a stem or a directory",
+)
+@click.option("--target", "target", type=TARGET, default=None, help=TARGET_HELP)
 @click.option("--dpf", "only", default=None, help="compile only this DPF of the module")
 @click.option(
     "--bindings",
@@ -123,7 +140,7 @@ def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tupl
 )
 @click.option(
     "--scheduler",
-    type=click.Choice(["z3", "greedy"]),
+    type=Choice(["z3", "greedy"]),
     default="z3",
     show_default=True,
     help="z3: the fewest EUs it can prove or find, never worse than greedy; greedy: the "
@@ -169,11 +186,16 @@ def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tupl
     "safe to delete)",
 )
 @click.option("--print-after-all", is_flag=True, help="print the IR after every pass on stderr")
-@click.option("--time-passes", is_flag=True, help="print the time each pass took on stderr")
+@click.option(
+    "--time-passes",
+    is_flag=True,
+    help="print the time each pass, the scheduler and code generation took on stderr",
+)
+@click.option("-q", "--quiet", is_flag=True, help="show no progress line while scheduling")
 @handle_errors
 def compile_command(
     source: str,
-    emit: str,
+    emit: tuple[str, ...],
     output: str | None,
     target: str | None,
     only: str | None,
@@ -190,14 +212,14 @@ def compile_command(
     use_cache: bool,
     print_after_all: bool,
     time_passes: bool,
+    quiet: bool,
 ) -> None:
     """Compile a .dpf file: schedule every DPF onto the target's EUs and emit machine code.
 
     Reports (the resource report, --explain) go to stdout when -o names the output, and
     to stderr when the output itself goes to stdout."""
     # Every option is validated here, before any phase runs.
-    if emit in NEEDS_OUTPUT and output is None:
-        raise UserError(f"--emit {emit} needs -o FILE")
+    outputs = output_paths(emit, output, source)
     if schedule_svg is not None and schedule_svg.lower().endswith(".png"):
         raise UserError(
             f"--schedule-svg writes SVG, not PNG: use --schedule-png {schedule_svg} for a PNG"
@@ -208,7 +230,10 @@ def compile_command(
     emit_request = EmitRequest(
         output, parse_stack_text(stack), _number(tenant, "tenant id", (1 << 24) - 1)
     )
-    _source_file(source)
+    loaded = _source_file(source)
+    progress = None
+    if wanted(sys.stderr, quiet=quiet, diagnostics_format=diagnostics_format()):
+        progress = Progress(sys.stderr, rewrite=sys.stderr.isatty())
     options = CompileOptions(
         target=profile,
         schedule=ScheduleOptions(
@@ -216,46 +241,61 @@ def compile_command(
             budget=Budget().scaled(effort),
             guard_s=timeout or None,
             cache=use_cache,
+            progress=progress,
         ),
         only=only,
         objects=_read_objects(bindings, profile),
         print_after_all=sys.stderr if print_after_all else None,
         time_passes=sys.stderr if time_passes else None,
     )
-    run_compile(
-        CompileRequest(
-            source,
-            emit,
-            emit_request,
-            options,
-            explain,
-            schedule_svg,
-            report,
-            schedule_png=schedule_png,
-        )
+    request = CompileRequest(
+        loaded,
+        emit,
+        emit_request,
+        outputs,
+        options,
+        explain,
+        schedule_svg,
+        report,
+        schedule_png=schedule_png,
     )
+    if progress is None:
+        run_compile(request)
+        return
+    with progress:
+        run_compile(request)
 
 
 def run_compile(request: CompileRequest) -> None:
-    """The phases ``request.emit`` needs, then its emitter."""
+    """The phases the kinds of ``request.emits`` need, each run once, then each kind's
+    emitter."""
     options = request.options
+    outputs = request.outputs
     checked = _checked(request.source, options.target)
-    if request.emit == "ast":
-        emit_text(format_source(checked.main_module.tree), request.emit_request.output)
+    if "ast" in outputs:
+        emit_text(format_source(checked.main_module.tree), outputs["ast"])
+    if set(outputs) <= {"ast"}:
         return
     module = lower(checked)
-    if request.emit != "ir":
-        optimise(module, options)
-    if request.emit in ("ir", "opt-ir"):
-        emit_text(format_ir(module), request.emit_request.output)
+    if "ir" in outputs:
+        emit_text(format_ir(module), outputs["ir"])
+    if set(outputs) <= {"ast", "ir"}:
+        return
+    optimise(module, options)
+    if "opt-ir" in outputs:
+        emit_text(format_ir(module), outputs["opt-ir"])
+    back_end = [kind for kind in request.emits if kind in EMITTERS]
+    if not back_end:
         return
     names = [f.name for f in module.functions]
     if options.only is not None and options.only not in names:
+        name = request.source.name if isinstance(request.source, SourceFile) else request.source
         raise UserError(
-            f"no DPF `{options.only}` in {request.source} (it has: {', '.join(names) or 'none'})"
+            f"no DPF `{options.only}` in {name} (it has: {', '.join(names) or 'none'})"
         )
     compiled = compile_checked(checked, module, options)
-    to_stdout = request.emit_request.output is None
+    # Reports go to stderr when the output itself goes to stdout.
+    to_stdout = any(path is None or is_stdio(path) for path in outputs.values())
 
     def say(text: str) -> None:
         click.echo(text, nl=False, err=to_stdout)
@@ -279,7 +319,8 @@ def run_compile(request: CompileRequest) -> None:
             if len(units) != 1:
                 path = _suffixed(path, unit.name, ".png")
             write_file(path, render_png(unit.result.schedule, result=unit.result))
-    EMITTERS[request.emit](compiled, request.emit_request)
+    for kind in back_end:
+        EMITTERS[kind](compiled, replace(request.emit_request, output=outputs[kind]))
 
 
 def _summary(unit: CompiledUnit) -> str:
@@ -288,13 +329,16 @@ def _summary(unit: CompiledUnit) -> str:
     greedy = "none" if result.greedy_eus is None else _eus(result.greedy_eus)
     eus = _eus(schedule.eus_used)
     solver = "cached schedule" if result.cached else f"Z3 {result.solve_seconds:.2f} s"
+    status = f"{result.status}; greedy: {greedy}"
+    if result.secondary == "":  # --scheduler greedy: no solver ran, nothing to compare
+        solver, status = "no solver", "greedy scheduler: EUs not proven minimal"
     bundles = schedule.bundle_count()
     selectors = schedule.selector_count()
     return (
         f"{unit.problem.module}.{unit.name}: {eus} on {unit.problem.profile.name}, "
         f"{bundles} EU bundle{'s' if bundles != 1 else ''}, "
         f"{selectors} selector{'s' if selectors != 1 else ''}, {solver}\n"
-        f"  {result.status}; greedy: {greedy}\n"
+        f"  {status}\n"
     )
 
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import click
 
+from dpfc.cli.conventions import TARGET
 from dpfc.cli.errors import UserError, handle_errors
-from dpfc.cli.files import read_bytes, write_file
+from dpfc.cli.files import is_stdio, read_bytes, write_file
 from dpfc.cli.numbers import number
 from dpfc.isa.bundle import stage_name
 from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, image_id, link, read_image
@@ -56,8 +57,15 @@ def _image(path: str, profile: TargetProfile | None) -> tuple[Image, str]:
 
 @click.command("link")
 @click.argument("objects", metavar="OBJ[@TENANT]...", nargs=-1)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="write the image here")
-@click.option("--target", default=None, help="target profile the objects must be for")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="write the image here (- for stdout)",
+)
+@click.option(
+    "--target", type=TARGET, default=None, help="target profile the objects must be for"
+)
 @click.option("--tenant", default="1", show_default=True, help="tenant of OBJ without @TENANT")
 @click.option("--pipes", default=None, help="pipes of the switch (default: the base's, else 1)")
 @click.option("--base", "base", default=None, help="an image to extend; nothing in it moves")
@@ -127,10 +135,10 @@ def link_command(
     )
     image = link(inputs, options)
     data = image_bytes(image)
-    click.echo(summary(image, image_id(data)), nl=False)
+    # The summary goes to stderr when the image itself goes to stdout.
+    click.echo(summary(image, image_id(data)), nl=False, err=is_stdio(output))
     if output is not None:
         write_file(output, data)
-        click.echo(f"wrote {output} ({len(data)} bytes)")
 
 
 def summary(image: Image, ident: str) -> str:

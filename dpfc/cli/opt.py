@@ -4,7 +4,12 @@
 writes the IR after every pass to stderr, ``--time-passes`` a timing table to stderr,
 ``--list-passes`` the registered passes. The input is verified first (when the verifier is
 present) and, with ``--verify-each``, after every pass. Exit 1 on a user error (bad IR,
-unknown pass), 2 on an internal one (a pass that breaks the IR).
+unknown pass), 2 on an internal one (a pass that breaks the IR). ``FILE.ir`` may be ``-``
+(standard input), as may ``-o``.
+
+``--target`` is accepted and checked like every command's, but no pass depends on the
+profile: the IR is target-independent (that is why ``constfold`` leaves ``hash`` alone,
+whose CRC is the profile's), and the profile first matters when scheduling.
 """
 
 from __future__ import annotations
@@ -12,11 +17,12 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import click
 
+from dpfc.cli.conventions import TARGET
 from dpfc.cli.errors import UserError, handle_errors
+from dpfc.cli.files import read_source, write_file
 from dpfc.diagnostics import SourceFile
 from dpfc.ir.core import Module
 from dpfc.ir.printer import format_module
@@ -27,6 +33,7 @@ from dpfc.passes import (
     run_pipeline,
     verify_input,
 )
+from dpfc.target.profile import load_profile
 
 
 def _parser() -> Callable[[SourceFile], Module]:
@@ -40,15 +47,10 @@ def _parser() -> Callable[[SourceFile], Module]:
     return parse
 
 
-def _read(path: str) -> SourceFile:
-    try:
-        return SourceFile(path, Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
-
-
 @click.command("opt")
-@click.argument("source", metavar="FILE.ir", required=False, type=click.Path(dir_okay=False))
+@click.argument(
+    "source", metavar="FILE.ir", required=False, type=click.Path(dir_okay=False, allow_dash=True)
+)
 @click.option(
     "-p",
     "--passes",
@@ -60,7 +62,19 @@ def _read(path: str) -> SourceFile:
 @click.option("--time-passes", is_flag=True, help="print the time each pass took on stderr")
 @click.option("--list-passes", is_flag=True, help="list the passes and the default pipeline")
 @click.option("--verify-each", is_flag=True, help="run the IR verifier after every pass")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="write the IR here")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="write the IR here (- for stdout)",
+)
+@click.option(
+    "--target",
+    "target",
+    type=TARGET,
+    default=None,
+    help="target profile (checked; no pass depends on it: the IR is target-independent)",
+)
 @handle_errors
 def opt_command(
     source: str | None,
@@ -70,8 +84,11 @@ def opt_command(
     list_passes: bool,
     verify_each: bool,
     output: str | None,
+    target: str | None,
 ) -> None:
     """Optimise textual IR (FILE.ir) with the given passes and print the IR."""
+    if target is not None:
+        load_profile(target)  # a broken .toml profile is an error here too
     if list_passes:
         click.echo(describe_passes(), nl=False)
         return
@@ -81,7 +98,7 @@ def opt_command(
         passes = parse_pipeline(pipeline) if pipeline is not None else None
     except UnknownPassError as exc:
         raise UserError(str(exc)) from None
-    source_file = _read(source)
+    source_file = read_source(source)
     module = _parser()(source_file)
     verify_input(module)
     run_pipeline(
@@ -95,7 +112,4 @@ def opt_command(
     if output is None:
         click.echo(text, nl=False)
         return
-    try:
-        Path(output).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"cannot write {output}: {exc.strerror}") from None
+    write_file(output, text)

@@ -23,6 +23,7 @@ import click
 from dpfc.backends.p4.bfrt import bfrt_script
 from dpfc.backends.p4.layout import Layout, LayoutError
 from dpfc.backends.p4.program import ARCHITECTURES, architecture, generate
+from dpfc.cli.conventions import TARGET, Choice, SuggestingGroup
 from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.files import read_bytes, write_file
 from dpfc.diagnostics import Diagnostic, DiagnosticError
@@ -33,22 +34,19 @@ from dpfc.target.profile import load_profile
 PROGRAM = "switchvm"  # the file name, hence the program name p4c and BF-RT use
 
 
-def _wrote(path: Path, data: str) -> None:
-    write_file(str(path), data)
-    click.echo(f"wrote {path} ({len(data.encode('utf-8'))} bytes)", err=True)
-
-
 def _names(layout: Layout) -> str:
     """The name map as JSON: the same for every architecture (stage, EU and lane keys
     become strings, as JSON keys are)."""
     return json.dumps(layout.name_map(), indent=2, sort_keys=True) + "\n"
 
 
-@click.group("p4", invoke_without_command=True)
-@click.option("--target", default="tofino1", show_default=True, help="target profile")
+@click.group("p4", cls=SuggestingGroup, invoke_without_command=True)
+@click.option(
+    "--target", type=TARGET, default="tofino1", show_default=True, help="target profile"
+)
 @click.option(
     "--arch",
-    type=click.Choice(ARCHITECTURES),
+    type=Choice(ARCHITECTURES),
     default="v1model",
     show_default=True,
     help="v1model: bmv2's simple_switch; tna: Tofino (tna.p4, t2na.p4 for Tofino-2 profiles)",
@@ -93,14 +91,21 @@ def p4_command(ctx: click.Context, target: str, arch: str, output: str | None) -
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"cannot create {directory}: {exc.strerror}") from None
-    _wrote(directory / f"{PROGRAM}.p4", text)
-    _wrote(directory / f"{PROGRAM}.names.json", _names(layout))
+    write_file(str(directory / f"{PROGRAM}.p4"), text)
+    write_file(str(directory / f"{PROGRAM}.names.json"), _names(layout))
 
 
 @p4_command.command("bfrt")
-@click.argument("image_path", metavar="IMAGE")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="write the script here")
-@click.option("--target", default=None, help="target profile (default: the image's)")
+@click.argument("image_path", metavar="IMAGE", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="write the script here (- for stdout)",
+)
+@click.option(
+    "--target", type=TARGET, default=None, help="target profile (default: the image's)"
+)
 @click.option(
     "--program",
     default=PROGRAM,
@@ -127,7 +132,6 @@ def bfrt_command(image_path: str, output: str | None, target: str | None, progra
         click.echo(script, nl=False)
         return
     write_file(output, script)
-    click.echo(f"wrote {output} ({len(script.encode('utf-8'))} bytes)", err=True)
 
 
 __all__ = ["bfrt_command", "p4_command"]

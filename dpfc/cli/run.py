@@ -16,6 +16,7 @@ its DPF40xx code; assembly errors the assembler's diagnostics. All exit 1.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from dataclasses import fields
@@ -26,20 +27,14 @@ import click
 
 from dpfc.backends.scenario import Scenario, ScenarioError, load_scenario
 from dpfc.backends.sim import Network, PassRecord
-from dpfc.cli.errors import UserError, handle_errors, report_diagnostics
+from dpfc.cli.errors import UserError, diagnostics_format, handle_errors, report_diagnostics
+from dpfc.cli.files import write_file, write_with
 from dpfc.diagnostics import Diagnostic, SourceFile
-from dpfc.encoding import DecodeError
+from dpfc.encoding import OPTION_CLASS, TYPE_CODE, DecodeError, split_options
 from dpfc.packet import parse_packet, write_pcap
 from dpfc.target import TargetProfile
 
 MAX_PASSES = 1_000_000
-
-
-def _diagnostics_format() -> str:
-    ctx = click.get_current_context(silent=True)
-    if ctx is not None and ctx.find_root().obj:
-        return str(ctx.find_root().obj.get("diagnostics_format", "text"))
-    return "text"
 
 
 def report_scenario_error(exc: ScenarioError) -> None:
@@ -53,7 +48,7 @@ def report_scenario_error(exc: ScenarioError) -> None:
             span = source.span_at(exc.line, exc.column)
             report_diagnostics([Diagnostic(exc.code, exc.message, span)])
             return
-    if _diagnostics_format() == "json":
+    if diagnostics_format() == "json":
         entry: dict[str, Any] = {
             "code": exc.code,
             "severity": "error",
@@ -93,6 +88,12 @@ def describe_frame(frame: bytes, profile: TargetProfile) -> dict[str, Any]:
         out["egress"] = str(header.egress_ptr)
     out["stack"] = list(header.stack)
     out["code_bundles"] = sum(len(bundles) for _, bundles in header.code.stages())
+    # The code options' bytes (with their option headers), not the frame's: both are said.
+    out["code_bytes"] = sum(
+        len(data) + 4
+        for _, option_class, option_type, data in split_options(parsed.options)
+        if option_class == OPTION_CLASS and option_type == TYPE_CODE
+    )
     return out
 
 
@@ -222,12 +223,15 @@ def collect(scenario: Scenario, *, settled: bool, trace: bool) -> dict[str, Any]
 
 
 def _frame_text(frame: dict[str, Any]) -> str:
-    size = f"{frame['bytes']} bytes"
+    size = f"frame {frame['bytes']} bytes"
     if "error" in frame:
         return f"not a SwitchVM packet ({frame['error']}), {size}"
     if not frame["switchvm"]:
         return f"tenant {frame['tenant']}, no SwitchVM option, {size}"
-    code = f", code {frame['code_bundles']} bundles" if frame["code_bundles"] else ""
+    code = ""
+    if frame["code_bundles"]:
+        bundles = _plural(frame["code_bundles"], "bundle")
+        code = f", code {bundles} ({frame['code_bytes']} bytes)"
     egress = f", egress {frame['egress']}" if "egress" in frame else ""
     return (
         f"tenant {frame['tenant']}, dpf {frame['dpf']}{egress}, "
@@ -311,10 +315,11 @@ def render_text(report: dict[str, Any], *, trace: bool) -> str:
 
 def _write_traces(path: str, network: Network) -> None:
     text = "".join(r.result.trace.render() for r in network.records if r.result.trace)
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror}") from None
+    write_file(path, text)
+
+
+def _pcap_to(path: str, *, frames: list[bytes]) -> None:
+    write_pcap(path, frames)
 
 
 def _write_pcaps(directory: str, network: Network) -> list[str]:
@@ -322,12 +327,12 @@ def _write_pcaps(directory: str, network: Network) -> list[str]:
     written = []
     try:
         out.mkdir(parents=True, exist_ok=True)
-        for name, host in network.hosts.items():
-            path = out / f"{name}.pcap"
-            write_pcap(str(path), host.received)
-            written.append(str(path))
     except OSError as exc:
         raise UserError(f"cannot write to {directory}: {exc.strerror}") from None
+    for name, host in network.hosts.items():
+        path = str(out / f"{name}.pcap")
+        write_with(path, functools.partial(_pcap_to, frames=list(host.received)))
+        written.append(path)
     return written
 
 
@@ -389,8 +394,6 @@ def run_command(
         click.echo(json.dumps(report, indent=2))
     else:
         click.echo(render_text(report, trace=trace and trace_file is None), nl=False)
-        for path in written:
-            click.echo(f"wrote {path}")
     if not settled:
         click.echo(
             f"{scenario_file}: error[DPF4109]: the network did not settle within {max_passes} "

@@ -19,11 +19,13 @@ Options that change what is scheduled:
   shared array where the other did; a conflicting ``@pin`` is DPF5221.
 
 Chain targets stay relocations (resolved by ``dpfc link``) unless ``chain_targets`` names
-their PCs.
+their PCs. ``time_passes`` receives the pass manager's table, then one for the back end
+(scheduling, with each DPF's time in the solver, and code generation).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -145,6 +147,7 @@ def compile_checked(
     wanted = scheduled_functions(module, options.only)
     subset = replace(module, functions=[f for f in module.functions if f.name in wanted])
     chosen: dict[str, Function] = {}
+    started = time.perf_counter()
     scheduled = schedule_module(
         subset,
         profile,
@@ -155,8 +158,10 @@ def compile_checked(
         alternatives=without_reassociation(checked, subset),
         chosen=chosen,
     )
+    scheduling = time.perf_counter() - started
     # The IR of each DPF in the form it was scheduled in (equivalent either way).
     module = replace(module, functions=[chosen.get(f.name, f) for f in module.functions])
+    started = time.perf_counter()
     units = tuple(
         CompiledUnit(
             problem, result, generate(result.schedule, chain_targets=options.chain_targets)
@@ -164,7 +169,26 @@ def compile_checked(
         for problem, result in scheduled
         if options.only is None or problem.name == options.only
     )
+    if options.time_passes is not None:
+        rows = [(f"schedule ({len(scheduled)} DPFs, {options.schedule.scheduler})", scheduling)]
+        rows += [
+            (f"  in the solver: {problem.module}.{problem.name}", result.solve_seconds)
+            for problem, result in scheduled
+        ]
+        rows.append(("generate code", time.perf_counter() - started))
+        options.time_passes.write(format_phase_timings(rows))
     return CompiledModule(checked, module, units)
+
+
+def format_phase_timings(rows: Sequence[tuple[str, float]]) -> str:
+    """The back end's timing table, in the pass manager's columns (indented rows are
+    parts of the row above and left out of the total)."""
+    total = sum(seconds for name, seconds in rows if not name.startswith(" ")) or 1e-12
+    lines = ["; back-end timings", f";   {'ms':>9}  {'%':>6}  phase"]
+    for name, seconds in rows:
+        lines.append(f";   {seconds * 1000:9.3f}  {100 * seconds / total:6.1f}  {name}")
+    lines.append(f";   {total * 1000:9.3f}  {100.0:6.1f}  total")
+    return "\n".join(lines) + "\n"
 
 
 def without_reassociation(checked: CheckedProgram, module: Module) -> dict[str, Function]:
@@ -256,6 +280,7 @@ __all__ = [
     "check_source",
     "compile_checked",
     "compile_source",
+    "format_phase_timings",
     "lower",
     "object_bindings",
     "optimise",

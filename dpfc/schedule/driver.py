@@ -26,6 +26,7 @@ The wall-clock ``--timeout`` guard (:class:`.limits.WallClockGuard`) only stops:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from dataclasses import fields as fields_of
 
@@ -69,6 +70,9 @@ class ScheduleOptions:
     # A word select/zext of a condition: "best" (both ways, the better kept), "branch" or
     # "alu" (.boolwords).
     booleans: str = "best"
+    # Told what the scheduler is doing ("scheduling kvs.get (z3, 3 EUs asked)") at each
+    # step, for a progress line; it never changes the result (nor the cache key).
+    progress: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,7 @@ def _schedule_uncached(
     code_bytes: CodeBytes | None,
     guard: WallClockGuard,
 ) -> ScheduleResult:
+    _tell(options, problem, "greedy")
     greedy = greedy_schedule(problem)
     greedy_eus = greedy.eus_used if greedy is not None else None
     greedy_measures = measure(greedy, code_bytes) if greedy is not None else None
@@ -186,6 +191,7 @@ def _schedule_uncached(
             improve=options.budget.improve,
             guard=guard,
             max_eus=options.max_eus,
+            progress=options.progress,
         )
         if search.best is None:
             raise DiagnosticError(_failure(problem, options, search, guard))
@@ -238,6 +244,7 @@ def _lower_secondary(
         return best, "floor"
     if not options.secondary:
         return best, "off"
+    _tell(options, problem, f"z3, lowering bundles at {eus} EU{'s' if eus != 1 else ''}")
     model = search.models.get(eus) or Z3Model(
         problem, eus, seed=options.seed, rlimit=options.budget.feasibility, guard=guard
     )
@@ -256,6 +263,11 @@ def _lower_secondary(
     if optimal is not None and _counts(optimal) <= _counts(best):
         return optimal, "proven"
     return best, "limit"
+
+
+def _tell(options: ScheduleOptions, problem: Problem, what: str) -> None:
+    if options.progress is not None:
+        options.progress(f"scheduling {problem.module}.{problem.name} ({what})")
 
 
 def _counts(schedule: Schedule) -> tuple[int, int]:

@@ -30,6 +30,7 @@ fewer EUs is an improvement, not a necessity). Counts left open are reported und
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dpfc.schedule.bounds import Bounds
@@ -105,6 +106,7 @@ def search_eus(
     improve: int,
     guard: WallClockGuard,
     max_eus: int | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> EuSearch:
     """See the module docstring. ``rlimit`` is the largest single question's resource
     limit, ``improve`` the total once a schedule exists; no count above ``max_eus`` (or
@@ -114,6 +116,9 @@ def search_eus(
     unknown: set[int] = set()
 
     def ask(eus: int, logic: str, limit: int) -> str:
+        if progress is not None:
+            asked = f"{eus} EU{'s' if eus != 1 else ''} asked"
+            progress(f"scheduling {problem.module}.{problem.name} (z3, {asked})")
         model = out.models.get(eus)
         if model is None:
             model = out.models[eus] = Z3Model(problem, eus, seed=seed, rlimit=limit, guard=guard)
