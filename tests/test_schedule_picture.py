@@ -127,6 +127,36 @@ def _check_whole(unit: CompiledUnit, svg: str, dpf: str) -> None:
             assert any(bare in cell.replace(" ", "") for cell in cells), f"{text!r} cut in {dpf}"
 
 
+LONG_NAMES = """module longnames;
+
+@pin(eu = 0, lane = 0)
+segment array counters_of_every_flow_we_have_ever_seen_here: u32[4096];
+
+@target(tofino1) @placement(switch)
+dpf a_dpf_with_remarkably_long_identifiers(identifier_of_the_flow_to_count: u32) {
+    let count_before_this_packet_arrived =
+        fetch_add(counters_of_every_flow_we_have_ever_seen_here[identifier_of_the_flow_to_count], 1);
+    if count_before_this_packet_arrived > 3 {
+        drop();
+    } else {
+        push(identifier_of_the_flow_to_count, count_before_this_packet_arrived);
+    }
+}
+"""
+
+
+def test_names_longer_than_any_column_break_inside_their_cells(tmp_path: Path) -> None:
+    source = tmp_path / "longnames.dpf"
+    source.write_text(LONG_NAMES)
+    compiled = compile_source(source, CompileOptions(target=BUILTIN_PROFILES["tofino1"]))
+    (unit,) = compiled.units
+    svg = render_svg(unit.result.schedule, result=unit.result)
+    _check_fit(svg, unit.name)
+    _check_whole(unit, svg, unit.name)
+    legend = [_paragraph(lines) for classes, _, lines, _ in _cells(svg) if "legend" in classes]
+    assert "array counters_of_every_flow_we_have_ever_seen_here: EU0 lane 0" in legend
+
+
 def test_prolog_epilog_placement_and_critical_path_of_a_branching_dpf() -> None:
     cells = _cells(_svg("kvs", "cache_get"))
     by_class: dict[str, list[str]] = {}
