@@ -126,19 +126,22 @@ class _Emitter:
         use = self.schedule.exit(leaf)
         spans: list[Span | None] = []
         steering = Steering("pass")
+        # Each instruction's debug line is the statement that asked for it; the end of the
+        # path (the DPF's `}` or a `return`) only where there is none.
+        actions = end.actions
         if end.push:
-            spans.append(end.span)
+            spans.append(actions.push or end.span)
         if end.steer != "pass" or end.steer_value is not None:
             value = self.source(use.steer_value) if use.steer_value is not None else None
             steering = Steering(end.steer, value)
-            spans.append(end.span)
+            spans.append(actions.steer or end.span)
         next_pc: PC | None = None
         label = f"exit_n{leaf}"
         if end.chain is not None:
             next_pc = self.chain_targets.get(end.chain, PLACEHOLDER)
-            spans.append(end.span)
+            spans.append(actions.chain or end.span)
         if end.drop_code:
-            spans.append(end.span)
+            spans.append(actions.drop_code or end.span)
         bundle = EpilogBundle(tuple(use.push), steering, next_pc, end.drop_code)
         pc = self.place(EPILOG_STAGE, bundle, label, spans, end.span)
         placed_label = self.placed[EPILOG_STAGE][bundle][1]

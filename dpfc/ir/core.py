@@ -138,10 +138,24 @@ class Jump:
     span: Span | None = None
 
 
+@dataclass(frozen=True)
+class ActionSpans:
+    """Where each action of an epilog was written: the ``push(...)``, steering, ``chain``
+    and ``drop_code()`` statements (the first of several ``push`` statements), for the
+    debug lines of the epilog's instructions. None where the action has no statement."""
+
+    push: Span | None = None
+    steer: Span | None = None
+    chain: Span | None = None
+    drop_code: Span | None = None
+
+
 @dataclass(eq=False)
 class Exit:
     """The end of a path: the epilog. ``steer`` is a steering action name of the profile
-    (``pass`` by default); ``steer_value`` its value (forward, multicast, set_port)."""
+    (``pass`` by default); ``steer_value`` its value (forward, multicast, set_port).
+    ``span`` is where the path ends (a ``return`` or the DPF's closing brace); ``actions``
+    where each action was written."""
 
     push: list[Instr] = field(default_factory=list)
     steer: str = "pass"
@@ -149,6 +163,7 @@ class Exit:
     chain: str | None = None  # a DPF name (qualified: ``module.dpf``), resolved by the linker
     drop_code: bool = False
     span: Span | None = None
+    actions: ActionSpans = field(default_factory=ActionSpans)
 
 
 Terminator = Br | Jump | Exit

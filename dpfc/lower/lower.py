@@ -36,7 +36,7 @@ access, named as the checker names them (``countmin.row0``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dpfc.diagnostics import Span
 from dpfc.ir import core as ir
@@ -82,6 +82,20 @@ _STORE: dict[ast.StoreOp, Op] = {
 }
 
 
+def _common_actions(spans: list[ir.ActionSpans]) -> ir.ActionSpans:
+    """Each action's statement where all ``spans`` agree on it, else None."""
+
+    def common(values: list[Span | None]) -> Span | None:
+        return values[0] if all(v == values[0] for v in values) else None
+
+    return ir.ActionSpans(
+        push=common([s.push for s in spans]),
+        steer=common([s.steer for s in spans]),
+        chain=common([s.chain for s in spans]),
+        drop_code=common([s.drop_code for s in spans]),
+    )
+
+
 @dataclass
 class Epilog:
     push: list[Instr] = field(default_factory=list)
@@ -89,9 +103,20 @@ class Epilog:
     steer_value: Instr | None = None
     chain: str | None = None
     drop_code: bool = False
+    # The statements of the actions. Where joining paths wrote an action in different
+    # statements (`forward(j)` / `forward(i)` in the arms of an `if`), the joined epilog
+    # keeps none for it: its debug line is then the end of the path, never the wrong arm.
+    actions: ir.ActionSpans = field(default_factory=ir.ActionSpans)
 
     def copy(self) -> Epilog:
-        return Epilog(list(self.push), self.steer, self.steer_value, self.chain, self.drop_code)
+        return Epilog(
+            list(self.push),
+            self.steer,
+            self.steer_value,
+            self.chain,
+            self.drop_code,
+            self.actions,
+        )
 
     def shape(self) -> tuple[int, str | None, bool, str | None, bool]:
         """What must agree for two paths to share a block (values may differ: phis)."""
@@ -234,6 +259,7 @@ class FunctionLowerer:
             chain=epilog.chain,
             drop_code=epilog.drop_code,
             span=span,
+            actions=epilog.actions,
         )
 
     # -- statements -----------------------------------------------------------------------
@@ -270,14 +296,19 @@ class FunctionLowerer:
             return self.for_(stmt, state)
         elif isinstance(stmt, ast.Push):
             state.epilog.push.extend(self.expr(v, state) for v in stmt.values)
+            if state.epilog.actions.push is None:
+                state.epilog.actions = replace(state.epilog.actions, push=stmt.span)
         elif isinstance(stmt, ast.Action):
             if stmt.name == "drop_code":
                 state.epilog.drop_code = True
+                state.epilog.actions = replace(state.epilog.actions, drop_code=stmt.span)
             else:
                 state.epilog.steer = stmt.name
                 state.epilog.steer_value = self.expr(stmt.args[0], state) if stmt.args else None
+                state.epilog.actions = replace(state.epilog.actions, steer=stmt.span)
         elif isinstance(stmt, ast.Chain):
             state.epilog.chain = self.chain_target(stmt.target)
+            state.epilog.actions = replace(state.epilog.actions, chain=stmt.span)
         elif isinstance(stmt, ast.Return):
             self.finish(state, stmt.span)
             return []
@@ -378,6 +409,7 @@ class FunctionLowerer:
                 merged_scope[name] = phi([v for v in values if isinstance(v, Instr)], name)
             env.append(merged_scope)
         epilog = first.epilog.copy()
+        epilog.actions = _common_actions([s.epilog.actions for s in group])
         epilog.push = [
             phi([s.epilog.push[k] for s in group], None) for k in range(len(epilog.push))
         ]

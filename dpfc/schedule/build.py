@@ -539,12 +539,12 @@ class _Builder:
                     "DPF6004",
                     f"this epilog pushes {len(push)} words but PUSH takes at most "
                     f"{self.profile.max_push} registers on {self.profile.name}",
-                    term.span,
+                    term.actions.push or term.span,
                 )
             )
         steer_value = self.word(walk, term.steer_value) if term.steer_value is not None else None
         self.node_end[node] = ProblemExit(
-            push, term.steer, steer_value, term.chain, term.drop_code, term.span
+            push, term.steer, steer_value, term.chain, term.drop_code, term.span, term.actions
         )
 
     # -- the result ------------------------------------------------------------------------

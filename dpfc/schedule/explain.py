@@ -13,6 +13,7 @@ cells, so the grid and the picture always say the same thing.
 
 from __future__ import annotations
 
+from dpfc.diagnostics import Span
 from dpfc.isa.opcodes import SelectorKind
 from dpfc.schedule.driver import ScheduleResult
 from dpfc.schedule.problem import Branch, Exit, Kind, Operation, Problem
@@ -125,25 +126,32 @@ def prolog_loads(schedule: Schedule) -> list[tuple[int, str]]:
     return loads
 
 
-def epilog_parts(schedule: Schedule, use: ExitUse) -> list[str]:
+def epilog_parts(schedule: Schedule, use: ExitUse, *, lines: bool = False) -> list[str]:
     """What leaf ``use.node``'s epilog does: ``push key(A3), v0(A1)``, the steering action
-    and its value, ``chain M.dpf``, ``drop_code``; empty for a plain pass."""
+    and its value, ``chain M.dpf``, ``drop_code``; empty for a plain pass. ``lines``: each
+    part ends with the line of the statement that asked for it (`` L18``)."""
     p = schedule.problem
     end = p.nodes[use.node].end
     assert isinstance(end, Exit)
+    actions = end.actions
+
+    def line(span: Span | None) -> str:
+        where = span or end.span
+        return f" L{where.line}" if lines and where is not None else ""
+
     parts = []
     if end.push:
         pushed = ", ".join(
             f"{value_name(p, v)}({r})" for v, r in zip(end.push, use.push, strict=True)
         )
-        parts.append(f"push {pushed}")
+        parts.append(f"push {pushed}{line(actions.push)}")
     if end.steer != "pass" or end.steer_value is not None:
         value = f" {source_name(p, use.steer_value)}" if use.steer_value is not None else ""
-        parts.append(f"{end.steer}{value}")
+        parts.append(f"{end.steer}{value}{line(actions.steer)}")
     if end.chain:
-        parts.append(f"chain {end.chain}")
+        parts.append(f"chain {end.chain}{line(actions.chain)}")
     if end.drop_code:
-        parts.append("drop_code")
+        parts.append(f"drop_code{line(actions.drop_code)}")
     return parts
 
 
@@ -172,8 +180,10 @@ def format_grid(schedule: Schedule, *, result: ScheduleResult | None = None) -> 
     for use in schedule.exits:
         end = p.nodes[use.node].end
         assert isinstance(end, Exit)
-        parts = epilog_parts(schedule, use)
-        out.append(f"epilog {names[use.node]}: {'; '.join(parts) or 'pass'}{line_suffix(end)}")
+        # Each action with its statement's line; a plain pass with the path's end.
+        parts = epilog_parts(schedule, use, lines=True)
+        text = "; ".join(parts) if parts else f"pass{line_suffix(end)}"
+        out.append(f"epilog {names[use.node]}: {text}")
     if schedule.bindings:
         bound = ", ".join(
             f"{a} EU{e} lane {ln}" for a, (e, ln) in sorted(schedule.bindings.items())

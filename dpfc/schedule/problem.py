@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from dpfc.diagnostics import Span
+from dpfc.ir.core import ActionSpans
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp
 from dpfc.target.profile import TargetProfile
 
@@ -112,6 +113,9 @@ class Exit:
     chain: str | None = None
     drop_code: bool = False
     span: Span | None = None
+    # Where each action was written (debug lines only: not part of the problem's identity,
+    # so the schedule cache's key, the repr, does not change when a statement moves).
+    actions: ActionSpans = field(default_factory=ActionSpans, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
