@@ -47,6 +47,8 @@ EXPECTED_EUS = {
     "leader": 1,
     "acceptor": 3,
     "max_hop_latency": 4,
+    "flow_guard": 4,  # flow_guard.dpf and flow_guard_chain.dpf (the tutorial's)
+    "tally": 1,
 }
 
 

@@ -60,8 +60,9 @@ class CodeMemory:
             self.by_word.setdefault((slot.stage, slot.word), []).append(slot.slot)
 
     def _free(self, stage: int, index: int, pipes: frozenset[int]) -> bool:
-        taken = self.stages.get(stage, {}).get(index)
-        return taken is None or not (taken.pipes & pipes)
+        # A slot holds one word (one _Slot) on all of its pipes: a slot taken on other pipes
+        # is not free for another word, or that word would be merged into the slot there.
+        return index not in self.stages.get(stage, {})
 
     def place(
         self,
@@ -218,10 +219,12 @@ def place_program(
     assigned: dict[tuple[int, int], int] = {}
     # Prologs that the DPF's own epilogs chain to (hand-written loops) and a pinned entry
     # get their slots first: they are named before they are placed.
+    # (a relocation's placeholder NEXT_PC names the chained DPF, not this one's prolog)
+    chained = {r.label for r in program.relocations}
     early = {
         pc.index
         for b in program.bundles
-        if isinstance(b.bundle, EpilogBundle)
+        if isinstance(b.bundle, EpilogBundle) and b.label not in chained
         for stage, pc in pc_fields(b.bundle, b.stage, num_eus)
         if stage == PROLOG_STAGE and not pc.in_packet and (stage, pc.index) in local
     }
@@ -268,11 +271,11 @@ def _relocate(
     move: Callable[[PC, int], PC],
     chain: PC | None,
 ) -> StageBundle:
-    moved = move_pcs(bundle, stage, num_eus, move)
     if chain is not None:
-        assert isinstance(moved, EpilogBundle)
-        moved = replace(moved, next_pc=chain)
-    return moved
+        # the placeholder is no PC of this DPF: never move it, write the chain's target
+        assert isinstance(bundle, EpilogBundle)
+        return replace(bundle, next_pc=chain)
+    return move_pcs(bundle, stage, num_eus, move)
 
 
 __all__ = ["CodeMemory", "Placement", "SlotConflict", "place_program"]

@@ -68,7 +68,10 @@ class ImageReader:
             if pipes & set(slot.pipes):
                 item.reject(f"{stage_name(slot.stage)} slot {slot.slot} is given twice")
             pipes |= set(slot.pipes)
-        slots = {(c.stage, c.slot): c for c in code}
+        # the users of each address: one (stage, slot) may hold other words on other pipes
+        slots: dict[tuple[int, int], set[str]] = {}
+        for c in code:
+            slots.setdefault((c.stage, c.slot), set()).update(c.users)
         dpfs = tuple(self.dpf(item, slots) for item in top.objects("dpfs"))
         keys = {d.key for d in dpfs}
         if len(keys) != len(dpfs):
@@ -109,7 +112,7 @@ class ImageReader:
             item.reject(f"`{item.at('word')}`: [{exc.code}] {exc.message}")
         return CodeSlot(stage, slot, word, self.pipe_list(item), tuple(item.strings("users")))
 
-    def dpf(self, item: Fields, slots: dict[tuple[int, int], CodeSlot]) -> LinkedDPF:
+    def dpf(self, item: Fields, slots: dict[tuple[int, int], set[str]]) -> LinkedDPF:
         assert self.profile is not None
         item.exactly(
             "symbol", "tenant", "module", "object", "placement", "pipeline", "pipes", "app_id",
@@ -119,7 +122,7 @@ class ImageReader:
         symbol = item.string("symbol")
         key = dpf_key(tenant, symbol)
         entry = None if item.value("entry") is None else item.integer("entry")
-        if entry is not None and key not in getattr(slots.get((PROLOG_STAGE, entry)), "users", ()):
+        if entry is not None and key not in slots.get((PROLOG_STAGE, entry), ()):
             item.reject(f"`{item.at('entry')}` is not a prolog slot of this DPF")
         labels = []
         for k, raw in enumerate(item.array("labels")):
@@ -136,7 +139,7 @@ class ImageReader:
             stage = parse_stage(raw[1], self.profile)
             if stage is None:
                 item.reject(f"`{where}` names no stage")
-            if not raw[3] and key not in getattr(slots.get((stage, raw[2])), "users", ()):
+            if not raw[3] and key not in slots.get((stage, raw[2]), ()):
                 item.reject(f"`{where}` names a slot that does not hold this DPF's code")
             labels.append(PlacedLabel(raw[0], stage, raw[2], raw[3]))
         chains = []

@@ -90,7 +90,10 @@ class CodeFiles:
         try:
             return path.read_bytes()
         except OSError as exc:
-            self.fail(CODE_FILE, f"{where}: cannot read {path}: {exc.strerror}")
+            made_by = {".dpfo": "dpfc compile FILE.dpf -o", ".dpfimg": "dpfc link OBJ... -o"}
+            how = made_by.get(path.suffix.lower())
+            hint = f" (write it with `{how} {path}`)" if how and not path.exists() else ""
+            self.fail(CODE_FILE, f"{where}: cannot read {path}: {exc.strerror}{hint}")
 
     def check_suffix(self, path: Path, relative: str, where: str, allowed: Sequence[str]) -> None:
         if path.suffix.lower() not in allowed:

@@ -135,6 +135,7 @@ TOP_KEYS = ("target", "seed", "switches", "hosts", "links", "config", "packets",
 TENANT_KEYS = (
     "id",
     "app_id",
+    "app_ids",
     "default_dpf",
     "unauthorized",
     "metadata",
@@ -336,13 +337,26 @@ class _Builder:
         )
 
     def installed(self, scenario: Scenario, text: str, path: str) -> tuple[str, LinkedDPF]:
+        """The installed DPF ``text`` names: a symbol (``flow_guard.flow_guard``), a code
+        entry's ``name``, or a DPF's own name when one module alone has a DPF of that name
+        (``flow_guard``)."""
         found = scenario.dpfs.get(text)
-        if found is None:
+        if found is not None:
+            return found
+        # several entries may name one DPF (its symbol and an entry's name): count DPFs
+        short = {id(dpf): (switch, dpf) for switch, dpf in scenario.dpfs.values()}
+        matches = [m for m in short.values() if m[1].symbol.rpartition(".")[2] == text]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            listed = ", ".join(sorted(quote(m[1].symbol) for m in matches))
             self.fail(
-                CODE_UNKNOWN_NAME,
-                f"{path}: no installed DPF named {quote(text)} (installed: {names(scenario.dpfs)})",
+                CODE_UNKNOWN_NAME, f"{path}: {quote(text)} is ambiguous: name one of {listed}"
             )
-        return found
+        self.fail(
+            CODE_UNKNOWN_NAME,
+            f"{path}: no installed DPF named {quote(text)} (installed: {names(scenario.dpfs)})",
+        )
 
     def pointer(
         self, scenario: Scenario, value: object, path: str, pipeline: str = "ingress"
@@ -376,6 +390,13 @@ class _Builder:
                 f"{pipeline} DPF{hint}",
             )
         return PC(False, dpf.entry)
+
+    def named_dpf(self, scenario: Scenario, value: object, path: str) -> LinkedDPF | None:
+        """The installed DPF a pointer value names, if it names one (not ``@switch:N``)."""
+        text = self.fail.string(value, path)
+        if text == "none" or text.startswith("@"):
+            return None
+        return self.installed(scenario, text, path)[1]
 
     def configure(
         self, scenario: Scenario, table: Table, switch: str, pipes: list[int] | None
@@ -412,7 +433,7 @@ class _Builder:
         table.only(*TENANT_KEYS)
         control = scenario.network.switches[switch].control
         tenant = table.integer("id", high=TENANT_MAX)
-        app_id = table.integer("app_id", 0)
+        app_ids = self.app_ids(scenario, table, tenant, switch)
         default = None
         if table.has("default_dpf"):
             default = self.pointer(scenario, table.raw("default_dpf"), table.at("default_dpf"))
@@ -425,7 +446,8 @@ class _Builder:
         with self.refusals(table.path):
             control.authorize(
                 tenant,
-                app_id=app_id,
+                app_id=app_ids[0],
+                app_ids=app_ids[1:],
                 default_dpf=default,
                 unauthorized=unauthorized,
                 metadata=table.boolean("metadata", False),
@@ -455,6 +477,31 @@ class _Builder:
             ]
             with self.refusals(path):
                 control.set_multicast_group(tenant, group, destinations, pipes=pipes)
+
+    def app_ids(
+        self, scenario: Scenario, table: Table, tenant: int, switch: str
+    ) -> tuple[int, ...]:
+        """The tokens of a permission entry, primary first: ``app_id = N``, ``app_ids =
+        [N, M, ...]`` (one per app the tenant runs: the KVS's cache and update apps), else
+        those the switch's linked code granted the tenant, else 0."""
+        if table.has("app_id") and table.has("app_ids"):
+            self.fail(
+                CODE_VALUE,
+                f"{table.at('app_ids')}: give app_id or app_ids, not both "
+                "(app_ids lists every token, the primary first)",
+            )
+        if table.has("app_id"):
+            return (table.integer("app_id"),)
+        if table.has("app_ids"):
+            where = table.at("app_ids")
+            items = self.fail.array(table.raw("app_ids"), where)
+            if not items:
+                self.fail(CODE_VALUE, f"{where}: list at least one app id")
+            tokens = [self.fail.integer(v, f"{where}[{i}]") for i, v in enumerate(items)]
+            return tuple(dict.fromkeys(tokens))
+        image = scenario.images.get(switch)
+        granted = [p for p in image[0].permissions if p.tenant == tenant] if image else []
+        return granted[0].app_ids if granted else (0,)
 
     def destination(self, scenario: Scenario, value: object, path: str, switch: str) -> Destination:
         """A host name, or a table {host, port, ip, mac}. A host on this switch is reached
@@ -646,15 +693,19 @@ class _Builder:
         if table.has("code"):
             header = self.packet_code(scenario, table)
         dpf, egress = header.dpf_ptr, header.egress_ptr
+        app_id = header.app_id
         if table.has("dpf"):
             dpf = self.pointer(scenario, table.raw("dpf"), table.at("dpf"))
+            named = self.named_dpf(scenario, table.raw("dpf"), table.at("dpf"))
+            if named is not None and not table.has("code"):
+                app_id = named.app_id  # the token its tenant's permission entry holds
         if table.has("egress"):
             egress = self.pointer(scenario, table.raw("egress"), table.at("egress"), "egress")
         stack_path = table.at("stack")
         items = self.fail.array(table.raw("stack"), stack_path) if table.has("stack") else []
         stack = tuple(self.fail.integer(v, f"{stack_path}[{i}]") for i, v in enumerate(items))
         header = SwitchVMHeader(
-            app_id=table.integer("app_id", header.app_id),
+            app_id=table.integer("app_id", app_id),
             dpf_ptr=dpf,
             egress_ptr=egress,
             gas=table.integer("gas", header.gas, high=profile.max_gas),
