@@ -278,17 +278,25 @@ RULES: list[tuple[str, str, str, str]] = [
         "dpf f(x: u32) { for i in 0..3 { let n = i; for j in 0..n { } } }",
     ),
     ("loop length", "DPF5208", "dpf f() { for i in 0..64 { } }", "dpf f() { for i in 0..65 { } }"),
+    # The built-in profiles have 8 registers and a 16-word stack: the registers bound the
+    # parameters first (DPF5225); the stack's rule speaks when both are exceeded.
     (
         "parameters",
         "DPF5209",
-        "dpf f(" + ", ".join(f"p{k}: u32" for k in range(16)) + ") { }",
+        "dpf f(" + ", ".join(f"p{k}: u32" for k in range(8)) + ") { }",
         "dpf f(" + ", ".join(f"p{k}: u32" for k in range(17)) + ") { }",
     ),
     (
         "peek below the parameters",
         "DPF5209",
-        "dpf f(" + ", ".join(f"p{k}: u32" for k in range(15)) + ") { push(peek()); }",
+        "dpf f(" + ", ".join(f"p{k}: u32" for k in range(8)) + ") { push(peek()); }",
         "dpf f(" + ", ".join(f"p{k}: u32" for k in range(16)) + ") { push(peek()); }",
+    ),
+    (
+        "parameters beyond the prolog's registers",
+        "DPF5225",
+        "dpf f(" + ", ".join(f"p{k}: u32" for k in range(8)) + ") { push(p0 + p7); }",
+        "dpf f(" + ", ".join(f"p{k}: u32" for k in range(9)) + ") { push(p0 + p8); }",
     ),
     (
         "pushes",

@@ -205,8 +205,10 @@ class BodyChecker:
             users.append(_ArrayUse(self.dpf, name, span))
 
     def stack_depth(self) -> None:
+        """The parameters fit the stack (DPF5209) and the prolog's registers (DPF5225)."""
         params = self.dpf.decl.params
         limit = self.profile.stack_max_depth
+        registers = self.profile.registers
         if len(params) > limit:
             self.report.error(
                 Code.STACK_DEPTH,
@@ -220,6 +222,17 @@ class BodyChecker:
                 f"`peek()` reads stack entry {len(params)}, below the {len(params)} "
                 f"parameters; the stack holds at most {limit} words on {self.profile.name}",
                 self.peek,
+            )
+        elif len(params) > registers:
+            # The prolog POPs every parameter into a register of its own (paper §3.4: the
+            # 2L registers A0..A(L-1), B0..B(L-1)); scheduling would fail with DPF6006.
+            self.report.error(
+                Code.PROLOG_REGISTERS,
+                f"`{self.dpf.name}` takes {len(params)} parameters, but the prolog loads each "
+                f"into a register and {self.profile.name} has {registers} "
+                f"(2 per lane, {self.profile.lanes} lanes)",
+                params[registers].span,
+                hint="pass fewer parameters; pop the rest in a chained DPF",
             )
 
     # -- statements -----------------------------------------------------------------------

@@ -59,6 +59,7 @@ class Code:
     EGRESS_STEERING = "DPF5222"
     CHAIN_PIPELINE = "DPF5223"
     ARRAY_PIPELINES = "DPF5224"
+    PROLOG_REGISTERS = "DPF5225"
 
 
 ALL_CODES: frozenset[str] = frozenset(
