@@ -11,13 +11,12 @@
   parses them, so even an unknown option is reported in the format asked for.
 * **Did you mean.** A value that is not one of a fixed set (``--emit objj``, ``--arch
   v1modl``, ``--target tofno1``, a misspelt subcommand or option) names the closest
-  candidates (:func:`did_you_mean`, :mod:`difflib`) in the diagnostic's hint.
+  candidate (:func:`did_you_mean`) in the diagnostic's hint.
 * **``--version``** names dpfc and the libraries its output depends on.
 """
 
 from __future__ import annotations
 
-import difflib
 import sys
 from collections.abc import Sequence
 from importlib import metadata
@@ -28,6 +27,7 @@ import click
 
 from dpfc import __version__
 from dpfc.diagnostics import Diagnostic, render_all
+from dpfc.diagnostics import did_you_mean as suggest
 from dpfc.target.profile import BUILTIN_PROFILES
 
 USAGE_CODE = "DPF0003"  # a command line click cannot parse, or a value out of its set
@@ -38,11 +38,10 @@ LIBRARIES = ("z3-solver", "lark", "click", "scapy", "networkx")
 
 
 def did_you_mean(word: str, candidates: Sequence[str]) -> str | None:
-    """``did you mean `x`?`` for the closest candidates to ``word`` (None: none is close)."""
-    close = difflib.get_close_matches(word, list(candidates), n=3, cutoff=0.6)
-    if not close:
-        return None
-    return "did you mean " + " or ".join(f"`{c}`" for c in close) + "?"
+    """``did you mean `x`?`` for the closest candidate (None: none is close): the
+    language's one helper (:func:`dpfc.diagnostics.did_you_mean`), so the CLI's
+    suggestions read and rank like the compiler's."""
+    return suggest(word, candidates)
 
 
 class BadValue(click.BadParameter):

@@ -133,9 +133,7 @@ def _pcap_text(data: bytes, path: str, profile: TargetProfile) -> tuple[list[str
 
 
 @click.command("disasm")
-@click.argument(
-    "input_file", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True)
-)
+@click.argument("input_file", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
     "--input",
     "input_kind",

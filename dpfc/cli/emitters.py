@@ -6,8 +6,8 @@ Every emitter takes the compiled module and the already validated options
 
 Several kinds from one compile (``--emit obj,asm,pcap -o out/kvs``): ``-o`` names a stem
 (a known extension on it is dropped; an existing directory ``D`` or ``D/`` means
-``D/<source stem>``), and each kind is written to the stem plus its extension
-(:data:`EXTENSIONS`, :func:`output_paths`).
+``D/<source stem>``, ``stdin`` for ``-``; missing directories are created), and each kind
+is written to the stem plus its extension (:data:`EXTENSIONS`, :func:`output_paths`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import click
 
 from dpfc.cli.errors import UserError
 from dpfc.cli.files import is_stdio, write_file, write_with
-from dpfc.codegen.emit import format_with_source
+from dpfc.codegen.emit import format_module
 from dpfc.driver import CompiledModule, CompiledUnit
 from dpfc.objfile.write import write_object
 from dpfc.packet.build import PacketSpec, build_packet
@@ -51,7 +51,9 @@ def _obj(module: CompiledModule, request: EmitRequest) -> None:
 
 
 def _asm(module: CompiledModule, request: EmitRequest) -> None:
-    emit_text("\n".join(format_with_source(u.compiled) for u in module.units), request.output)
+    # one file for the whole module: `dpfc asm` and scenarios read it back (docs/assembly.md)
+    text = format_module(module.module.name, [u.compiled for u in module.units])
+    emit_text(text, request.output)
 
 
 def _schedule(module: CompiledModule, request: EmitRequest) -> None:
@@ -132,6 +134,10 @@ def output_paths(kinds: tuple[str, ...], output: str | None, source: str) -> dic
             if stem.name.endswith(extension) and len(stem.name) > len(extension):
                 stem = stem.with_name(stem.name[: -len(extension)])
                 break
+    try:
+        stem.parent.mkdir(parents=True, exist_ok=True)  # `-o out/kvs`: out/ holds them all
+    except OSError as exc:
+        raise UserError(f"cannot create {stem.parent}: {exc.strerror}") from None
     paths: dict[str, str | None] = {k: str(stem) + EXTENSIONS[k] for k in kinds}
     if not is_stdio(source):
         for path in paths.values():

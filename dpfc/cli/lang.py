@@ -259,11 +259,7 @@ def compile_command(
         report,
         schedule_png=schedule_png,
     )
-    if progress is None:
-        run_compile(request)
-        return
-    with progress:
-        run_compile(request)
+    run_compile(request)
 
 
 def run_compile(request: CompileRequest) -> None:
@@ -290,10 +286,13 @@ def run_compile(request: CompileRequest) -> None:
     names = [f.name for f in module.functions]
     if options.only is not None and options.only not in names:
         name = request.source.name if isinstance(request.source, SourceFile) else request.source
-        raise UserError(
-            f"no DPF `{options.only}` in {name} (it has: {', '.join(names) or 'none'})"
-        )
-    compiled = compile_checked(checked, module, options)
+        raise UserError(f"no DPF `{options.only}` in {name} (it has: {', '.join(names) or 'none'})")
+    progress = options.schedule.progress
+    if isinstance(progress, Progress):  # shown while scheduling, erased before any output
+        with progress:
+            compiled = compile_checked(checked, module, options)
+    else:
+        compiled = compile_checked(checked, module, options)
     # Reports go to stderr when the output itself goes to stdout.
     to_stdout = any(path is None or is_stdio(path) for path in outputs.values())
 

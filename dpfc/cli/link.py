@@ -63,9 +63,7 @@ def _image(path: str, profile: TargetProfile | None) -> tuple[Image, str]:
     type=click.Path(dir_okay=False, allow_dash=True),
     help="write the image here (- for stdout)",
 )
-@click.option(
-    "--target", type=TARGET, default=None, help="target profile the objects must be for"
-)
+@click.option("--target", type=TARGET, default=None, help="target profile the objects must be for")
 @click.option("--tenant", default="1", show_default=True, help="tenant of OBJ without @TENANT")
 @click.option("--pipes", default=None, help="pipes of the switch (default: the base's, else 1)")
 @click.option("--base", "base", default=None, help="an image to extend; nothing in it moves")

@@ -32,6 +32,7 @@ from dpfc.cli.conventions import TARGET, DpfcGroup, version_option
 from dpfc.cli.deploy import deploy_command
 from dpfc.cli.disassemble import disasm_command
 from dpfc.cli.errors import UserError, handle_errors
+from dpfc.cli.explain import explain_command
 from dpfc.cli.files import is_stdio, read_source, write_file, write_with
 from dpfc.cli.lang import check_command, compile_command
 from dpfc.cli.link import link_command
@@ -185,6 +186,7 @@ main.add_command(compile_command)
 main.add_command(link_command)
 main.add_command(deploy_command)
 main.add_command(p4_command)
+main.add_command(explain_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -41,9 +41,7 @@ def _names(layout: Layout) -> str:
 
 
 @click.group("p4", cls=SuggestingGroup, invoke_without_command=True)
-@click.option(
-    "--target", type=TARGET, default="tofino1", show_default=True, help="target profile"
-)
+@click.option("--target", type=TARGET, default="tofino1", show_default=True, help="target profile")
 @click.option(
     "--arch",
     type=Choice(ARCHITECTURES),
@@ -103,9 +101,7 @@ def p4_command(ctx: click.Context, target: str, arch: str, output: str | None) -
     type=click.Path(dir_okay=False, allow_dash=True),
     help="write the script here (- for stdout)",
 )
-@click.option(
-    "--target", type=TARGET, default=None, help="target profile (default: the image's)"
-)
+@click.option("--target", type=TARGET, default=None, help="target profile (default: the image's)")
 @click.option(
     "--program",
     default=PROGRAM,

@@ -67,7 +67,7 @@ class Progress:
         self._show_if_due()
 
     def __enter__(self) -> Progress:
-        self.started = self.clock()
+        # (the delay counts from construction: the start of the command, not of this phase)
         self.thread = threading.Thread(target=self._watch, name="dpfc-progress", daemon=True)
         self.thread.start()
         return self

@@ -20,17 +20,37 @@ DPF6024 from "unknown" answers and says which EU counts were left open.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import combinations
 
 from dpfc.diagnostics import Diagnostic, Note, Span
 from dpfc.schedule.bounds import Bounds, critical_chain
 from dpfc.schedule.problem import Kind, Operation, Problem
+from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
 
-HINT = (
-    "split the DPF in two with `chain`, target a profile with more EUs (--target tofino2), "
-    "or change the @pin of an array"
-)
+
+def hint(profile: TargetProfile, fits: Callable[[TargetProfile], bool], lacking: str) -> str:
+    """What to do about a DPF too big for ``profile``: split it, or target a built-in
+    profile that ``fits`` (only one that has enough: named when there is one, else the
+    hint says none has ``lacking``)."""
+    better = [p.name for p in BUILTIN_PROFILES.values() if p.name != profile.name and fits(p)]
+    if better:
+        targets = " or ".join(f"--target {name}" for name in better)
+        where = f"target a profile with {lacking} ({targets})"
+    else:
+        where = f"no built-in profile has {lacking}"
+    return f"split the DPF in two with `chain`, {where}, or change the @pin of an array"
+
+
+def memory_units_hint(profile: TargetProfile, needed: int) -> str:
+    """:func:`hint` for a path with ``needed`` memory accesses (one per EU and lane)."""
+    return hint(profile, lambda p: p.num_eus * p.lanes >= needed, f"{needed} memory units")
+
+
+def more_eus(profile: TargetProfile, needed: int | None = None) -> str:
+    """:func:`hint` for a DPF that needs ``needed`` EUs (None: more than ``profile`` has)."""
+    least = profile.num_eus + 1 if needed is None else needed
+    return hint(profile, lambda p: p.num_eus >= least, f"{least} EUs or more")
 
 
 def _where(problem: Problem) -> str:
@@ -95,7 +115,7 @@ def precheck(problem: Problem) -> list[Diagnostic]:
                     f"{profile.name} has {units} memory units ({profile.num_eus} EUs x "
                     f"{profile.lanes} lanes)",
                     accesses[-1].span or problem.span,
-                    hint=HINT,
+                    hint=memory_units_hint(profile, len(accesses)),
                 )
             )
             break
@@ -182,7 +202,7 @@ def from_core(problem: Problem, core: Sequence[str] | None, needed_eus: int | No
         f"of {profile.name}",
         problem.span,
         notes=tuple(notes),
-        hint=HINT,
+        hint=more_eus(profile, needed_eus),
     )
 
 
@@ -264,6 +284,6 @@ def from_bounds(problem: Problem, bounds: Bounds) -> list[Diagnostic]:
             f"{profile.num_eus}: its longest chain of dependent operations is too long",
             (chain[0].span if chain else None) or problem.span,
             notes=notes,
-            hint=HINT,
+            hint=more_eus(profile, bounds.min_eus),
         )
     ]

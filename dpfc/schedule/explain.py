@@ -106,6 +106,8 @@ def header_line(schedule: Schedule, result: ScheduleResult | None) -> str:
             else f"{result.greedy_eus} EU" + ("s" if result.greedy_eus != 1 else "")
         )
         status = f", {result.status}; greedy: {greedy}"
+        if result.secondary == "":  # the greedy scheduler was asked for: nothing to compare
+            status = f", {result.status}"
     return (
         f"{p.module}.{p.name} on {p.profile.name}: {_count(schedule.eus_used, 'EU')}{status}; "
         f"{_count(schedule.bundle_count(), 'bundle')}, "
