@@ -160,6 +160,27 @@ def _excerpt(span: Span) -> list[str]:
     return [gutter + text, " " * len(gutter) + " " * (column - 1) + "^" * width]
 
 
+def decode_source(name: str, data: bytes) -> SourceFile:
+    """``data`` as UTF-8 source text named ``name``; raises :class:`DiagnosticError`
+    (DPF0002, the code of an unreadable file) located at the first byte that is not UTF-8,
+    so the user sees ``file:line:col`` and a caret. The excerpt shows the line with each
+    undecodable byte as U+FFFD."""
+    try:
+        return SourceFile(name, data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        shown = SourceFile(name, data.decode("utf-8", errors="replace"))
+        # The characters before the bad byte are valid UTF-8: their count is its column.
+        offset = len(data[: exc.start].decode("utf-8"))
+        raise DiagnosticError(
+            Diagnostic(
+                "DPF0002",
+                f"not UTF-8 text: byte {data[exc.start]:#04x} cannot be decoded",
+                Span(shown, offset, offset + 1),
+                hint="save the file as UTF-8 (ASCII is UTF-8)",
+            )
+        ) from None
+
+
 class DiagnosticError(Exception):
     """Raised by a phase that found user errors; carries every diagnostic it found."""
 

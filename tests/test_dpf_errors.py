@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from dpfc.cli.files import read_source
 from dpfc.diagnostics import (
     Diagnostic,
     DiagnosticError,
@@ -189,3 +190,38 @@ def test_did_you_mean_prefix() -> None:
     assert did_you_mean("ingress_prot", ["ingress_port"], prefix="meta.") == (
         "did you mean `meta.ingress_port`?"
     )
+
+
+NOT_UTF8 = b"dpf f(key: u32) {\n    push(key); // caf\xe9\n}\n"
+NOT_UTF8_STDERR = """\
+{name}:2:22: error[DPF0002]: not UTF-8 text: byte 0xe9 cannot be decoded
+   2 |     push(key); // caf\ufffd
+                            ^
+  hint: save the file as UTF-8 (ASCII is UTF-8)
+"""
+
+
+def test_non_utf8_source_is_located(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("bad.dpf").write_bytes(NOT_UTF8)
+    with pytest.raises(DiagnosticError) as caught:
+        check_source(Path("bad.dpf"))
+    assert _stderr(caught.value.diagnostics) == NOT_UTF8_STDERR.format(name="bad.dpf")
+
+
+def test_non_utf8_import_is_located(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("lib.dpf").write_bytes(NOT_UTF8)
+    Path("main.dpf").write_text("import lib;\n\ndpf g() {\n}\n", encoding="utf-8")
+    with pytest.raises(DiagnosticError) as caught:
+        check_source(Path("main.dpf"))
+    assert _stderr(caught.value.diagnostics) == NOT_UTF8_STDERR.format(name="lib.dpf")
+
+
+def test_non_utf8_from_the_command_line_reader(tmp_path: Path) -> None:
+    """What ``dpfc check -``, ``dpfc asm`` and ``dpfc opt`` read goes through one reader."""
+    path = tmp_path / "bad.dpf"
+    path.write_bytes(NOT_UTF8)
+    with pytest.raises(DiagnosticError) as caught:
+        read_source(str(path))
+    assert _stderr(caught.value.diagnostics) == NOT_UTF8_STDERR.format(name=str(path))

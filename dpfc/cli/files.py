@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from dpfc.cli.errors import UserError
-from dpfc.diagnostics import SourceFile
+from dpfc.diagnostics import SourceFile, decode_source
 
 STDIO = "-"
 STDIN_NAME = "<stdin>"
@@ -43,12 +43,9 @@ def read_bytes(path: str) -> bytes:
 
 
 def read_source(path: str) -> SourceFile:
-    """A UTF-8 text file (or standard input) as a :class:`SourceFile`."""
-    name = display_name(path)
-    try:
-        return SourceFile(name, read_bytes(path).decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise UserError(f"cannot read {name}: {exc}") from None
+    """A UTF-8 text file (or standard input) as a :class:`SourceFile`; a byte that is not
+    UTF-8 is a located diagnostic (``file:line:col`` and a caret)."""
+    return decode_source(display_name(path), read_bytes(path))
 
 
 def wrote(path: str, size: int) -> None:

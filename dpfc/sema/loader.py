@@ -25,7 +25,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, SourceFile, did_you_mean
+from dpfc.diagnostics import (
+    Diagnostic,
+    DiagnosticError,
+    Note,
+    SourceFile,
+    decode_source,
+    did_you_mean,
+)
 from dpfc.sema.codes import Code
 from dpfc.sema.report import Reporter
 from dpfc.syntax import ast
@@ -134,14 +141,18 @@ class _Loader:
 
     def load_file(self, file: Path, key: str) -> LoadedModule | None:
         try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            source = decode_source(_display_name(file), file.read_bytes())
+        except OSError as exc:
             self.report.error(
                 Code.MODULE_NOT_FOUND, f"cannot read {_display_name(file)}: {exc}", None
             )
             self.failed.add(file)
             return None
-        return self.parse(SourceFile(_display_name(file), text), file, key)
+        except DiagnosticError as exc:  # not UTF-8: located at the bad byte
+            self.report.extend(exc.diagnostics)
+            self.failed.add(file)
+            return None
+        return self.parse(source, file, key)
 
     def visit(self, module: LoadedModule) -> None:
         self.stack.append((module, None))
@@ -220,10 +231,10 @@ def load_program(
     else:
         file = Path(path).resolve()
         try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            data = Path(path).read_bytes()
+        except OSError as exc:
             raise DiagnosticError(_unreadable(str(path), exc)) from None
-        main = loader.parse(SourceFile(str(path), text), file, file.stem)
+        main = loader.parse(decode_source(str(path), data), file, file.stem)
     if main is None:
         loader.report.raise_if_any()
         raise AssertionError("a failed parse reports its errors")  # pragma: no cover
