@@ -9,6 +9,7 @@ cases cover the rules' edges. Also: imports, all-errors-at-once, sorting, warnin
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -546,3 +547,22 @@ def test_oracle_reads_the_checked_program() -> None:
     checked = check_source(ROOT / "examples" / "dpf" / "counter.dpf")
     outcome = evaluate(checked, "counter", Inputs(stack=[3], memory={"counters": [0, 0, 0, 7]}))
     assert list(outcome.stack) == [3, 7]
+
+
+def test_limits_follow_the_lanes_of_the_profile() -> None:
+    """On a two-lane profile (4 registers, 4 hash functions listed) `check` already knows
+    what scheduling would refuse: a fifth parameter (DPF6006) and `hash<2>` (DPF6002)."""
+    two = dataclasses.replace(BUILTIN_PROFILES["tofino1"], name="two", lanes=2)
+
+    def codes(text: str) -> list[str]:
+        try:
+            check_source(SourceFile("t.dpf", text), two)
+        except DiagnosticError as exc:
+            return [d.code for d in exc.diagnostics]
+        return []
+
+    params = ", ".join(f"p{k}: u32" for k in range(5))
+    assert codes(f"dpf f({params}) {{ push(p0 + p4); }}") == ["DPF5225"]
+    assert codes("dpf f(p0: u32, p1: u32, p2: u32, p3: u32) { push(p0 + p3); }") == []
+    assert codes("dpf f(k: u32) { push(hash<2>(k)); }") == ["DPF5117"]
+    assert codes("dpf f(k: u32) { push(hash<1>(k)); }") == []

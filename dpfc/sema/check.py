@@ -796,7 +796,9 @@ class BodyChecker:
         )
         if result is None:
             return
-        count = len(self.profile.hash_functions)
+        # `hash<k>` is lane k's CRC unit: k names a lane that has a hash function (a profile
+        # may list more functions than it has lanes; scheduling would fail with DPF6002).
+        count = min(len(self.profile.hash_functions), self.profile.lanes)
         if result[1] is SemType.BOOL or not 0 <= result[0] < count:
             self.report.error(
                 Code.HASH_LANE,
