@@ -154,11 +154,12 @@ def build_inner(
 
 
 def dissect(frame: bytes) -> Packet:
-    """Scapy's view of a frame (with the SwitchVM option layers)."""
+    """Scapy's view of a frame, SwitchVM options as their layers: ``dissect(f)[SwitchVMStackOption].entries``."""
     return Ether(frame)
 
 
 def show(frame: bytes) -> str:
+    """scapy's ``show()`` of :func:`dissect`, as text: every layer and field, one per line."""
     text = dissect(frame).show(dump=True)
     return str(text)
 
