@@ -161,7 +161,9 @@ def asm_command(
         click.echo(text, nl=False, err=to_stderr)
 
 
-def _several(module: AssembledModule, kind: str, output: str | None, stack: tuple[int, ...]) -> None:
+def _several(
+    module: AssembledModule, kind: str, output: str | None, stack: tuple[int, ...]
+) -> None:
     """A file of several DPFs: the size report of each, and their object or text; bytes
     and packets are of one DPF (DPF0131 names them: choose one with --dpf)."""
     if kind not in ("none", "obj", "asm"):
