@@ -214,7 +214,16 @@ def test_several_kinds_from_one_compile(
     result = ok(run("compile", KVS, "--emit", kinds, "-o", "out/kvs.dpfo", "--dpf", "cache_get"))
     assert len(calls) == 1  # one schedule (one Z3 run) for every kind
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
-    extensions = [".dpfo", ".s", ".hex", ".pcap", ".schedule.txt", ".canonical.dpf", ".ir", ".opt.ir"]
+    extensions = [
+        ".dpfo",
+        ".s",
+        ".hex",
+        ".pcap",
+        ".schedule.txt",
+        ".canonical.dpf",
+        ".ir",
+        ".opt.ir",
+    ]
     assert names == sorted(f"kvs{ext}" for ext in extensions)
     for name in names:
         size = (tmp_path / "out" / name).stat().st_size

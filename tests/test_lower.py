@@ -218,7 +218,7 @@ def test_compile_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     opt = runner.invoke(
         main, ["compile", "examples/dpf/kvs.dpf", "--emit", "opt-ir", "-o", str(out)]
     )
-    assert opt.exit_code == 0 and opt.output == ""
+    assert opt.exit_code == 0 and opt.stdout == ""  # stderr: "wrote kvs.ir (N bytes)"
     text = out.read_text()
     assert "dpf @cache_get(1)" in text and "mul" not in text
     bad = runner.invoke(

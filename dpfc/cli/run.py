@@ -322,18 +322,15 @@ def _pcap_to(path: str, *, frames: list[bytes]) -> None:
     write_pcap(path, frames)
 
 
-def _write_pcaps(directory: str, network: Network) -> list[str]:
+def _pcap_paths(directory: str, network: Network) -> dict[str, str]:
+    """Host -> the pcap it gets in ``directory`` (created here, so that a directory that
+    cannot be is reported before the report is printed)."""
     out = Path(directory)
-    written = []
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"cannot write to {directory}: {exc.strerror}") from None
-    for name, host in network.hosts.items():
-        path = str(out / f"{name}.pcap")
-        write_with(path, functools.partial(_pcap_to, frames=list(host.received)))
-        written.append(path)
-    return written
+    return {name: str(out / f"{name}.pcap") for name in network.hosts}
 
 
 @click.command("run")
@@ -386,14 +383,17 @@ def run_command(
     network.run(trace=tracing, max_passes=max_passes)
     settled = not network.queue
     report = collect(scenario, settled=settled, trace=trace and trace_file is None)
-    if trace_file is not None:
-        _write_traces(trace_file, network)
-    written = _write_pcaps(out_dir, network) if out_dir is not None else []
+    pcaps = _pcap_paths(out_dir, network) if out_dir is not None else {}
     if as_json:
-        report["pcaps"] = written
+        report["pcaps"] = list(pcaps.values())
         click.echo(json.dumps(report, indent=2))
     else:
         click.echo(render_text(report, trace=trace and trace_file is None), nl=False)
+    # Files after the report: their "wrote" lines (stderr) follow it on a terminal.
+    if trace_file is not None:
+        _write_traces(trace_file, network)
+    for name, path in pcaps.items():
+        write_with(path, functools.partial(_pcap_to, frames=list(network.hosts[name].received)))
     if not settled:
         click.echo(
             f"{scenario_file}: error[DPF4109]: the network did not settle within {max_passes} "
