@@ -40,7 +40,6 @@ report its code.
 
 from __future__ import annotations
 
-import difflib
 import re
 import tomllib
 from dataclasses import dataclass
@@ -182,9 +181,24 @@ def load_catalog() -> dict[str, Entry]:
 
 
 def close_codes(code: str, known: list[str] | None = None) -> list[str]:
-    """Known codes that differ from ``code`` by a digit or two (for "did you mean")."""
+    """Known codes one typo away from ``code`` (for "did you mean"): one digit changed, or
+    two adjacent digits swapped; the numerically closest first, at most three."""
     pool = known if known is not None else list(load_catalog())
-    return difflib.get_close_matches(code, pool, n=3, cutoff=0.7)
+
+    def one_typo(other: str) -> bool:
+        diff = [i for i, (a, b) in enumerate(zip(code, other, strict=True)) if a != b]
+        if len(diff) == 1:
+            return True
+        return (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and (code[diff[0]], code[diff[1]]) == (other[diff[1]], other[diff[0]])
+        )
+
+    if not CODE.match(code):
+        return []
+    close = [other for other in pool if other != code and one_typo(other)]
+    return sorted(close, key=lambda other: abs(int(other[3:]) - int(code[3:])))[:3]
 
 
 def normalize_code(text: str) -> str | None:
