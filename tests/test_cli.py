@@ -245,7 +245,9 @@ def test_missing_input_file(run) -> None:
 
 def test_input_that_is_not_utf8(run, tmp_path: Path) -> None:
     (tmp_path / "binary.dpfasm").write_bytes(b"\xff\xfe\x00prolog")
-    assert_user_error(run("asm", "binary.dpfasm"), "cannot read binary.dpfasm")
+    assert_user_error(
+        run("asm", "binary.dpfasm"), "binary.dpfasm:1:1: error[DPF0002]: not UTF-8 text"
+    )
 
 
 def test_unwritable_output(run, tmp_path: Path) -> None:

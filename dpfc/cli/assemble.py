@@ -16,7 +16,7 @@ import click
 from dpfc.asm import AssembledModule, assemble_module
 from dpfc.cli.conventions import TARGET, Choice
 from dpfc.cli.errors import UserError, handle_errors
-from dpfc.cli.files import is_stdio, read_source, write_file, write_with
+from dpfc.cli.files import is_stdio, output_option, read_source, write_file, write_with
 from dpfc.cli.numbers import number, parse_stack_text
 from dpfc.encoding.header import decode_options, encode_options
 from dpfc.encoding.words import slot_bytes, stage_kind
@@ -80,12 +80,7 @@ def emit_kind(emit: str, output: str | None) -> str:
 
 @click.command("asm")
 @click.argument("source", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="output file (kind from --emit or suffix; - for stdout)",
-)
+@output_option("output file (kind from --emit or suffix; - for stdout)")
 @click.option(
     "--emit",
     type=Choice(EMIT_CHOICES),

@@ -20,7 +20,7 @@ import click
 from dpfc.cli.assemble import TARGET_HELP, profile_of
 from dpfc.cli.conventions import TARGET, Choice
 from dpfc.cli.errors import UserError, handle_errors
-from dpfc.cli.files import display_name, is_stdio, read_bytes, write_file
+from dpfc.cli.files import display_name, is_stdio, output_option, read_bytes, write_file
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.encoding.errors import DecodeError
 from dpfc.encoding.header import OPTION_CLASS, SwitchVMHeader, decode_options
@@ -144,12 +144,7 @@ def _pcap_text(data: bytes, path: str, profile: TargetProfile) -> tuple[list[str
     "options, else a raw frame)",
 )
 @click.option("--target", "target", type=TARGET, default=None, help=TARGET_HELP)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="write the text here instead of stdout",
-)
+@output_option("write the text here instead of stdout")
 @click.option(
     "--source",
     "with_source",

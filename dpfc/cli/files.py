@@ -24,6 +24,14 @@ STDIO = "-"
 STDIN_NAME = "<stdin>"
 
 
+def output_option(help: str) -> Callable[[Callable[..., object]], Callable[..., object]]:
+    """``-o/--output FILE`` (``-`` for stdout), the option every command that writes one
+    file takes."""
+    return click.option(
+        "-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), help=help
+    )
+
+
 def is_stdio(path: str | None) -> bool:
     return path == STDIO
 

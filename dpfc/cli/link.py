@@ -15,7 +15,7 @@ import click
 
 from dpfc.cli.conventions import TARGET
 from dpfc.cli.errors import UserError, handle_errors
-from dpfc.cli.files import is_stdio, read_bytes, write_file
+from dpfc.cli.files import is_stdio, output_option, read_bytes, write_file
 from dpfc.cli.numbers import number
 from dpfc.isa.bundle import stage_name
 from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, image_id, link, read_image
@@ -57,12 +57,7 @@ def _image(path: str, profile: TargetProfile | None) -> tuple[Image, str]:
 
 @click.command("link")
 @click.argument("objects", metavar="OBJ[@TENANT]...", nargs=-1)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="write the image here (- for stdout)",
-)
+@output_option("write the image here (- for stdout)")
 @click.option("--target", type=TARGET, default=None, help="target profile the objects must be for")
 @click.option("--tenant", default="1", show_default=True, help="tenant of OBJ without @TENANT")
 @click.option("--pipes", default=None, help="pipes of the switch (default: the base's, else 1)")

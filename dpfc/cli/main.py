@@ -33,7 +33,7 @@ from dpfc.cli.deploy import deploy_command
 from dpfc.cli.disassemble import disasm_command
 from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.explain import explain_command
-from dpfc.cli.files import is_stdio, read_source, write_file, write_with
+from dpfc.cli.files import is_stdio, output_option, read_source, write_file, write_with
 from dpfc.cli.lang import check_command, compile_command
 from dpfc.cli.link import link_command
 from dpfc.cli.numbers import number as _number
@@ -89,12 +89,7 @@ def main() -> None:
 @click.option("--payload", default="", help="inner UDP payload (text)")
 @click.option("--gas", default=None, help="recirculation budget carried by the packet")
 @click.option("--target", "target", type=TARGET, default=None, help=TARGET_HELP)
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="write a .pcap (or raw frame bytes; - for stdout)",
-)
+@output_option("write a .pcap (or raw frame bytes; - for stdout)")
 @click.option("--show", "show_layers", is_flag=True, help="print scapy's dissection of the packet")
 @handle_errors
 def packet_command(

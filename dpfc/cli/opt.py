@@ -22,7 +22,7 @@ import click
 
 from dpfc.cli.conventions import TARGET
 from dpfc.cli.errors import UserError, handle_errors
-from dpfc.cli.files import read_source, write_file
+from dpfc.cli.files import output_option, read_source, write_file
 from dpfc.diagnostics import SourceFile
 from dpfc.ir.core import Module
 from dpfc.ir.printer import format_module
@@ -62,12 +62,7 @@ def _parser() -> Callable[[SourceFile], Module]:
 @click.option("--time-passes", is_flag=True, help="print the time each pass took on stderr")
 @click.option("--list-passes", is_flag=True, help="list the passes and the default pipeline")
 @click.option("--verify-each", is_flag=True, help="run the IR verifier after every pass")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="write the IR here (- for stdout)",
-)
+@output_option("write the IR here (- for stdout)")
 @click.option(
     "--target",
     "target",

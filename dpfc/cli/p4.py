@@ -25,7 +25,7 @@ from dpfc.backends.p4.layout import Layout, LayoutError
 from dpfc.backends.p4.program import ARCHITECTURES, architecture, generate
 from dpfc.cli.conventions import TARGET, Choice, SuggestingGroup
 from dpfc.cli.errors import UserError, handle_errors
-from dpfc.cli.files import read_bytes, write_file
+from dpfc.cli.files import output_option, read_bytes, write_file
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.link import read_image
 from dpfc.target.driver import DriverError
@@ -95,12 +95,7 @@ def p4_command(ctx: click.Context, target: str, arch: str, output: str | None) -
 
 @p4_command.command("bfrt")
 @click.argument("image_path", metavar="IMAGE", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="write the script here (- for stdout)",
-)
+@output_option("write the script here (- for stdout)")
 @click.option("--target", type=TARGET, default=None, help="target profile (default: the image's)")
 @click.option(
     "--program",
