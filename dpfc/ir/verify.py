@@ -3,7 +3,7 @@
 Contract: ``verify_module(module, profile=None, machine=False)`` returns the diagnostics of
 every violated invariant (an empty list for valid IR) and never raises; ``verify_or_raise``
 raises :class:`~dpfc.diagnostics.DiagnosticError` with the errors. Unreachable blocks are a
-warning (DPF5324); everything else is an error. The checks, in order (docs/ir.md lists them
+warning (DPF5323); everything else is an error. The checks, in order (docs/ir.md lists them
 with their codes):
 
 * module: array declarations are sane, DPF names unique;
