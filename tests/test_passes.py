@@ -382,3 +382,15 @@ def test_opt_pass_that_breaks_the_ir_is_an_internal_error(
     assert result.exit_code == 2, result.output
     assert "internal compiler error" in result.stderr
     assert "invalid after pass `dce`" in result.stderr
+
+
+def test_opt_reports_the_verifiers_warnings(cli: Any, tmp_path: Path) -> None:
+    source = tmp_path / "unreachable.ir"
+    source.write_text(
+        "module t\n\ndpf @f(1) {\nentry:\n  %0 = param 0\n  exit\nx:\n  exit\n}\n",
+        encoding="utf-8",
+    )
+    result = cli.invoke(main, ["opt", str(source)])
+    assert result.exit_code == 0, result.stderr
+    assert "warning[DPF5323]: block `x` is unreachable from the entry" in result.stderr
+    assert "x:" not in result.stdout  # simplifycfg removed it

@@ -21,7 +21,7 @@ from collections.abc import Callable
 import click
 
 from dpfc.cli.conventions import TARGET
-from dpfc.cli.errors import UserError, handle_errors
+from dpfc.cli.errors import UserError, handle_errors, report_diagnostics
 from dpfc.cli.files import output_option, read_source, write_file
 from dpfc.diagnostics import SourceFile
 from dpfc.ir.core import Module
@@ -95,7 +95,9 @@ def opt_command(
         raise UserError(str(exc)) from None
     source_file = read_source(source)
     module = _parser()(source_file)
-    verify_input(module)
+    warnings = verify_input(module)
+    if warnings:
+        report_diagnostics(warnings)
     run_pipeline(
         module,
         passes,

@@ -125,14 +125,17 @@ def _errors(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return [d for d in diagnostics if d.severity is Severity.ERROR]
 
 
-def verify_input(module: Module) -> None:
-    """Reject IR the verifier finds invalid (a user error: DiagnosticError), if it exists."""
+def verify_input(module: Module) -> list[Diagnostic]:
+    """Reject IR the verifier finds invalid (a user error: DiagnosticError), if it exists;
+    return its warnings (an unreachable block, DPF5323) for the caller to report."""
     verifier = _verifier()
     if verifier is None:
-        return
-    errors = _errors(verifier(module))
+        return []
+    found = verifier(module)
+    errors = _errors(found)
     if errors:
         raise DiagnosticError(errors)
+    return [d for d in found if d.severity is not Severity.ERROR]
 
 
 def run_pipeline(
