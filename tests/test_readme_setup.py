@@ -42,3 +42,11 @@ def test_the_hypothesis_profiles_the_readme_names_exist() -> None:
     assert named == {"ci", "fast", "thorough"}
     for name in named:
         settings.get_profile(name)  # raises for an unknown profile
+
+
+def test_completion_completes_a_target_profile() -> None:
+    env = _dpfc_env(
+        _DPFC_COMPLETE="bash_complete", COMP_WORDS="dpfc compile --target tof", COMP_CWORD="3"
+    )
+    run = subprocess.run(["dpfc"], env=env, capture_output=True, text=True)
+    assert run.stdout.splitlines() == ["plain,tofino1", "plain,tofino2"]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.shell_completion import CompletionItem
 
 from dpfc import __version__
 from dpfc.diagnostics import Diagnostic, render_all
@@ -119,6 +120,13 @@ class TargetName(click.ParamType):  # type: ignore[type-arg]
             param,
             did_you_mean(text, list(BUILTIN_PROFILES)),
         )
+
+    def shell_complete(
+        self, ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[CompletionItem]:
+        """The built-in profiles, then the shell's own file completion (a .toml file)."""
+        names = [CompletionItem(n) for n in BUILTIN_PROFILES if n.startswith(incomplete)]
+        return names or [CompletionItem(incomplete, type="file")]
 
 
 TARGET = TargetName()
