@@ -3,8 +3,8 @@
 Issue 13: the epilog's ``PUSH``, steering, ``NEXT_PC`` and ``DROP_CODE`` lines of
 ``dpfc compile --emit asm``, ``dpfc disasm --source`` (both from the code generator's source
 map) and ``--explain`` (the schedule's epilog line) used to point at the DPF's closing
-``}``. Where paths that join wrote an action in different statements, the end of the path
-is kept rather than either arm.
+``}``. Where paths that join wrote an action in different statements, the ``if`` whose
+arms wrote it is named rather than either arm.
 """
 
 from __future__ import annotations
@@ -74,10 +74,10 @@ def test_epilog_instructions_name_their_statements() -> None:
     assert any(" L5; forward " in line and line.endswith("; chain second L11") for line in epilogs)
 
 
-def test_joined_arms_keep_the_end_of_the_path() -> None:
+def test_joined_arms_name_their_if() -> None:
     asm, grid = _compile()["second"]
     # `forward(1)` and `forward(2)` may share one epilog (a phi): neither arm is right for
-    # both paths, so the line is the DPF's closing brace.
-    assert _notes(asm, "FWD forward") == ["lines.dpf:21: }"] * 2
+    # both paths, so the line is the `if` whose arms wrote them.
+    assert _notes(asm, "FWD forward") == ["lines.dpf:16: if key == 0 {"] * 2
     epilogs = [line for line in grid.splitlines() if line.startswith("epilog")]
-    assert epilogs == ["epilog root.T: forward 1 L21", "epilog root.F: forward 2 L21"]
+    assert epilogs == ["epilog root.T: forward 1 L16", "epilog root.F: forward 2 L16"]

@@ -82,11 +82,12 @@ _STORE: dict[ast.StoreOp, Op] = {
 }
 
 
-def _common_actions(spans: list[ir.ActionSpans]) -> ir.ActionSpans:
-    """Each action's statement where all ``spans`` agree on it, else None."""
+def _common_actions(spans: list[ir.ActionSpans], branch: Span | None) -> ir.ActionSpans:
+    """Each action's statement where all ``spans`` agree on it, else ``branch``: the ``if``
+    whose arms wrote it in different statements."""
 
     def common(values: list[Span | None]) -> Span | None:
-        return values[0] if all(v == values[0] for v in values) else None
+        return values[0] if all(v == values[0] for v in values) else branch
 
     return ir.ActionSpans(
         push=common([s.push for s in spans]),
@@ -105,7 +106,7 @@ class Epilog:
     drop_code: bool = False
     # The statements of the actions. Where joining paths wrote an action in different
     # statements (`forward(j)` / `forward(i)` in the arms of an `if`), the joined epilog
-    # keeps none for it: its debug line is then the end of the path, never the wrong arm.
+    # names the `if` for it: the statement that caused it, never the wrong arm.
     actions: ir.ActionSpans = field(default_factory=ir.ActionSpans)
 
     def copy(self) -> Epilog:
@@ -359,18 +360,18 @@ class FunctionLowerer:
                 else_states = self.if_(stmt.orelse, else_state)
             else:
                 else_states = self.block(stmt.orelse, [else_state])
-        return self.merge(then_states + else_states, f"join{n}")
+        return self.merge(then_states + else_states, f"join{n}", stmt.span)
 
-    def merge(self, states: list[State], base: str) -> list[State]:
+    def merge(self, states: list[State], base: str, branch: Span | None) -> list[State]:
         groups: dict[tuple[object, ...], list[State]] = {}
         for state in states:
             groups.setdefault(state.epilog.shape(), []).append(state)
         merged: list[State] = []
         for group in groups.values():
-            merged.append(group[0] if len(group) == 1 else self.join(group, base))
+            merged.append(group[0] if len(group) == 1 else self.join(group, base, branch))
         return merged
 
-    def join(self, group: list[State], base: str) -> State:
+    def join(self, group: list[State], base: str, branch: Span | None) -> State:
         join = self.new_block(base)
         preds: list[str] = []
         for state in group:
@@ -409,7 +410,7 @@ class FunctionLowerer:
                 merged_scope[name] = phi([v for v in values if isinstance(v, Instr)], name)
             env.append(merged_scope)
         epilog = first.epilog.copy()
-        epilog.actions = _common_actions([s.epilog.actions for s in group])
+        epilog.actions = _common_actions([s.epilog.actions for s in group], branch)
         epilog.push = [
             phi([s.epilog.push[k] for s in group], None) for k in range(len(epilog.push))
         ]
