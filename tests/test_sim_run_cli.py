@@ -511,3 +511,15 @@ def test_unlinked_chaining_code_is_refused_in_packets(run: Invoke, tmp_path: Pat
     result = run("run", str(scenario))
     assert result.exit_code == 1
     assert "error[DPF4105]" in result.stderr and "chains to count_min.count_min" in result.stderr
+
+
+def test_a_code_file_that_is_not_utf8_is_located(run: Invoke, tmp_path: Path) -> None:
+    text = (SCENARIOS / "counter.toml").read_text(encoding="utf-8")
+    (tmp_path / "counter.toml").write_text(
+        text.replace('file = "../asm/counter.dpfasm"', 'file = "bad.dpfasm"'), encoding="utf-8"
+    )
+    (tmp_path / "bad.dpfasm").write_bytes(b"prolog:\n    POP A0\xff\n")
+    result = run("run", str(tmp_path / "counter.toml"))
+    assert result.exit_code == 1, result.output
+    assert f"{tmp_path / 'bad.dpfasm'}:2:11: error[DPF0002]: not UTF-8 text" in result.stderr
+    assert "Traceback" not in result.stderr

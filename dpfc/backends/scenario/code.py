@@ -26,7 +26,7 @@ from pathlib import Path
 from dpfc.asm import assemble_module
 from dpfc.backends.sim import ControlPlaneError, Network, SimDriver
 from dpfc.deploy import Deployment
-from dpfc.diagnostics import DiagnosticError, Note, SourceFile
+from dpfc.diagnostics import DiagnosticError, Note, decode_source
 from dpfc.driver import CompileOptions, compile_source
 from dpfc.link import (
     Image,
@@ -123,11 +123,8 @@ class CodeFiles:
                     self.fail(CODE_FILE, f"{where}: cannot read {path}: no such file")
                 obj = compile_source(path, CompileOptions(target=self.profile)).object()
             else:
-                text = self.read(path, where)
-                try:
-                    source = SourceFile(str(path), text.decode("utf-8"))
-                except UnicodeDecodeError:
-                    self.fail(CODE_FILE, f"{where}: cannot read {path}: not UTF-8 text")
+                # Not UTF-8: located at the byte (file:line:col), as for every source file.
+                source = decode_source(str(path), self.read(path, where))
                 obj = replace(assemble_module(source, self.profile).object(), path=str(path))
         self.objects[path] = obj
         return obj
