@@ -1,6 +1,7 @@
 """Semantic analysis of the DPF language: loading (:mod:`.loader`), module tables
 (:mod:`.resolve`), constants (:mod:`.consteval`), declarations (:mod:`.items`), bodies
-(:mod:`.check`, with the per-path rules of :mod:`.paths`).
+(:mod:`.statements` over :mod:`.calls`, :mod:`.expressions` and :mod:`.scopes`, with the
+per-path rules of :mod:`.paths`) and the program-level rules (:mod:`.check`).
 
 ``check_program(program, profile) -> CheckedProgram`` checks a loaded program for the
 profile :mod:`dpfc.driver` resolved; it raises :class:`~dpfc.diagnostics.DiagnosticError`

@@ -1,7 +1,7 @@
 """The per-path rules of a DPF body: what may happen at most once on any path.
 
 A path is one way through the body (a choice at every ``if``; loops unrolled). The body
-checker (:mod:`.check`) walks statements in execution order and tells a :class:`PathState`
+checker (:mod:`.statements`) walks statements in execution order and tells a :class:`PathState`
 what each one does; the state reports:
 
 * the RMT rule — a second access to one array on a path (DPF5201), naming both accesses;

@@ -63,3 +63,15 @@ def concrete(value: SemType) -> SemType:
 def is_signed(a: SemType, b: SemType = SemType.INT) -> bool:
     """Compares, min and max are signed exactly when an operand is ``i32``."""
     return SemType.I32 in (a, b)
+
+
+def cast_hint(value: SemType, target: SemType) -> str | None:
+    """The hint of a mistyped value: the conversion that makes a ``value`` fit a ``target``
+    (None when no cast helps, or when either side is already reported)."""
+    if value is SemType.ERROR or target is SemType.ERROR:
+        return None
+    if target is SemType.BOOL and value.is_word:
+        return "compare explicitly: `x != 0`"
+    if value in (SemType.U32, SemType.I32, SemType.BOOL) and target is not SemType.BOOL:
+        return f"convert with `as {target.value}`"
+    return None

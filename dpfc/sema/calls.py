@@ -1,0 +1,202 @@
+"""The builtin functions of a DPF body and their calls.
+
+Contract: :meth:`CallChecker.call` returns the type of a call (recorded by
+:meth:`~dpfc.sema.expressions.ExprChecker.expr`), reporting:
+
+* a call of anything but a builtin of :data:`BUILTINS`: an epilog action or a DPF used as a
+  function (DPF5122, with ``chain f;`` as the hint for a DPF), an unknown function (DPF5114,
+  suggesting builtins, actions and ``push``);
+* arity (DPF5115) and the types of ``min``, ``max``, ``select`` and ``hash``;
+* ``fetch_*`` on an array element (DPF5116), an access of the per-path rules;
+* ``hash<k>`` with a constant lane that the profile has a hash function for (DPF5117),
+  evaluated per iteration of the enclosing loops;
+* and remembers the first ``peek()`` for the stack depth (DPF5209, :mod:`.statements`).
+"""
+
+from __future__ import annotations
+
+from dpfc.diagnostics import did_you_mean
+from dpfc.sema.codes import Code
+from dpfc.sema.expressions import ExprChecker
+from dpfc.sema.resolve import DpfInfo, describe
+from dpfc.sema.types import SemType, assignable, cast_hint, join_words
+from dpfc.syntax import ast
+from dpfc.syntax.parser import ACTION_NAMES
+
+FETCH_BUILTINS = ("fetch_add", "fetch_and", "fetch_or", "fetch_max", "fetch_min")
+BUILTINS: dict[str, int] = {
+    "min": 2,
+    "max": 2,
+    "select": 3,
+    "hash": 1,
+    "rand": 0,
+    "peek": 0,
+    **dict.fromkeys(FETCH_BUILTINS, 2),
+}
+
+
+class CallChecker(ExprChecker):
+    """Checks the calls of one DPF body (see the module docstring)."""
+
+    def call(self, expr: ast.Call) -> SemType:
+        func = expr.func
+        if func not in BUILTINS:
+            for arg in expr.args:
+                self.expr(arg)
+            self.unknown_call(expr)
+            return SemType.ERROR
+        arity = BUILTINS[func]
+        if len(expr.args) != arity:
+            for arg in expr.args:
+                self.expr(arg)
+            self.report.error(
+                Code.ARITY,
+                f"`{func}` takes {arity} argument{'s' if arity != 1 else ''}, got {len(expr.args)}",
+                expr.span,
+            )
+            return SemType.ERROR
+        if func in FETCH_BUILTINS:
+            return self.fetch(expr)
+        args = [self.expr(arg) for arg in expr.args]
+        if SemType.ERROR in args:
+            return SemType.ERROR
+        if func in ("min", "max"):
+            for arg, ty in zip(expr.args, args, strict=True):
+                if ty is SemType.BOOL:
+                    self.report.error(
+                        Code.OPERAND_TYPE, f"`{func}` needs words, found `bool`", arg.span
+                    )
+                    return SemType.ERROR
+            joined = join_words(args[0], args[1])
+            if joined is None:
+                self.report.error(
+                    Code.TYPE_MISMATCH,
+                    f"`{func}` on different types: {args[0].describe()} and {args[1].describe()}",
+                    expr.span,
+                )
+                return SemType.ERROR
+            return joined
+        if func == "select":
+            if args[0] is not SemType.BOOL:
+                self.report.error(
+                    Code.OPERAND_TYPE,
+                    f"the condition of `select` must be `bool`, found {args[0].describe()}",
+                    expr.args[0].span,
+                )
+            if args[1] is SemType.BOOL or args[2] is SemType.BOOL:
+                if args[1] is not args[2]:
+                    self.report.error(
+                        Code.TYPE_MISMATCH,
+                        f"`select` arms of different types: {args[1].describe()} and "
+                        f"{args[2].describe()}",
+                        expr.span,
+                    )
+                    return SemType.ERROR
+                return SemType.BOOL
+            joined = join_words(args[1], args[2])
+            if joined is None:
+                self.report.error(
+                    Code.TYPE_MISMATCH,
+                    f"`select` arms of different types: {args[1].describe()} and "
+                    f"{args[2].describe()}",
+                    expr.span,
+                )
+                return SemType.ERROR
+            return joined
+        if func == "hash":
+            self.hash_lane(expr)
+            if args[0] not in (SemType.U32, SemType.INT):
+                self.report.error(
+                    Code.OPERAND_TYPE,
+                    f"`hash` takes a `u32`, found {args[0].describe()}",
+                    expr.args[0].span,
+                    hint="convert with `as u32`",
+                )
+            return SemType.U32
+        if func == "peek" and self.peek is None:
+            self.peek = expr.span
+        return SemType.U32  # rand, peek
+
+    def hash_lane(self, expr: ast.Call) -> None:
+        if len(expr.type_args) != 1:
+            self.report.error(Code.ARITY, "`hash` takes one lane: `hash<k>(x)`", expr.span)
+            return
+        lane = expr.type_args[0]
+        result = self.ctx.consts.eval(
+            self.module, lane, self.loop_values(), self.is_local, what="a hash lane"
+        )
+        if result is None:
+            return
+        # `hash<k>` is lane k's CRC unit: k names a lane that has a hash function (a profile
+        # may list more functions than it has lanes; scheduling would fail with DPF6002).
+        count = min(len(self.profile.hash_functions), self.profile.lanes)
+        if result[1] is SemType.BOOL or not 0 <= result[0] < count:
+            self.report.error(
+                Code.HASH_LANE,
+                f"hash lane {result[0]} is out of range: `hash<k>` takes k in 0 .. {count - 1}",
+                lane.span,
+                hint=f"the lanes of {self.profile.name}: "
+                + ", ".join(
+                    f"{k} = {n}" for k, n in enumerate(self.profile.hash_functions[:count])
+                ),
+            )
+
+    def fetch(self, expr: ast.Call) -> SemType:
+        target, value = expr.args
+        if not isinstance(target, ast.Index):
+            self.expr(target)
+            self.expr(value)
+            self.report.error(
+                Code.FETCH_TARGET,
+                f"the first argument of `{expr.func}` must be an array element: "
+                f"`{expr.func}(a[i], v)`",
+                target.span,
+            )
+            return SemType.ERROR
+        memory = self.index_target(target)
+        self.ctx.types[id(target)] = memory.elem if memory is not None else SemType.ERROR
+        ty = self.expr(value)
+        if memory is None:
+            return SemType.ERROR
+        if not assignable(ty, memory.elem):
+            self.report.error(
+                Code.TYPE_MISMATCH,
+                f"`{target.array.text}` holds `{memory.elem.value}` words but the value is "
+                f"{ty.describe()}",
+                value.span,
+                hint=cast_hint(ty, memory.elem),
+            )
+        self.access(memory, target.array.text, target.span)
+        return memory.elem
+
+    def unknown_call(self, expr: ast.Call) -> None:
+        func = expr.func
+        if func in ACTION_NAMES:
+            self.report.error(
+                Code.NOT_CALLABLE,
+                f"`{func}` is an epilog action: a statement of its own, not a value",
+                expr.span,
+            )
+            return
+        local = self.local(func)
+        item = self.ctx.tables[self.module].item(func)
+        if local is None and isinstance(item, DpfInfo):
+            self.report.error(
+                Code.NOT_CALLABLE,
+                f"`{func}` is a DPF: DPFs do not call each other",
+                expr.span,
+                hint=f"to run it after this one: `chain {func};`",
+            )
+            return
+        if local is not None or item is not None:
+            what = "a local" if local is not None or item is None else describe(item)
+            self.report.error(Code.NOT_CALLABLE, f"`{func}` is {what}, not a function", expr.span)
+            return
+        # A misspelt action or `push` statement parses as a call too: suggest those as well.
+        self.report.error(
+            Code.UNKNOWN_FUNCTION,
+            f"unknown function `{func}`",
+            expr.span,
+            hint=did_you_mean(func, [*BUILTINS, *ACTION_NAMES, "push"])
+            or "builtins: " + ", ".join(BUILTINS),
+        )
