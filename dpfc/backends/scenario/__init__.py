@@ -3,7 +3,8 @@ traffic as data (docs/simulator.md, "Scenario files"). Outside the simulator cor
 scenario compiles, assembles and links code (:mod:`.code`) and deploys it through the
 simulator's switch driver."""
 
-from dpfc.backends.scenario.loader import MemoryWatch, QueuedPacket, Scenario, load_scenario
+from dpfc.backends.scenario.loader import load_scenario
+from dpfc.backends.scenario.model import MemoryWatch, QueuedPacket, Scenario
 from dpfc.backends.scenario.reader import ScenarioError
 
 __all__ = ["MemoryWatch", "QueuedPacket", "Scenario", "ScenarioError", "load_scenario"]

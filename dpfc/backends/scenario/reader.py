@@ -1,6 +1,7 @@
 """Scenario files as typed data: the error type and codes, and a strict reader that names
 the key path of every value it rejects (``kvs.toml: switches[0].pipes: expected an
-integer, got "two"``). The schema itself is in :mod:`.loader`."""
+integer, got "two"``). The schema itself is in the builder: :mod:`.loader` and the modules
+it names (each part's keys are listed in its module)."""
 
 from __future__ import annotations
 
