@@ -23,8 +23,10 @@ from dpfc.diagnostics import DiagnosticError
 from dpfc.driver import CompileOptions, compile_source
 from dpfc.target.profile import BUILTIN_PROFILES
 
-ROOT = Path(__file__).resolve().parents[2]
-SETS = {"examples": ROOT / "examples" / "dpf", "corpus": ROOT / "examples" / "corpus"}
+from .paths import CORPUS, DPF_EXAMPLES
+from .results import Result
+
+SETS = {"examples": DPF_EXAMPLES, "corpus": CORPUS}
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,8 @@ class CompileRow:
     kept: str  # "z3" | "greedy"
     header_bytes: int | None
     error: str = ""  # the diagnostic code when the module does not compile
+    compile_min_s: float = 0.0  # fastest and slowest whole-module compile of the runs
+    compile_max_s: float = 0.0
 
 
 def compile_rows(runs: int = 5, directory: Path = SETS["examples"]) -> list[CompileRow]:
@@ -59,7 +63,21 @@ def compile_rows(runs: int = 5, directory: Path = SETS["examples"]) -> list[Comp
         median = statistics.median(times)
         if compiled is None:
             rows.append(
-                CompileRow(path.stem, "-", median, 0.0, None, None, "", "", "", None, error)
+                CompileRow(
+                    path.stem,
+                    "-",
+                    median,
+                    0.0,
+                    None,
+                    None,
+                    "",
+                    "",
+                    "",
+                    None,
+                    error,
+                    min(times),
+                    max(times),
+                )
             )
             continue
         for unit in compiled.units:
@@ -77,6 +95,8 @@ def compile_rows(runs: int = 5, directory: Path = SETS["examples"]) -> list[Comp
                     result.secondary,
                     result.schedule.scheduler,
                     len(encoded.options) if encoded.packed is not None else None,
+                    compile_min_s=min(times),
+                    compile_max_s=max(times),
                 )
             )
     return rows
@@ -126,3 +146,29 @@ def format_compile_table(
     for row in [header, *body]:
         lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     return "\n".join(lines) + "\n" + summary + "\n"
+
+
+def compile_results(rows: list[CompileRow], runs: int, title: str) -> list[Result]:
+    """One result per module (its whole compile; its DPFs share it), in seconds."""
+    results = []
+    seen: set[str] = set()
+    for r in rows:
+        if r.module in seen:
+            continue
+        seen.add(r.module)
+        dpfs = ", ".join(x.dpf for x in rows if x.module == r.module)
+        what = f"{title}/{r.module}.dpf" + (f" ({r.error})" if r.error else f": {dpfs}")
+        results.append(
+            Result(
+                "compile",
+                what,
+                "dpfc (tofino1)",
+                None,
+                runs,
+                "s",
+                r.compile_s,
+                r.compile_min_s,
+                r.compile_max_s,
+            )
+        )
+    return results

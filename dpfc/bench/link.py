@@ -23,6 +23,8 @@ from dpfc.machine import ArrayBinding, encode_program
 from dpfc.objfile import ObjectFile
 from dpfc.target import BUILTIN_PROFILES, TargetProfile
 
+from .results import Result
+
 
 def _source(k: int) -> str:
     return (
@@ -50,15 +52,17 @@ def make_inputs(dpfs: int, tenants: int, profile: TargetProfile) -> list[LinkInp
 class LinkRow:
     step: str
     seconds: float  # median
+    min_s: float = 0.0
+    max_s: float = 0.0
 
 
-def _median(measure: Callable[[], object], runs: int) -> float:
+def _timed(step: str, measure: Callable[[], object], runs: int) -> LinkRow:
     times = []
     for _ in range(runs):
         start = time.perf_counter()
         measure()
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return LinkRow(step, statistics.median(times), min(times), max(times))
 
 
 def link_rows(
@@ -72,9 +76,9 @@ def link_rows(
     image = link(inputs, options)
     data = image_bytes(image)
     rows = [
-        LinkRow("link", _median(lambda: link(inputs, options), runs)),
-        LinkRow("write bytes", _median(lambda: image_bytes(image), runs)),
-        LinkRow("read bytes", _median(lambda: read_image(data, "bench.dpfimg"), runs)),
+        _timed("link", lambda: link(inputs, options), runs),
+        _timed("write bytes", lambda: image_bytes(image), runs),
+        _timed("read bytes", lambda: read_image(data, "bench.dpfimg"), runs),
     ]
     tracemalloc.start()
     link(inputs, options)
@@ -99,4 +103,21 @@ def format_link_table(
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["LinkRow", "format_link_table", "link_rows", "make_inputs"]
+def link_results(rows: list[LinkRow], *, dpfs: int, tenants: int, runs: int) -> list[Result]:
+    return [
+        Result(
+            "link",
+            f"{r.step}: {dpfs} DPFs of {tenants} tenants",
+            "dpfc link",
+            None,
+            runs,
+            "s",
+            r.seconds,
+            r.min_s,
+            r.max_s,
+        )
+        for r in rows
+    ]
+
+
+__all__ = ["LinkRow", "format_link_table", "link_results", "link_rows", "make_inputs"]
