@@ -42,10 +42,9 @@ def planned_steps(args: argparse.Namespace) -> int:
     command = args.command
     steps = 0
     if command in ("sim", "all"):
-        steps += sim_row_count(args.engine, bmv2=not args.no_bmv2)
+        steps += sim_row_count(args.engine, runs=args.runs, bmv2=not args.no_bmv2)
     if command in ("scaling", "all"):
-        ready, _ = engines(getattr(args, "engine", None))
-        steps += scaling_row_count(len(ready), args.max_tenants, args.max_dpfs)
+        steps += scaling_row_count(args.max_tenants, args.max_dpfs, args.runs)
     if command in ("compile", "all"):
         chosen = ["examples"] if command == "all" or args.set == "examples" else list(SETS)
         chosen = [args.set] if command == "compile" and args.set != "all" else chosen

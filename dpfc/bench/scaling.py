@@ -10,7 +10,8 @@ the ``sim`` rows (``switch.process`` per engine):
 * ``installed DPFs``: 1..2,000 distinct in-switch DPFs (those of ``dpfc.bench link``)
   linked into one image and deployed, packets to up to 256 of them.
 
-Each point is a :class:`ScalingPoint` (the axis, the x value and its :class:`Result`); the
+The points are timed interleaved, run by run, so that load from other jobs spreads over
+the series instead of distorting one point. Each point is a :class:`ScalingPoint` (the axis, the x value and its :class:`Result`); the
 table lists them and :mod:`dpfc.bench.plot` draws them, one panel per axis.
 """
 
@@ -27,7 +28,7 @@ from . import workloads as w
 from .engines import Engine
 from .progress import Progress
 from .results import Result, rate_result
-from .timing import time_process
+from .timing import Processor, time_interleaved
 
 TENANT_STEPS = (1, 10, 100, 1_000, 10_000, 30_000)
 DPF_STEPS = (1, 10, 100, 1_000, 2_000)
@@ -69,25 +70,35 @@ def scaling_points(
     progress: Progress | None = None,
     profile_name: str = "tofino1",
 ) -> list[ScalingPoint]:
+    """Every point's switch is set up first (one step of the progress bar each), then the
+    points are timed run by run (one step per round), interleaved (see
+    :func:`~dpfc.bench.timing.time_interleaved`)."""
     profile = BUILTIN_PROFILES[profile_name]
     progress = progress or Progress(0)
-    points = []
+    rows: list[tuple[str, int, Engine, Processor, list[bytes]]] = []
     for axis, x, setup in scaling_plan(profile, max_tenants, max_dpfs):
+        progress.start(f"set up {axis} = {x:,}")
         _, switch, frames = setup()
-        for engine in engines:
-            progress.start(f"{axis} = {x:,} ({engine.name})")
-            seconds = time_process(engine.processor(switch), frames, packets, runs)
-            what = f"{axis} = {x}"
-            points.append(
-                ScalingPoint(axis, x, rate_result("scaling", what, engine.name, packets, seconds))
-            )
+        rows += [(axis, x, e, e.processor(switch), frames) for e in engines]
+        progress.advance()
+
+    def on_round(number: int) -> None:
+        if number:
             progress.advance()
-    return points
+        progress.start(f"scaling: run {number + 1} of {runs}")
+
+    seconds = time_interleaved([(r[3], r[4]) for r in rows], packets, runs, on_round)
+    progress.advance()
+    return [
+        ScalingPoint(axis, x, rate_result("scaling", f"{axis} = {x}", engine.name, packets, s))
+        for (axis, x, engine, _, _), s in zip(rows, seconds, strict=True)
+    ]
 
 
-def scaling_row_count(engines: int, max_tenants: int, max_dpfs: int) -> int:
+def scaling_row_count(max_tenants: int, max_dpfs: int, runs: int) -> int:
+    """The progress bar's steps: one per point set up, one per round of runs."""
     profile = BUILTIN_PROFILES["tofino1"]
-    return len(scaling_plan(profile, max_tenants, max_dpfs)) * engines
+    return len(scaling_plan(profile, max_tenants, max_dpfs)) + runs
 
 
 def format_scaling_table(points: list[ScalingPoint], *, packets: int, runs: int) -> str:

@@ -10,7 +10,7 @@ paper's DPFs, each on one tofino1 switch (workloads in :mod:`dpfc.bench.workload
   direct-mapped word each (the permission and mapping tables at their working size).
 
 Each row is one workload on one engine of :mod:`dpfc.bench.engines` (``switch.process``:
-the data path alone); two more rows time the interpreter's
+the data path alone), the rows timed interleaved, run by run; two more rows time the interpreter's
 :class:`~dpfc.backends.sim.Network` loop (queueing, wiring, delivery to hosts). bmv2 rows
 come from :mod:`dpfc.bench.p4` when p4c and simple_switch are installed; otherwise a
 ``skipped`` line says why. Numbers depend on the machine and its load; nothing here asserts
@@ -27,7 +27,7 @@ from .engines import ENGINES, Engine, bmv2_missing
 from .p4 import p4_rows
 from .progress import Progress
 from .results import Result, Skipped, rate_result
-from .timing import time_network, time_process
+from .timing import Processor, time_interleaved, time_network
 
 MANY_TENANTS = 30_000
 
@@ -82,20 +82,31 @@ def sim_results(
     profile = BUILTIN_PROFILES[profile_name]
     ready, skipped = engines(engine_names)
     progress = progress or Progress(0)
-    results = []
+    rows: list[tuple[str, Engine, Processor, list[bytes]]] = []
     for workload in sim_workloads(profile, many_tenants):
+        progress.start(f"set up {workload.what}")
         _, switch, frames = workload.setup()
-        for engine in ready:
-            progress.start(f"{workload.what} ({engine.name})")
-            seconds = time_process(engine.processor(switch), frames, packets, runs)
-            results.append(rate_result("sim", workload.what, engine.name, packets, seconds))
+        rows += [(workload.what, e, e.processor(switch), frames) for e in ready]
+        progress.advance()
+
+    def on_round(number: int) -> None:
+        if number:
             progress.advance()
+        progress.start(f"simulator: run {number + 1} of {runs}")
+
+    # Interleaved, so that a burst of load hits one run of many rows, not one row
+    seconds = time_interleaved([(r[2], r[3]) for r in rows], packets, runs, on_round)
+    progress.advance()
+    results = [
+        rate_result("sim", what, engine.name, packets, times)
+        for (what, engine, _, _), times in zip(rows, seconds, strict=True)
+    ]
     if "interpreter" in {e.name for e in ready}:
         for workload in network_workloads(profile):
             progress.start(workload.what)
             network, _, frames = workload.setup()
-            seconds = time_network(network, frames, packets, runs)
-            results.append(rate_result("sim", workload.what, "interpreter", packets, seconds))
+            looped = time_network(network, frames, packets, runs)
+            results.append(rate_result("sim", workload.what, "interpreter", packets, looped))
             progress.advance()
     if bmv2:
         more, missing = bmv2_results(packets, runs, progress)
@@ -104,12 +115,13 @@ def sim_results(
     return results, skipped
 
 
-def sim_row_count(engine_names: list[str] | None = None, *, bmv2: bool = True) -> int:
-    """How many steps :func:`sim_results` measures (the progress bar's total)."""
+def sim_row_count(engine_names: list[str] | None = None, *, runs: int, bmv2: bool = True) -> int:
+    """How many steps :func:`sim_results` takes (the progress bar's total): one per
+    workload set up, one per round of runs, one per Network-loop row, one for bmv2."""
     ready, _ = engines(engine_names)
     profile = BUILTIN_PROFILES["tofino1"]
     interpreted = any(e.name == "interpreter" for e in ready)
-    steps = len(sim_workloads(profile)) * len(ready)
+    steps = len(sim_workloads(profile)) + runs
     steps += len(network_workloads(profile)) if interpreted else 0
     return steps + (1 if bmv2 and bmv2_missing() is None else 0)
 

@@ -5,12 +5,17 @@ The switch is set up once per row (not timed) and every run sends to the same sw
 that an engine that compiles what is installed (a JIT) pays that once, as a switch does;
 the warm-up pays first-use costs (caches, lazy imports) outside the clock. The frames are
 sent round-robin: ``packets`` need not be a multiple of their number.
+
+:func:`time_interleaved` times several rows run by run (run 1 of every row, then run 2,
+...), so that a burst of load from other jobs on a shared machine slows one run of many
+rows rather than every run of one row: rows meant to be compared (a scaling series) stay
+comparable.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from dpfc.backends.sim import Network
 
@@ -18,11 +23,16 @@ WARM_UP = 100  # packets run before the first timed run
 
 
 def time_process(
-    process: Callable[[bytes, int], object], frames: list[bytes], packets: int, runs: int
+    process: Callable[[bytes, int], object],
+    frames: list[bytes],
+    packets: int,
+    runs: int,
+    *,
+    warm_up: bool = True,
 ) -> list[float]:
     """Seconds of each of ``runs`` runs of ``packets`` frames arriving on port 0."""
     count = len(frames)
-    for index in range(min(packets, WARM_UP)):
+    for index in range(min(packets, WARM_UP) if warm_up else 0):
         process(frames[index % count], 0)
     seconds = []
     for _ in range(runs):
@@ -30,6 +40,28 @@ def time_process(
         for index in range(packets):
             process(frames[index % count], 0)
         seconds.append(time.perf_counter() - start)
+    return seconds
+
+
+Processor = Callable[[bytes, int], object]
+
+
+def time_interleaved(
+    rows: Sequence[tuple[Processor, list[bytes]]],
+    packets: int,
+    runs: int,
+    on_round: Callable[[int], None] | None = None,
+) -> list[list[float]]:
+    """The seconds of each run of each row (``rows[i]``'s runs at index i), every row warmed
+    up first; ``on_round(n)`` is called before round n (the progress bar)."""
+    for process, frames in rows:
+        time_process(process, frames, min(packets, WARM_UP), 0)
+    seconds: list[list[float]] = [[] for _ in rows]
+    for round_ in range(runs):
+        if on_round is not None:
+            on_round(round_)
+        for index, (process, frames) in enumerate(rows):
+            seconds[index] += time_process(process, frames, packets, 1, warm_up=False)
     return seconds
 
 
