@@ -293,6 +293,34 @@ def test_bad_options_and_paths_are_messages(
     assert f"cannot write {blocker / 'r.json'}" in capsys.readouterr().err
 
 
+def test_an_unwritable_plot_and_a_missing_program_are_messages(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("matplotlib", reason="the scaling plot needs matplotlib (dpfc[bench])")
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    args = ["--results", str(tmp_path / "r.json"), "scaling", *SMALL, "--max-tenants", "1"]
+    with pytest.raises(SystemExit) as info:
+        main([*args, "--max-dpfs", "1", "--plot", str(blocker / "scaling.png")])
+    assert info.value.code == 1
+    assert f"cannot write {blocker / 'scaling.png'}" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main(["p4", "--json", str(tmp_path / "none.json")])
+    assert info.value.code == 2
+    assert "none.json: no such file" in capsys.readouterr().err
+
+
+def test_sizes_beyond_the_target_are_its_messages(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--results", str(tmp_path / "r.json"), "sim", *SMALL, "--no-bmv2"]
+    with pytest.raises(SystemExit) as info:
+        main([*args, "--many-tenants", "40000"])
+    assert info.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("dpfc.bench sim: ") and "permission table of pipe 0 is full" in err
+
+
 def test_bench_module_runs_as_a_program(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "dpfc.bench", "sim", *SMALL, "--many-tenants", "2", "--no-bmv2"],

@@ -15,6 +15,8 @@ import argparse
 from pathlib import Path
 
 from dpfc.backends.p4.bmv2 import ToolchainMissing
+from dpfc.backends.sim import ControlPlaneError
+from dpfc.diagnostics import DiagnosticError
 
 from .commands import Outcome, planned_steps, run_compile, run_link, run_p4, run_scaling, run_sim
 from .engines import ENGINES
@@ -88,6 +90,9 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     if low:
         options = " and ".join("--" + n.replace("_", "-") for n in low)
         parser.error(f"{options} must be at least 1")
+    program = getattr(args, "json", None)
+    if program is not None and not program.is_file():
+        parser.error(f"--json {program}: no such file")
 
 
 def _outcome(args: argparse.Namespace, progress: Progress) -> Outcome:
@@ -120,6 +125,11 @@ def main(argv: list[str] | None = None) -> int:
         outcome = _outcome(args, progress)
     except ToolchainMissing as missing:  # only `p4` asks for bmv2 explicitly
         outcome = Outcome("", [], [], failed=f"bmv2 skipped: {missing}")
+    except (DiagnosticError, ControlPlaneError) as error:
+        # sizes beyond what the target holds (more DPFs than code slots, more tenants than
+        # permission entries): the target's own message, not a traceback
+        progress.close()
+        parser.exit(1, f"dpfc.bench {args.command}: {error}\n")
     finally:
         progress.close()
     print(outcome.text, end="")

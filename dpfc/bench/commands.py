@@ -92,6 +92,9 @@ def run_scaling(
         except PlotUnavailable as missing:
             skipped.append(Skipped("scaling", "plot", str(missing)))
             text += f"skipped: plot: {missing}\n"
+        except OSError as error:
+            failed = f"cannot write {args.plot}: {error.strerror or error}"
+            return Outcome(text, [p.result for p in points], skipped, failed=failed)
     return Outcome(text, [p.result for p in points], skipped)
 
 
@@ -121,7 +124,7 @@ def run_link(dpfs: int, tenants: int, runs: int, progress: Progress) -> Outcome:
 def run_p4(packets: int, runs: int, program_json: Path | None, progress: Progress) -> Outcome:
     """bmv2 next to the simulator; a missing toolchain is a skipped row and a failure (the
     command was asked for bmv2 figures and has none)."""
-    reason = bmv2_missing() if program_json is None else None
+    reason = bmv2_missing()
     if reason is not None:
         skipped = [Skipped("p4", "bmv2", reason)]
         return Outcome(f"skipped: bmv2: {reason}\n", [], skipped, failed="bmv2 skipped")
