@@ -18,7 +18,16 @@ from dpfc.backends.p4.bmv2 import ToolchainMissing
 from dpfc.backends.sim import ControlPlaneError
 from dpfc.diagnostics import DiagnosticError
 
-from .commands import Outcome, planned_steps, run_compile, run_link, run_p4, run_scaling, run_sim
+from .commands import (
+    Outcome,
+    compile_sets,
+    planned_steps,
+    run_compile,
+    run_link,
+    run_p4,
+    run_scaling,
+    run_sim,
+)
 from .engines import ENGINES
 from .paths import RESULTS, SCALING_PLOT
 from .progress import Progress
@@ -102,8 +111,7 @@ def _outcome(args: argparse.Namespace, progress: Progress) -> Outcome:
     if command == "scaling":
         return run_scaling(args, progress, packets=args.packets, runs=args.runs)
     if command == "compile":
-        sets = ["examples", "corpus"] if args.set == "all" else [args.set]
-        return run_compile(sets, args.runs, markdown=args.markdown, progress=progress)
+        return run_compile(compile_sets(args), args.runs, markdown=args.markdown, progress=progress)
     if command == "link":
         return run_link(args.dpfs, args.tenants, args.runs, progress)
     if command == "p4":
@@ -111,7 +119,7 @@ def _outcome(args: argparse.Namespace, progress: Progress) -> Outcome:
     # all: the simulator first (the headline figures), then scaling, compile and link
     outcome = run_sim(args, progress)
     outcome += run_scaling(args, progress, packets=max(args.packets // 2, 1), runs=args.runs)
-    outcome += run_compile(["examples"], args.compile_runs, markdown=False, progress=progress)
+    outcome += run_compile(compile_sets(args), args.compile_runs, markdown=False, progress=progress)
     outcome += run_link(args.dpfs, args.tenants, min(args.runs, 3), progress)
     return outcome
 

@@ -38,7 +38,16 @@ class Outcome:
         return self
 
 
+def compile_sets(args: argparse.Namespace) -> list[str]:
+    """The module sets to compile: ``all`` compiles the examples only (the corpus is the
+    compiler's own benchmark: ``compile --set corpus``)."""
+    if args.command == "all":
+        return ["examples"]
+    return list(SETS) if args.set == "all" else [args.set]
+
+
 def planned_steps(args: argparse.Namespace) -> int:
+    """The progress bar's total for ``args``'s command."""
     command = args.command
     steps = 0
     if command in ("sim", "all"):
@@ -46,9 +55,7 @@ def planned_steps(args: argparse.Namespace) -> int:
     if command in ("scaling", "all"):
         steps += scaling_row_count(args.max_tenants, args.max_dpfs, args.runs)
     if command in ("compile", "all"):
-        chosen = ["examples"] if command == "all" or args.set == "examples" else list(SETS)
-        chosen = [args.set] if command == "compile" and args.set != "all" else chosen
-        steps += sum(len(list(SETS[name].glob("*.dpf"))) for name in chosen)
+        steps += sum(len(list(SETS[name].glob("*.dpf"))) for name in compile_sets(args))
     if command in ("link", "p4", "all"):
         steps += 1
     return steps
