@@ -43,6 +43,7 @@ ADAPTERS = {
     "scapy": {"dpfc/packet/layers.py"},
     "networkx": {"dpfc/ir/cfg.py"},
     "llvmlite": set(),  # the JIT's adapter, when it exists
+    "matplotlib": {"dpfc/bench/plot.py"},  # the bench extra: only the scaling plot
 }
 
 
