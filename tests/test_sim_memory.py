@@ -784,7 +784,10 @@ def test_control_plane_error_changes_nothing(code: str, call: Call) -> None:
 
 
 def test_error_cases_cover_every_code_the_control_plane_raises() -> None:
-    source = (ROOT / "dpfc/backends/sim/control.py").read_text(encoding="utf-8")
+    source = "".join(
+        path.read_text(encoding="utf-8")
+        for path in sorted((ROOT / "dpfc/backends/sim").glob("control*.py"))
+    )
     raised = set(re.findall(r'"(DPF4\d{3})"', source))
     covered = {code for _, code, _ in ERROR_CASES}
     assert raised <= covered

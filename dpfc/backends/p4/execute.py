@@ -2,7 +2,7 @@
 
 Contract: generates the ingress statements that run one DPF from ``meta.pc`` (the prolog's
 PC) to a decoded epilog, with exactly the simulator's semantics (``dpfc/backends/sim/
-execute.py``): registers start at 0; selectors read the EU-entry registers and write in
+stages.py``): registers start at 0; selectors read the EU-entry registers and write in
 parallel; ALU and memory data see the selected values; the memory address is the entry (or
 selected) A register per ``profile.memory_address``; ALU and memory writes win; the branch
 compares the values ``profile.branch_operands`` names; HALT skips the remaining EUs.

@@ -1,0 +1,287 @@
+"""The Machine's execution of one DPF's stages: prolog, EUs and epilog (docs/isa.md §3).
+
+:class:`Stages` is a mixin of :class:`~.machine.Machine` (its methods stay methods of the
+machine: no call is added on the per-packet path). ``fetch`` takes a bundle from the
+packet's code or the pipe's code memory (a :class:`~.outcome.Fault` when it is missing or
+foreign); ``run_prolog``, ``run_eu`` and ``run_epilog`` update the registers, the stack,
+lane memory words and the tenant's counters and reports, with the two-stage timing of an
+EU; ``run_epilog`` returns what the epilog decided (an :class:`~.outcome._Epilog`) and
+changes nothing outside the machine. The steering of that decision is :mod:`.steering`.
+"""
+
+from __future__ import annotations
+
+from dpfc.encoding.code import decode_pc
+from dpfc.encoding.header import SwitchVMHeader
+from dpfc.isa.bundle import (
+    EPILOG_STAGE,
+    PC,
+    PROLOG_STAGE,
+    Bundle,
+    CodeImage,
+    EpilogBundle,
+    Imm,
+    Operand,
+    Register,
+    StageBundle,
+    stage_name,
+)
+from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
+from dpfc.isa.semantics import alu, branch_taken, hash_word, memory
+from dpfc.packet.wire import ParsedPacket
+from dpfc.target.profile import BranchOperands, MemoryAddress, TargetProfile
+
+from .memory import LaneMemory
+from .outcome import Context, Fault, _Epilog
+from .rand import RandomSource
+from .state import PipeState, TenantStats
+from .trace import PacketTrace, StageTrace, format_registers
+
+
+class Stages:
+    """The stage-execution methods of :class:`~.machine.Machine` (the attributes below are
+    the machine's, set by its ``__init__``)."""
+
+    pipe: PipeState
+    pipeline: str
+    memories: list[list[LaneMemory]]
+    profile: TargetProfile
+    parsed: ParsedPacket
+    header: SwitchVMHeader | None
+    tenant: int
+    stats: TenantStats
+    ctx: Context
+    rng: RandomSource
+    tracer: PacketTrace | None
+    lanes: int
+    regs: list[int]
+    stack: list[int]
+    code: CodeImage
+    executed: list[tuple[int, PC]]
+
+    # -- helpers -------------------------------------------------------------------------------
+    def index(self, reg: Register) -> int:
+        return reg.cls.value * self.lanes + reg.lane
+
+    def fetch(self, stage: int, pc: PC) -> StageBundle:
+        self.executed.append((stage, pc))
+        name = stage_name(stage)
+        if pc.in_packet:
+            if stage == PROLOG_STAGE:
+                bundles: tuple[StageBundle, ...] = self.code.prologs
+            elif stage == EPILOG_STAGE:
+                bundles = self.code.epilogs
+            else:
+                bundles = self.code.eus[stage - 1] if stage - 1 < len(self.code.eus) else ()
+            if pc.index >= len(bundles):
+                raise Fault(f"{name} {pc}: the packet carries {len(bundles)} {name} bundle(s)")
+            return bundles[pc.index]
+        slot = self.pipe.code.get(stage, {}).get(pc.index)
+        if slot is None:
+            raise Fault(f"{name} {pc}: code-memory slot is empty")
+        if slot.owners is not None and self.tenant not in slot.owners:
+            raise Fault(f"{name} {pc}: code-memory slot belongs to other tenants")
+        return slot.bundle
+
+    def stage_trace(self, stage: int, pc: PC) -> StageTrace | None:
+        if self.tracer is None:
+            return None
+        record = StageTrace(stage_name(stage), str(pc))
+        self.tracer.stages.append(record)
+        return record
+
+    def run_prolog(self, bundle: Bundle, pc: PC) -> PC:
+        record = self.stage_trace(PROLOG_STAGE, pc)
+        regs = self.regs
+        # Selectors are stored in initialisation order, A0.. then B0.. (§5): check_bundle
+        # (DPF1006) admits no other order, for decoded and installed code alike.
+        for sel in bundle.selectors:
+            kind = sel.kind
+            if kind is SelectorKind.POP or kind is SelectorKind.PEEK:
+                if self.stack:
+                    value = self.stack.pop(0) if kind is SelectorKind.POP else self.stack[0]
+                else:
+                    value = 0
+                    self.stats.stack_underflow += 1
+                    self.pipe.report(
+                        self.tenant, "stack", f"{kind.name} {sel.dest} on an empty stack"
+                    )
+            elif kind is SelectorKind.RAND:
+                value = self.rng.getrandbits(32)
+            else:  # LOAD_MD (the checker admits only prolog kinds here)
+                value = self.metadata(sel.value)
+            regs[self.index(sel.dest)] = value
+            if record is not None:
+                record.events.append(f"{kind.name} {sel.dest} = {value:#x}")
+        if record is not None:
+            record.registers = format_registers(regs, self.lanes)
+            record.next_pc = str(bundle.control.taken)
+        return bundle.control.taken
+
+    def metadata(self, index: int) -> int:
+        field_ = self.profile.metadata_by_index(index)
+        name = field_.name if field_ is not None else ""
+        ctx = self.ctx
+        values = {
+            "ingress_port": ctx.ingress_port,
+            "timestamp": ctx.timestamp_ns,
+            "switch_id": ctx.switch_id,
+            "queue_depth": ctx.queue_depth,
+            "packet_length": len(self.parsed.inner) + self.parsed.inner_offset,
+            "pipe_id": ctx.pipe_id,
+            # no port is chosen while the ingress runs: the "none" of 16-bit pointers
+            "egress_port": 0xFFFF if ctx.egress_port is None else ctx.egress_port,
+        }
+        return values.get(name, 0) & 0xFFFF_FFFF
+
+    def run_eu(self, eu: int, bundle: Bundle, pc: PC) -> tuple[PC, bool]:
+        record = self.stage_trace(eu + 1, pc)
+        lanes = self.lanes
+        entry = self.regs
+        selected = list(entry)
+        for sel in bundle.selectors:  # a parallel copy: every selector reads `entry`
+            kind = sel.kind
+            dest = self.index(sel.dest)
+            if kind is SelectorKind.MOV:
+                assert sel.source is not None
+                value = entry[self.index(sel.source)]
+            elif kind is SelectorKind.LOAD_IMM:
+                value = sel.value
+            elif kind is SelectorKind.LOAD_CONST:
+                table = self.pipe.constants.get(self.tenant)
+                value = table[sel.value] if table is not None else 0
+            else:  # HASH (A registers only): CRC of the lane's EU-entry value
+                value = hash_word(self.profile.hash_for_lane(sel.dest.lane), entry[dest])
+            selected[dest] = value
+            if record is not None:
+                source = f" {sel.source}" if sel.source is not None else f" {sel.value:#x}"
+                record.events.append(f"{kind.name} {sel.dest} <-{source} = {value:#x}")
+        address_regs = entry if self.profile.memory_address is MemoryAddress.ENTRY else selected
+        result = list(selected)
+        lane_memories = self.memories[eu]
+        for lane in range(lanes):
+            op = bundle.alu[lane]
+            if op is not AluOp.NOP:
+                a, b = selected[lane], selected[lanes + lane]
+                result[lane] = alu(op, a, b)
+                if record is not None:
+                    record.events.append(
+                        f"lane {lane}: {op.name} A{lane}={a:#x}, B{lane}={b:#x} -> A{lane}={result[lane]:#x}"
+                    )
+            mop = bundle.mem[lane]
+            if mop is not MemOp.NOP:
+                vaddr = address_regs[lane]
+                data = selected[lanes + lane]
+                lane_memory = lane_memories[lane]
+                physical = lane_memory.translate(self.tenant, vaddr)
+                if physical is None:
+                    self.stats.unmapped += 1
+                    self.pipe.report(
+                        self.tenant,
+                        "unmapped",
+                        f"EU{eu} lane {lane}: {mop.name} [{vaddr:#x}] is not mapped",
+                    )
+                    if mop is not MemOp.STORE:
+                        result[lanes + lane] = 0
+                    if record is not None:
+                        record.events.append(
+                            f"lane {lane}: {mop.name} [{vaddr:#x}] unmapped: no effect"
+                        )
+                    continue
+                words = lane_memory.words
+                old = words[physical]
+                new, b_value = memory(mop, old, data)
+                words[physical] = new
+                if b_value is not None:
+                    result[lanes + lane] = b_value
+                if record is not None:
+                    record.events.append(
+                        f"lane {lane}: {mop.name} [{vaddr:#x} -> phys {physical}] old={old:#x} "
+                        f"new={new:#x}"
+                        + (f" -> B{lane}={b_value:#x}" if b_value is not None else "")
+                    )
+        control = bundle.control
+        halted = control.op is CtrlOp.HALT
+        if control.op is CtrlOp.JMP or halted:
+            next_pc = control.taken
+        else:
+            mode = self.profile.branch_operands
+            if mode is BranchOperands.ENTRY:
+                seen = entry
+            elif mode is BranchOperands.SELECTED:
+                seen = selected
+            else:  # LOADED: after selection plus this EU's memory results, never ALU results
+                seen = selected[:lanes] + result[lanes:]
+            x = self.operand(control.x, seen)
+            y = self.operand(control.y, seen)
+            taken = branch_taken(control.op, x, y)
+            assert control.not_taken is not None
+            next_pc = control.taken if taken else control.not_taken
+            if record is not None:
+                record.events.append(
+                    f"{control.op.name} x={x:#x} y={y:#x}: {'taken' if taken else 'not taken'}"
+                )
+        self.regs = result
+        if record is not None:
+            record.registers = format_registers(result, lanes)
+            record.next_pc = ("HALT -> " if halted else "") + str(next_pc)
+        return next_pc, halted
+
+    def operand(self, operand: Operand | None, regs: list[int]) -> int:
+        if isinstance(operand, Imm):
+            return operand.value
+        assert operand is not None
+        return regs[self.index(operand)]
+
+    def run_epilog(self, bundle: EpilogBundle, pc: PC) -> _Epilog:
+        record = self.stage_trace(EPILOG_STAGE, pc)
+        regs = self.regs
+        pushed = [regs[self.index(r)] for r in bundle.push]
+        stack = pushed + self.stack  # the first listed ends on top
+        if len(stack) > self.profile.stack_max_depth:
+            raise Fault(
+                f"PUSH of {len(pushed)} makes the stack {len(stack)} deep "
+                f"(limit {self.profile.stack_max_depth})"
+            )
+        steering = bundle.steering
+        value = steering.value
+        steer_value = (
+            0
+            if value is None
+            else value.value
+            if isinstance(value, Imm)
+            else regs[self.index(value)] & 0xFFFF
+        )
+        # NEXT_PC sets the pointer of the pipeline this DPF runs in: an ingress DPF chains
+        # through dpf_ptr, an egress DPF through egress_ptr (docs/isa.md §6 item 20).
+        old_ptr = self.pointer_of(self.header, self.pipeline)
+        new_ptr: PC | None = old_ptr
+        next_pc = bundle.next_pc
+        if isinstance(next_pc, PC):
+            new_ptr = next_pc
+        elif isinstance(next_pc, Register):
+            raw = regs[self.index(next_pc)] & 0xFFFF
+            new_ptr = None if raw == 0xFFFF else decode_pc(raw)
+        code = CodeImage() if bundle.hdr_mod else self.code
+        if bundle.hdr_mod and next_pc is None and new_ptr is not None and new_ptr.in_packet:
+            new_ptr = None  # the code it named is gone
+        if record is not None:
+            if pushed:
+                record.events.append(
+                    "PUSH "
+                    + ", ".join(f"{r}={v:#x}" for r, v in zip(bundle.push, pushed, strict=True))
+                )
+            record.events.append(
+                f"FWD {steering.action}" + (f", {steer_value}" if value is not None else "")
+            )
+            if next_pc is not None:
+                record.events.append(f"NEXT_PC {new_ptr if new_ptr is not None else 'none'}")
+            if bundle.hdr_mod:
+                record.events.append("HDR_MOD: code options removed")
+        return _Epilog(stack, steering.action, steer_value, new_ptr, code)
+
+    @staticmethod
+    def pointer_of(header: SwitchVMHeader | None, pipeline: str) -> PC | None:
+        if header is None:
+            return None
+        return header.egress_ptr if pipeline == "egress" else header.dpf_ptr
