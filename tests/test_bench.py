@@ -149,12 +149,12 @@ def test_a_registered_engine_gets_its_own_rows_and_a_missing_one_is_skipped(
 ) -> None:
     """How the JIT will slot in: one more registered engine, one more row per workload."""
     monkeypatch.setitem(
-        ENGINES, "twin", Engine("twin", "the interpreter again", ENGINES["interpreter"].processor)
+        ENGINES, "twin", Engine("twin", "the interpreter again", ENGINES["interpreter"].prepare)
     )
     monkeypatch.setitem(
         ENGINES,
         "absent",
-        Engine("absent", "not here", lambda s: s.process, lambda: "no such thing"),
+        Engine("absent", "not here", ENGINES["interpreter"].prepare, lambda: "no such thing"),
     )
     args = ["--results", str(tmp_path / "r.json"), "sim", *SMALL, "--many-tenants", "2"]
     assert main([*args, "--no-bmv2"]) == 0

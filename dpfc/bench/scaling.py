@@ -28,7 +28,7 @@ from . import workloads as w
 from .engines import Engine
 from .progress import Progress
 from .results import Result, rate_result
-from .timing import Processor, time_interleaved
+from .timing import Prepare, time_interleaved
 
 TENANT_STEPS = (1, 10, 100, 1_000, 10_000, 30_000)
 DPF_STEPS = (1, 10, 100, 1_000, 2_000)
@@ -75,11 +75,11 @@ def scaling_points(
     :func:`~dpfc.bench.timing.time_interleaved`)."""
     profile = BUILTIN_PROFILES[profile_name]
     progress = progress or Progress(0)
-    rows: list[tuple[str, int, Engine, Processor, list[bytes]]] = []
+    rows: list[tuple[str, int, Engine, Prepare, Switch, list[bytes]]] = []
     for axis, x, setup in scaling_plan(profile, max_tenants, max_dpfs):
         progress.start(f"set up {axis} = {x:,}")
         _, switch, frames = setup()
-        rows += [(axis, x, e, e.processor(switch), frames) for e in engines]
+        rows += [(axis, x, e, e.prepare, switch, frames) for e in engines]
         progress.advance()
 
     def on_round(number: int) -> None:
@@ -87,11 +87,11 @@ def scaling_points(
             progress.advance()
         progress.start(f"scaling: run {number + 1} of {runs}")
 
-    seconds = time_interleaved([(r[3], r[4]) for r in rows], packets, runs, on_round)
+    seconds = time_interleaved([(r[3], r[4], r[5]) for r in rows], packets, runs, on_round)
     progress.advance()
     return [
         ScalingPoint(axis, x, rate_result("scaling", f"{axis} = {x}", engine.name, packets, s))
-        for (axis, x, engine, _, _), s in zip(rows, seconds, strict=True)
+        for (axis, x, engine, _, _, _), s in zip(rows, seconds, strict=True)
     ]
 
 

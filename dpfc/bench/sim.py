@@ -27,7 +27,7 @@ from .engines import ENGINES, Engine, bmv2_missing
 from .p4 import p4_rows
 from .progress import Progress
 from .results import Result, Skipped, rate_result
-from .timing import Processor, time_interleaved, time_network
+from .timing import Prepare, time_interleaved, time_network
 
 MANY_TENANTS = 30_000
 
@@ -82,11 +82,11 @@ def sim_results(
     profile = BUILTIN_PROFILES[profile_name]
     ready, skipped = engines(engine_names)
     progress = progress or Progress(0)
-    rows: list[tuple[str, Engine, Processor, list[bytes]]] = []
+    rows: list[tuple[str, Engine, Prepare, Switch, list[bytes]]] = []
     for workload in sim_workloads(profile, many_tenants):
         progress.start(f"set up {workload.what}")
         _, switch, frames = workload.setup()
-        rows += [(workload.what, e, e.processor(switch), frames) for e in ready]
+        rows += [(workload.what, e, e.prepare, switch, frames) for e in ready]
         progress.advance()
 
     def on_round(number: int) -> None:
@@ -95,11 +95,11 @@ def sim_results(
         progress.start(f"simulator: run {number + 1} of {runs}")
 
     # Interleaved, so that a burst of load hits one run of many rows, not one row
-    seconds = time_interleaved([(r[2], r[3]) for r in rows], packets, runs, on_round)
+    seconds = time_interleaved([(r[2], r[3], r[4]) for r in rows], packets, runs, on_round)
     progress.advance()
     results = [
         rate_result("sim", what, engine.name, packets, times)
-        for (what, engine, _, _), times in zip(rows, seconds, strict=True)
+        for (what, engine, _, _, _), times in zip(rows, seconds, strict=True)
     ]
     if "interpreter" in {e.name for e in ready}:
         for workload in network_workloads(profile):

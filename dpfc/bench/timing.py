@@ -3,8 +3,10 @@
 
 The switch is set up once per row (not timed) and every run sends to the same switch, so
 that an engine that compiles what is installed (a JIT) pays that once, as a switch does;
-the warm-up pays first-use costs (caches, lazy imports) outside the clock. The frames are
-sent round-robin: ``packets`` need not be a multiple of their number.
+each engine prepares its runs before the clock starts (the JIT packs the frames into one
+buffer there) and the warm-up pays first-use costs (caches, lazy imports) outside the
+clock. The frames are sent round-robin: ``packets`` need not be a multiple of their
+number.
 
 :func:`time_interleaved` times several rows run by run (run 1 of every row, then run 2,
 ...), so that a burst of load from other jobs on a shared machine slows one run of many
@@ -17,51 +19,43 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from dpfc.backends.sim import Network
+from dpfc.backends.sim import Network, Switch
 
 WARM_UP = 100  # packets run before the first timed run
 
 
-def time_process(
-    process: Callable[[bytes, int], object],
-    frames: list[bytes],
-    packets: int,
-    runs: int,
-    *,
-    warm_up: bool = True,
-) -> list[float]:
-    """Seconds of each of ``runs`` runs of ``packets`` frames arriving on port 0."""
-    count = len(frames)
-    for index in range(min(packets, WARM_UP) if warm_up else 0):
-        process(frames[index % count], 0)
-    seconds = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for index in range(packets):
-            process(frames[index % count], 0)
-        seconds.append(time.perf_counter() - start)
-    return seconds
+Run = Callable[[], object]  # one timed run: ``packets`` frames through an engine
+# An engine's preparation of a run: the switch, the workload's frames and how many packets
+# to send (round-robin over the frames); whatever it builds (a JIT's native code, a packed
+# batch) is built here, before the clock starts.
+Prepare = Callable[[Switch, list[bytes], int], Run]
 
 
-Processor = Callable[[bytes, int], object]
+def round_robin(frames: list[bytes], packets: int) -> list[bytes]:
+    """``packets`` frames taken from ``frames`` in turn."""
+    return [frames[index % len(frames)] for index in range(packets)]
 
 
 def time_interleaved(
-    rows: Sequence[tuple[Processor, list[bytes]]],
+    rows: Sequence[tuple[Prepare, Switch, list[bytes]]],
     packets: int,
     runs: int,
     on_round: Callable[[int], None] | None = None,
 ) -> list[list[float]]:
     """The seconds of each run of each row (``rows[i]``'s runs at index i), every row warmed
-    up first; ``on_round(n)`` is called before round n (the progress bar)."""
-    for process, frames in rows:
-        time_process(process, frames, min(packets, WARM_UP), 0)
+    up first (a run of WARM_UP packets); ``on_round(n)`` is called before round n (the
+    progress bar)."""
+    for prepare, switch, frames in rows:
+        prepare(switch, frames, min(packets, WARM_UP))()
+    timed = [prepare(switch, frames, packets) for prepare, switch, frames in rows]
     seconds: list[list[float]] = [[] for _ in rows]
     for round_ in range(runs):
         if on_round is not None:
             on_round(round_)
-        for index, (process, frames) in enumerate(rows):
-            seconds[index] += time_process(process, frames, packets, 1, warm_up=False)
+        for index, run in enumerate(timed):
+            start = time.perf_counter()
+            run()
+            seconds[index].append(time.perf_counter() - start)
     return seconds
 
 

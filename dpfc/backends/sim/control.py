@@ -21,8 +21,10 @@ counters and the memory in use back.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from .control_common import (
     INDEX_LIMIT,
@@ -92,3 +94,44 @@ class ControlPlane(PermissionControl, MemoryControl, TableControl):
             forwarding_entries=sum(p.forwarding_entries_used() for p in targets),
             code_slots=sum(len(slots) for p in targets for slots in p.code.values()),
         )
+
+
+# The calls that change a table the data path reads (permissions, translation, constants,
+# code memory, steering tables, routes). write_memory is not one: it changes words in place,
+# which compiled code reads where they are. tests/test_jit.py checks that every public
+# method of ControlPlane is here or in READS.
+TABLE_CHANGES = (
+    "authorize",
+    "update_permissions",
+    "set_app_token",
+    "set_default_dpf",
+    "deauthorize",
+    "map_segment",
+    "map_null_segment",
+    "map_direct",
+    "map_direct_range",
+    "unmap_direct",
+    "unmap_segment",
+    "set_constant",
+    "install_code",
+    "remove_code",
+    "set_forwarding",
+    "remove_forwarding",
+    "set_multicast_group",
+    "set_route",
+    "set_default_port",
+)
+READS = ("stats", "usage", "permissions", "code_at", "read_memory", "write_memory")
+
+
+def _changes_tables(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def counted(self: ControlPlane, *args: Any, **kwargs: Any) -> Any:
+        self.generation += 1
+        return method(self, *args, **kwargs)
+
+    return counted
+
+
+for _name in TABLE_CHANGES:
+    setattr(ControlPlane, _name, _changes_tables(getattr(ControlPlane, _name)))

@@ -36,6 +36,9 @@ class ControlPlaneBase:
         self.pipes = list(pipes)
         self.ports = ports
         self.profile: TargetProfile = self.pipes[0].profile
+        # Bumped by every call that changes a table (ControlPlane.TABLE_CHANGES): what
+        # dpfc.backends.jit compiled from the tables is stale once it moves.
+        self.generation = 0
 
     # -- helpers -----------------------------------------------------------------------------
     def _targets(self, pipes: int | Iterable[int] | None) -> list[PipeState]:

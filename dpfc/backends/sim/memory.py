@@ -19,6 +19,7 @@ control plane (:mod:`dpfc.backends.sim.control`) validates arguments and permiss
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 
 WORD_SPACE = 1 << 32
@@ -145,7 +146,10 @@ class LaneMemory:
 
     def __init__(self, words: int, direct_capacity: int, segment_capacity: int) -> None:
         self.allocator = FirstFitAllocator(words)
-        self._words: list[int] | None = None  # allocated on first use (most lanes stay empty)
+        # 32-bit words in one buffer, allocated on first use (most lanes stay empty): an
+        # array('I') rather than a list so that native code (dpfc.backends.jit) reads and
+        # writes the same words in place (word_address)
+        self._words: array[int] | None = None
         self.direct: dict[tuple[int, int], int] = {}
         self.direct_by_tenant: dict[int, set[int]] = {}
         self.direct_capacity = direct_capacity
@@ -154,10 +158,14 @@ class LaneMemory:
         self.segment_capacity = segment_capacity
 
     @property
-    def words(self) -> list[int]:
+    def words(self) -> array[int]:
         if self._words is None:
-            self._words = [0] * self.allocator.capacity
+            self._words = array("I", bytes(4 * self.allocator.capacity))
         return self._words
+
+    def word_address(self) -> int:
+        """The address of physical word 0 (the buffer never moves once allocated)."""
+        return self.words.buffer_info()[0]
 
     # -- translation (the data path) -------------------------------------------------------
     def translate(self, tenant: int, vaddr: int) -> int | None:
@@ -176,7 +184,7 @@ class LaneMemory:
         start = self.allocator.allocate(size)
         assert start is not None, "caller checks free space first"
         words = self.words
-        words[start : start + size] = [0] * size
+        words[start : start + size] = array("I", bytes(4 * size))
         return start
 
     def release(self, start: int, size: int) -> None:

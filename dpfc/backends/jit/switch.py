@@ -1,0 +1,239 @@
+"""The JIT's face: a simulator switch whose ingress runs as native code over batches.
+
+Contract: :class:`JitSwitch` wraps a :class:`dpfc.backends.sim.Switch` (its tables, lane
+memory, counters and RAND generators stay the switch's: the native code reads and writes
+lane memory words in place and moves counters back after every batch). ``run_batch``
+processes frames arriving on one port, in order, and gives a :class:`Batch` whose
+``result(i)`` equals what ``Switch.process`` would have returned for frame i — outputs,
+verdict, reason, the bundles run, the egress pointer — with the same memory, counters,
+reports and RAND state after the batch. Packets the native path does not model
+(:mod:`.runtime`) are run by the interpreter in their place in the order, with the
+native state moved back and forth around them; ``deopts`` counts them. ``process`` is
+``Switch.process`` for one frame (a trace is always the interpreter's).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from array import array
+
+from dpfc.encoding.code import decode_pc
+from dpfc.isa.bundle import PC
+
+from ..sim.deparse import plain_ipv4_destination
+from ..sim.execute import PassResult
+from ..sim.network import Switch, TopologyError
+from .compiled import CompiledPipe
+from .layout import (
+    DEOPT,
+    DROP_DPF,
+    FORWARD,
+    FORWARD_NO_ROUTE,
+    NEED_CODE,
+    PASS,
+    PASS_NO_ROUTE,
+    PTR_NONE,
+    R_EGRESS,
+    R_EXEC,
+    R_EXEC_COUNT,
+    R_GAS,
+    R_OUT_LEN,
+    R_OUT_OFF,
+    R_PORT,
+    R_STATUS,
+    R_TENANT,
+    R_VALUE,
+    RECIRCULATE,
+    RESULT_WORDS,
+    RETURN,
+    SET_PORT,
+    SET_PORT_NO_SUCH,
+)
+from .llvm import NativeEngine
+
+OUTPUT_GROWTH = 256  # bytes an output may have over its input (the options grow to 252)
+
+
+class Packed:
+    """Frames held in one buffer, with the buffers their outputs and records go to: made
+    once, run many times (each run overwrites the outputs of the last)."""
+
+    def __init__(self, frames: list[bytes]) -> None:
+        self.frames = frames
+        self.data = b"".join(frames)
+        self.desc = array("i", bytes(8 * len(frames)))
+        offset = 0
+        for k, frame in enumerate(frames):
+            self.desc[2 * k] = offset
+            self.desc[2 * k + 1] = len(frame)
+            offset += len(frame)
+        self.out = ctypes.create_string_buffer(len(self.data) + OUTPUT_GROWTH * len(frames) + 1)
+        self.res = array("i", bytes(4 * RESULT_WORDS * len(frames)))
+
+
+class Batch:
+    """The outcome of one batch: native records, and the interpreter's results in between
+    (valid until its :class:`Packed` runs again)."""
+
+    def __init__(self, packed: Packed) -> None:
+        self.frames = packed.frames
+        self.out = packed.out
+        self.records = packed.res
+        self.interpreted: dict[int, PassResult] = {}
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+    def status(self, index: int) -> int:
+        return self.records[index * RESULT_WORDS + R_STATUS]
+
+    def result(self, index: int) -> PassResult:
+        """Frame ``index``'s PassResult, as Switch.process gives it."""
+        done = self.interpreted.get(index)
+        if done is not None:
+            return done
+        base = index * RESULT_WORDS
+        word = self.records
+        status = word[base + R_STATUS]
+        tenant = word[base + R_TENANT]
+        value = word[base + R_VALUE]
+        frame = b""
+        length = word[base + R_OUT_LEN]
+        if length:
+            start = word[base + R_OUT_OFF]
+            frame = self.out[start : start + length]
+        executed = tuple(
+            (entry >> 16, decode_pc(entry & 0xFFFF))
+            for entry in word[base + R_EXEC : base + R_EXEC + word[base + R_EXEC_COUNT]]
+        )
+        egress_raw = word[base + R_EGRESS]
+        egress: PC | None = None if egress_raw == PTR_NONE else decode_pc(egress_raw)
+        port = word[base + R_PORT]
+        if status == PASS_NO_ROUTE:  # pass rewrites no address: the input's destination
+            address = plain_ipv4_destination(self.frames[index]) or b"\0\0\0\0"
+            frame = address
+        result = _result(status, tenant, value, word[base + R_GAS], port, frame)
+        result.executed = executed
+        result.egress_ptr = egress
+        return result
+
+
+def _result(status: int, tenant: int, value: int, gas: int, port: int, frame: bytes) -> PassResult:
+    """The verdict and reason Steering.deliver gives for ``status`` (the native outcome)."""
+    if status == DROP_DPF:
+        return PassResult(tenant, "drop", "the DPF dropped the packet")
+    if status == RECIRCULATE:
+        return PassResult(tenant, "recirculate", f"recirculated (gas left {gas})", recirculated=frame)
+    if status == RETURN:
+        return PassResult(tenant, "return_to_sender", "returned to the sender", outputs=[(port, frame)])
+    if status == SET_PORT:
+        return PassResult(tenant, "set_port", f"sent out of port {value}", outputs=[(port, frame)])
+    if status == SET_PORT_NO_SUCH:
+        return PassResult(tenant, "drop", f"set_port {value}: no such port")
+    if status == FORWARD:
+        return PassResult(
+            tenant, "forward", f"forwarded to virtual destination {value}", outputs=[(port, frame)]
+        )
+    if status == FORWARD_NO_ROUTE:
+        return PassResult(tenant, "drop", f"forward {value}: no route")
+    if status == PASS:
+        return PassResult(tenant, "pass", "passed", outputs=[(port, frame)])
+    assert status == PASS_NO_ROUTE, status
+    return PassResult(tenant, "drop", f"passed; no route to {'.'.join(str(b) for b in frame)}")
+
+
+class JitSwitch:
+    """Native ingress passes for a simulator switch (one engine, one module per pipe and
+    table generation)."""
+
+    def __init__(self, switch: Switch) -> None:
+        self.switch = switch
+        self.engine = NativeEngine()
+        self.compiled: dict[int, CompiledPipe] = {}
+        self.deopts = 0
+        self.native = 0
+        self.compilations = 0
+
+    def pipe(self, index: int) -> CompiledPipe:
+        generation = self.switch.control.generation
+        compiled = self.compiled.get(index)
+        if compiled is None or compiled.generation != generation:
+            compiled = CompiledPipe(self.engine, self.switch.pipes[index], generation)
+            self.compiled[index] = compiled
+            self.compilations += 1
+        return compiled
+
+    def process(
+        self, frame: bytes, port: int, *, now_ns: int = 0, queue_depth: int = 0, trace: bool = False
+    ) -> PassResult:
+        if trace:
+            return self.switch.process(frame, port, now_ns=now_ns, queue_depth=queue_depth, trace=True)
+        return self.run_batch([frame], port, now_ns=now_ns, queue_depth=queue_depth).result(0)
+
+    def run_batch(
+        self, frames: list[bytes], port: int, *, now_ns: int = 0, queue_depth: int = 0
+    ) -> Batch:
+        """``frames`` arriving on ``port`` one after the other."""
+        return self.run_packed(Packed(frames), port, now_ns=now_ns, queue_depth=queue_depth)
+
+    def run_packed(
+        self, packed: Packed, port: int, *, now_ns: int = 0, queue_depth: int = 0
+    ) -> Batch:
+        """The frames of ``packed`` arriving on ``port`` one after the other."""
+        switch = self.switch
+        frames = packed.frames
+        if not 0 <= port < switch.ports:
+            raise TopologyError(f"switch {switch.name} has no port {port}")
+        index = switch.pipe_of(port)
+        compiled = self.pipe(index)
+        lay = compiled.layout
+        state = compiled.state
+        for field, value in (
+            (lay.ingress_port, port),
+            (lay.switch_id, switch.switch_id),
+            (lay.pipe_id, index),
+            (lay.timestamp, now_ns & 0xFFFF_FFFF),
+            (lay.queue_depth, queue_depth),
+            (lay.ports, switch.ports),
+            (lay.out_off, 0),
+        ):
+            state[field] = value - (1 << 32) if value >= 1 << 31 else value
+        data, desc, out, res = packed.data, packed.desc, packed.out, packed.res
+        batch = Batch(packed)
+        rng = switch.rngs[index]
+        compiled.load_random(rng)
+        start, count = 0, len(frames)
+        while start < count:
+            stop = compiled.run(data, desc, start, count, out, res)
+            self.native += stop - start
+            if stop >= count:
+                break
+            status = res[stop * RESULT_WORDS + R_STATUS]
+            if status == NEED_CODE:
+                compiled.add_code(_code_options(frames[stop]))
+                start = stop
+                continue
+            assert status == DEOPT, status
+            compiled.sync(rng)
+            batch.interpreted[stop] = switch.process(
+                frames[stop], port, now_ns=now_ns, queue_depth=queue_depth
+            )
+            self.deopts += 1
+            if switch.control.generation != compiled.generation:  # cannot happen: no calls
+                compiled = self.pipe(index)
+            compiled.load_random(rng)
+            start = stop + 1
+        compiled.sync(rng)
+        return batch
+
+
+def _code_options(frame: bytes) -> bytes:
+    """The code options of a frame the native parser accepted (it checked the layout)."""
+    l3 = 18 if frame[12:14] == b"\x81\x00" else 14
+    ihl = (frame[l3] & 0xF) * 4
+    at = l3 + ihl + 8 + 8 + 16  # UDP, Geneve, the header option
+    n_code = frame[at - 16 + 4 + 3] >> 4
+    start = at
+    for _ in range(n_code):
+        at += 4 + (frame[at + 3] & 0x1F) * 4
+    return bytes(frame[start:at])
