@@ -15,6 +15,7 @@ tenant's default DPF). All options together must fit the 252 bytes Geneve allows
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 
 from dpfc.encoding.code import (
@@ -46,6 +47,9 @@ OPTION_DATA_MAX = 124  # option Length: 5 bits of 4-byte words
 STACK_ENTRIES_PER_OPTION = OPTION_DATA_MAX // 4
 FORMAT_VERSION = 1
 PTR_NONE = 0xFFFF
+# the header option whole: class, type, length | version/flags, gas, depth, counts | app id |
+# DPF pointer, egress pointer
+_HEADER_OPTION = struct.Struct("!HBBBBBBIHH")
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,31 @@ def pack_checked(code: CodeImage, profile: TargetProfile) -> PackedCode:
     return pack_code(code, profile)
 
 
+def _header_option(header: SwitchVMHeader, depth: int, n_code: int, n_stack: int) -> bytes:
+    """The header option (option header included) of a checked header: one ``struct`` call
+    (the simulator encodes a header per packet); a field out of range for it (a depth or a
+    pointer the checks let through) takes the byte-by-byte form, and raises as it did."""
+    try:
+        return _HEADER_OPTION.pack(
+            OPTION_CLASS,
+            TYPE_HEADER,
+            HEADER_DATA_LEN // 4,
+            (FORMAT_VERSION << 4) | header.flags,
+            header.gas,
+            depth,
+            (n_code << 4) | n_stack,
+            header.app_id,
+            _ptr(header.dpf_ptr),
+            _ptr(header.egress_ptr),
+        )
+    except struct.error:
+        pass
+    head = bytes([(FORMAT_VERSION << 4) | header.flags, header.gas, depth, (n_code << 4) | n_stack])
+    head += header.app_id.to_bytes(4, "big")
+    head += _ptr(header.dpf_ptr).to_bytes(2, "big") + _ptr(header.egress_ptr).to_bytes(2, "big")
+    return _option(TYPE_HEADER, head)
+
+
 def encode_options(
     header: SwitchVMHeader, profile: TargetProfile, *, packed: PackedCode | None = None
 ) -> EncodedOptions:
@@ -120,14 +149,18 @@ def encode_options(
         problem = pointer_problem(pointer, header.code, profile)
         if problem:
             raise EncodingError(f"{name}: {problem}", "DPF2006")
-    if len(header.stack) > profile.stack_max_depth:
+    stack = header.stack
+    depth = len(stack)
+    if depth > profile.stack_max_depth:
         raise EncodingError(
-            f"stack of {len(header.stack)} entries exceeds {profile.name}'s depth of {profile.stack_max_depth}",
+            f"stack of {depth} entries exceeds {profile.name}'s depth of {profile.stack_max_depth}",
             "DPF2002",
         )
-    for value in header.stack:
-        if not 0 <= value <= 0xFFFF_FFFF:
-            raise EncodingError(f"stack value {value} does not fit in 32 bits", "DPF2003")
+    # min/max in C first; the loop (which names the first bad value) only when one is bad
+    if stack and not (min(stack) >= 0 and max(stack) <= 0xFFFF_FFFF):
+        for value in stack:
+            if not 0 <= value <= 0xFFFF_FFFF:
+                raise EncodingError(f"stack value {value} does not fit in 32 bits", "DPF2003")
     if not 0 <= header.app_id <= 0xFFFF_FFFF:
         raise EncodingError(f"app id {header.app_id} does not fit in 32 bits", "DPF2003")
     if not 0 <= header.gas <= profile.max_gas:
@@ -135,43 +168,71 @@ def encode_options(
     if not 0 <= header.flags <= 0xF:
         raise EncodingError("flags must fit in 4 bits", "DPF2003")
     stack_chunks = [
-        header.stack[i : i + STACK_ENTRIES_PER_OPTION]
-        for i in range(0, len(header.stack), STACK_ENTRIES_PER_OPTION)
+        stack[i : i + STACK_ENTRIES_PER_OPTION] for i in range(0, depth, STACK_ENTRIES_PER_OPTION)
     ]
-    if len(packed.options) > 15 or len(stack_chunks) > 15:
+    code_options = packed.options
+    if len(code_options) > 15 or len(stack_chunks) > 15:
         raise EncodingError("more than 15 code or stack options", "DPF2004")
-    head = bytes(
-        [
-            (FORMAT_VERSION << 4) | header.flags,
-            header.gas,
-            len(header.stack),
-            (len(packed.options) << 4) | len(stack_chunks),
+    head = _header_option(header, depth, len(code_options), len(stack_chunks))
+    parts = [head]
+    parts += [_option(TYPE_CODE, payload) for payload in code_options]
+    try:  # the values are checked above: struct packs exactly what to_bytes would
+        parts += [
+            _option(TYPE_STACK, struct.pack(f"!{len(chunk)}I", *chunk)) for chunk in stack_chunks
         ]
-    )
-    head += header.app_id.to_bytes(4, "big")
-    head += _ptr(header.dpf_ptr).to_bytes(2, "big") + _ptr(header.egress_ptr).to_bytes(2, "big")
-    parts = [_option(TYPE_HEADER, head)]
-    parts += [_option(TYPE_CODE, payload) for payload in packed.options]
-    parts += [
-        _option(TYPE_STACK, b"".join(v.to_bytes(4, "big") for v in chunk)) for chunk in stack_chunks
-    ]
+    except struct.error:  # not ints: raise what the plain conversion always raised
+        parts += [
+            _option(TYPE_STACK, b"".join(v.to_bytes(4, "big") for v in chunk))
+            for chunk in stack_chunks
+        ]
     data = b"".join(parts)
+    code_bytes = sum(len(p) + 4 for p in code_options)
+    stack_bytes = 4 * depth + 4 * len(stack_chunks)
     if len(data) > OPTIONS_MAX:
         raise EncodingError(
             f"SwitchVM options take {len(data)} bytes, over the Geneve limit of {OPTIONS_MAX} "
-            f"(header 16, code {sum(len(p) + 4 for p in packed.options)}, "
-            f"stack {sum(len(c) * 4 + 4 for c in stack_chunks)})",
+            f"(header 16, code {code_bytes}, stack {stack_bytes})",
             "DPF2005",
         )
     return EncodedOptions(
         data=data,
         header_bytes=4 + HEADER_DATA_LEN,
-        code_bytes=sum(len(p) + 4 for p in packed.options),
-        stack_bytes=sum(len(c) * 4 + 4 for c in stack_chunks),
-        code_options=len(packed.options),
+        code_bytes=code_bytes,
+        stack_bytes=stack_bytes,
+        code_options=len(code_options),
         stack_options=len(stack_chunks),
         bundle_sizes=packed.bundle_sizes,
     )
+
+
+def restack(
+    encoded: EncodedOptions, stack: tuple[int, ...], profile: TargetProfile
+) -> bytes | None:
+    """``encode_options`` of a header that differs from the one ``encoded`` came from only
+    in its ``stack``: its options with the header option's depth and counts and the stack
+    options replaced, or None when that header would not encode (``encode_options`` then
+    says why). The simulator re-encodes a DPF's header for every packet, and most DPFs
+    change only the stack; this skips the checks of everything else, which passed."""
+    depth = len(stack)
+    if depth > profile.stack_max_depth or depth > 0xFF:
+        return None
+    if stack and not (min(stack) >= 0 and max(stack) <= 0xFFFF_FFFF):
+        return None
+    data = encoded.data
+    chunks = []
+    for i in range(0, depth, STACK_ENTRIES_PER_OPTION):
+        chunk = stack[i : i + STACK_ENTRIES_PER_OPTION]
+        try:
+            chunks.append(_option(TYPE_STACK, struct.pack(f"!{len(chunk)}I", *chunk)))
+        except struct.error:  # not ints
+            return None
+    if len(chunks) > 15:
+        return None
+    code_end = encoded.header_bytes + encoded.code_bytes
+    out = b"".join(
+        [data[:6], bytes([depth, (data[7] & 0xF0) | len(chunks)]), data[8:code_end], *chunks]
+    )
+    return out if len(out) <= OPTIONS_MAX else None
 
 
 Option = tuple[int, int, int, bytes]  # (offset, class, type, data) as split_options gives
@@ -179,6 +240,32 @@ Option = tuple[int, int, int, bytes]  # (offset, class, type, data) as split_opt
 
 def split_options(data: bytes, base_offset: int = 0) -> list[Option]:
     """Split a Geneve options area into (offset, class, type, data) without interpreting it."""
+    # Fast path (the simulator splits every packet's options): plain indexing while every
+    # option is well formed; anything else is left to the checked reader below, which
+    # raises the error (message, offset, code) of the first problem.
+    out: list[Option] = []
+    pos, size = 0, len(data)
+    while pos + 4 <= size:
+        length_byte = data[pos + 3]
+        end = pos + 4 + (length_byte & 0x1F) * 4
+        if length_byte & 0xE0 or end > size:
+            break
+        out.append(
+            (
+                base_offset + pos,
+                (data[pos] << 8) | data[pos + 1],
+                data[pos + 2],
+                data[pos + 4 : end],
+            )
+        )
+        pos = end
+    if pos == size:
+        return out
+    return _split_options_checked(data, base_offset)
+
+
+def _split_options_checked(data: bytes, base_offset: int) -> list[Option]:
+    """:func:`split_options` with every read bounds-checked: the path of malformed areas."""
     reader = ByteReader(data, base_offset)
     out = []
     while reader.remaining():

@@ -53,6 +53,87 @@ def parse_packet(
 
     ``decode`` decodes the options area (a memoised :func:`decode_options` in the simulator).
     """
+    fast = _parse_well_formed(data, profile, decode)
+    if fast is not None:
+        return fast
+    return _parse_checked(data, profile, decode)
+
+
+def _parse_well_formed(
+    data: bytes, profile: TargetProfile, decode: OptionsDecoder | None
+) -> ParsedPacket | None:
+    """The fast path of :func:`parse_packet` (the simulator parses every packet, and most
+    are well formed): plain indexing, valid only when every check of
+    :func:`_parse_checked` up to the options passes; None as soon as one fails, so that
+    the checked parser raises its error (message, offset and code) exactly as before.
+    The options area is split and decoded by the same calls as in the checked parser,
+    with the same arguments, so their errors are the same too."""
+    size = len(data)
+    if size < 14:
+        return None
+    ethertype = (data[12] << 8) | data[13]
+    vlan = None
+    ip_start = ETHER_HEADER
+    if ethertype == ETHERTYPE_VLAN:
+        if size < 18:
+            return None
+        vlan = ((data[14] << 8) | data[15]) & 0x0FFF
+        ethertype = (data[16] << 8) | data[17]
+        ip_start = 18
+    if ethertype != ETHERTYPE_IPV4 or size < ip_start + IPV4_MIN_HEADER:
+        return None
+    version_ihl = data[ip_start]
+    ihl = (version_ihl & 0xF) * 4
+    if version_ihl >> 4 != 4 or ihl < IPV4_MIN_HEADER or size < ip_start + ihl:
+        return None
+    total_length = (data[ip_start + 2] << 8) | data[ip_start + 3]
+    if (
+        total_length < ihl + UDP_HEADER
+        or ip_start + total_length > size
+        or data[ip_start + 9] != 17
+    ):
+        return None
+    udp_start = ip_start + ihl  # total_length >= ihl + 8: the UDP header is present
+    udp_length = (data[udp_start + 4] << 8) | data[udp_start + 5]
+    end = udp_start + udp_length
+    if (
+        (data[udp_start + 2] << 8) | data[udp_start + 3] != GENEVE_PORT
+        or udp_length < UDP_HEADER + GENEVE_HEADER
+        or end > ip_start + total_length
+    ):
+        return None
+    geneve_start = udp_start + UDP_HEADER  # udp_length >= 16: the Geneve header is present
+    first = data[geneve_start]
+    options_offset = geneve_start + GENEVE_HEADER
+    inner_offset = options_offset + (first & 0x3F) * 4
+    if first >> 6 != 0 or inner_offset > end:
+        return None
+    options = data[options_offset:inner_offset]
+    ours = [o for o in split_options(options, options_offset) if o[1] == OPTION_CLASS]
+    decoder = decode_options if decode is None else decode
+    header = decoder(options, profile, options_offset) if ours else None
+    return ParsedPacket(
+        eth_dst=data[0:6],
+        eth_src=data[6:12],
+        vlan=vlan,
+        ip_src=data[ip_start + 12 : ip_start + 16],
+        ip_dst=data[ip_start + 16 : ip_start + 20],
+        ip_ttl=data[ip_start + 8],
+        udp_sport=(data[udp_start] << 8) | data[udp_start + 1],
+        tenant_id=int.from_bytes(data[geneve_start + 4 : geneve_start + 7], "big"),
+        geneve_protocol=(data[geneve_start + 2] << 8) | data[geneve_start + 3],
+        options_offset=options_offset,
+        options=options,
+        header=header,
+        inner=data[inner_offset:end],
+        inner_offset=inner_offset,
+    )
+
+
+def _parse_checked(
+    data: bytes, profile: TargetProfile, decode: OptionsDecoder | None
+) -> ParsedPacket:
+    """:func:`parse_packet` with every read bounds-checked: the path of malformed packets."""
     r = ByteReader(data)
     eth_dst = r.take(6, "Ethernet destination")
     eth_src = r.take(6, "Ethernet source")

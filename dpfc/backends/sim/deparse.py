@@ -10,8 +10,26 @@ other classes keep their order; the inner frame is copied unchanged.
 
 from __future__ import annotations
 
-from dpfc.encoding.header import OPTION_CLASS, OPTIONS_MAX, split_options
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache, partial
+
+from dpfc.encoding.code import PackedCode
+from dpfc.encoding.header import (
+    OPTION_CLASS,
+    OPTIONS_MAX,
+    EncodedOptions,
+    SwitchVMHeader,
+    decode_options,
+    encode_options,
+    pack_checked,
+    restack,
+    split_options,
+)
+from dpfc.isa.bundle import PC, CodeImage
 from dpfc.packet.wire import ParsedPacket
+from dpfc.target.profile import TargetProfile
 
 ETHERTYPE_VLAN = b"\x81\x00"
 ETHERTYPE_IPV4 = b"\x08\x00"
@@ -38,9 +56,12 @@ def plain_ipv4_destination(frame: bytes) -> bytes | None:
 
 
 def ipv4_checksum(header: bytes) -> int:
-    total = 0
-    for i in range(0, len(header), 2):
-        total += (header[i] << 8) | header[i + 1]
+    if len(header) % 2 == 0:  # every IPv4 header: its 16-bit words unpacked in C
+        total: int = sum(struct.unpack(f"!{len(header) // 2}H", header))
+    else:  # not a header (IndexError on the last byte, as the word loop always raised)
+        total = 0
+        for i in range(0, len(header), 2):
+            total += (header[i] << 8) | header[i + 1]
     while total >> 16:
         total = (total & 0xFFFF) + (total >> 16)
     return ~total & 0xFFFF
@@ -89,23 +110,31 @@ def rebuild_frame(
 
 
 def _merge_options(parsed: ParsedPacket, ours: bytes) -> bytes:
-    pieces: list[bytes] = []
-    placed = False
-    for _, opt_class, opt_type, data in split_options(parsed.options):
-        if opt_class == OPTION_CLASS:
-            if not placed:
-                pieces.append(ours)
-                placed = True
-            continue
-        pieces.append(opt_class.to_bytes(2, "big") + bytes([opt_type, len(data) // 4]) + data)
-    if not placed:
-        pieces.insert(0, ours)
-    options = b"".join(pieces)
+    before, after = _other_options(parsed.options)
+    options = before + ours + after
     if len(options) > OPTIONS_MAX:
         raise DeparseError(
             f"the outgoing Geneve options take {len(options)} bytes, over the limit of {OPTIONS_MAX}"
         )
     return options
+
+
+@lru_cache(maxsize=4096)
+def _other_options(options: bytes) -> tuple[bytes, bytes]:
+    """The options of other classes that go before and after the SwitchVM options: before
+    the first SwitchVM option they keep their place, the rest follow (all of them when the
+    packet had none). A pure function of the options area, which a flow repeats: memoised."""
+    before: list[bytes] = []
+    after: list[bytes] = []
+    pieces = before
+    for _, opt_class, opt_type, data in split_options(options):
+        if opt_class == OPTION_CLASS:
+            pieces = after
+            continue
+        pieces.append(opt_class.to_bytes(2, "big") + bytes([opt_type, len(data) // 4]) + data)
+    if pieces is before:  # no SwitchVM option: ours go first
+        return b"", b"".join(before)
+    return b"".join(before), b"".join(after)
 
 
 def swap_addresses(frame: bytes) -> bytes:
@@ -119,3 +148,95 @@ def swap_addresses(frame: bytes) -> bytes:
         frame[start + 12 : start + 16],
     )
     return bytes(out)
+
+
+# -- memoised options codec ------------------------------------------------------------------
+_EMPTY_CODE = CodeImage()
+_CACHE_SIZE = 4096  # entries of each table below; a full table is emptied (no LRU bookkeeping)
+
+
+class OptionsCodec:
+    """Memoised :func:`decode_options` and :func:`encode_options` for one target profile.
+
+    Both are pure functions of their arguments, and a switch sees the same options (and
+    sends the same code) again and again. ``functools.lru_cache`` over the plain functions
+    would hash the profile and the whole header (its code image, bundle by bundle) for
+    every packet, which cost more than the rest of a pass; here the profile is fixed and
+    the code is known by identity: the header a packet decodes to is memoised, so the code
+    image a DPF keeps is the same object from packet to packet. Errors are never memoised:
+    the call runs again and raises again.
+    """
+
+    def __init__(self, profile: TargetProfile) -> None:
+        self.profile = profile
+        self._decode: Callable[[bytes, int], SwitchVMHeader] = lru_cache(maxsize=_CACHE_SIZE)(
+            partial(_decode_at, profile)
+        )
+        self._packed: dict[int, tuple[CodeImage, PackedCode]] = {}
+        self._encoded: dict[
+            tuple[int, int, PC | None, PC | None, int, int], tuple[CodeImage, _Encoded]
+        ] = {}
+
+    def decode(self, options: bytes, profile: TargetProfile, base_offset: int) -> SwitchVMHeader:
+        """:func:`decode_options` (the ``decode`` of :func:`~dpfc.packet.wire.parse_packet`)."""
+        assert profile is self.profile
+        return self._decode(options, base_offset)
+
+    def encode(self, header: SwitchVMHeader) -> bytes:
+        """``encode_options(header, profile).data``; raises its :class:`EncodingError`."""
+        code = header.code
+        # an empty image is the common HDR_MOD / in-switch case: one key for all of them
+        token = 0 if code == _EMPTY_CODE else id(code)
+        key = (token, header.app_id, header.dpf_ptr, header.egress_ptr, header.gas, header.flags)
+        hit = self._encoded.get(key)
+        # the entry holds its code image, so the id cannot name another object meanwhile
+        if hit is not None and (token == 0 or hit[0] is code):
+            before = hit[1]
+            if header.stack == before.stack:
+                return before.encoded.data
+            # the same header but for the stack (a counter's value, say): swap the stack
+            data = restack(before.encoded, header.stack, self.profile)
+            if data is not None:
+                return data
+        encoded = encode_options(header, self.profile, packed=self._pack(code, token))
+        if len(self._encoded) >= _CACHE_SIZE:
+            self._encoded.clear()
+        self._encoded[key] = (code, _Encoded(header.stack, encoded))
+        return encoded.data
+
+    def _pack(self, code: CodeImage, token: int) -> PackedCode:
+        """``pack_checked(code)``, once per code image (what ``encode_options`` does first)."""
+        hit = self._packed.get(token)
+        if hit is not None and (token == 0 or hit[0] is code):
+            return hit[1]
+        packed = pack_checked(code, self.profile)
+        if len(self._packed) >= _CACHE_SIZE:
+            self._packed.clear()
+        self._packed[token] = (code, packed)
+        return packed
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    """The options of the last header of one key of :meth:`OptionsCodec.encode`."""
+
+    stack: tuple[int, ...]
+    encoded: EncodedOptions
+
+
+def _decode_at(profile: TargetProfile, options: bytes, base_offset: int) -> SwitchVMHeader:
+    return decode_options(options, profile, base_offset)
+
+
+_CODECS: dict[int, OptionsCodec] = {}
+
+
+def codec_for(profile: TargetProfile) -> OptionsCodec:
+    """The :class:`OptionsCodec` of ``profile`` (found by identity: hashing a profile costs
+    microseconds, and a pipe's profile is one object)."""
+    codec = _CODECS.get(id(profile))
+    if codec is None or codec.profile is not profile:
+        if len(_CODECS) >= 64:  # profiles made on the fly (tests): keep the table small
+            _CODECS.clear()
+        codec = _CODECS[id(profile)] = OptionsCodec(profile)
+    return codec

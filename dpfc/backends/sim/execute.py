@@ -26,13 +26,11 @@ and the shared outcomes are in :mod:`.outcome`.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from dpfc.encoding.errors import DecodeError
-from dpfc.encoding.header import decode_options
 from dpfc.isa.bundle import PC
 from dpfc.packet.wire import ParsedPacket, parse_packet
 
+from .deparse import codec_for
 from .machine import Machine
 from .outcome import (
     Context,
@@ -49,9 +47,6 @@ from .state import PipeState
 from .trace import PacketTrace
 
 __all__ = ["Context", "EgressRun", "Fault", "PassResult", "run_egress", "run_pass"]
-
-# Decoding is a pure function of the option bytes; a switch sees the same options often.
-_decode_options = lru_cache(maxsize=4096)(decode_options)
 
 # Outer headers that make a frame ordinary traffic rather than a malformed SwitchVM packet.
 NOT_SWITCHVM = {"DPF3060": "not IPv4", "DPF3064": "not UDP", "DPF3065": "not Geneve"}
@@ -76,7 +71,8 @@ def _run(
 ) -> PassResult:
     profile = pipe.profile
     try:
-        parsed = parse_packet(frame, profile, decode=_decode_options)
+        # decoding is a pure function of the option bytes; a switch sees the same often
+        parsed = parse_packet(frame, profile, decode=codec_for(profile).decode)
     except DecodeError as exc:
         if exc.code in NOT_SWITCHVM:
             return _route_plain(
@@ -137,7 +133,7 @@ def run_egress(
     assert ctx.egress_port is not None
     port = ctx.egress_port
     try:
-        parsed = parse_packet(frame, pipe.profile, decode=_decode_options)
+        parsed = parse_packet(frame, pipe.profile, decode=codec_for(pipe.profile).decode)
     except DecodeError:
         return None  # not SwitchVM (the ingress made or routed it): nothing to run
     header = parsed.header

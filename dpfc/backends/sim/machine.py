@@ -11,13 +11,12 @@ that into a drop.
 from __future__ import annotations
 
 from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, Bundle, CodeImage, EpilogBundle
-from dpfc.isa.opcodes import SelectorKind
 from dpfc.packet.wire import ParsedPacket
 from dpfc.target.profile import TargetProfile
 
 from .outcome import Context, EgressRun, PassResult, _egress_unauthorized, _unauthorized
 from .rand import RandomSource
-from .stages import Stages
+from .stages import Stages, _plan
 from .state import Permissions, PipeState, TenantStats
 from .steering import Steering
 from .trace import PacketTrace
@@ -99,7 +98,7 @@ class Machine(Stages, Steering):
     def refusal(self, prolog: Bundle) -> str | None:
         """Why the tenant may not run this prolog (LOAD_MD without the metadata bit, R5),
         counted and reported; None when it may."""
-        if self.entry.metadata or not any(s.kind is SelectorKind.LOAD_MD for s in prolog.selectors):
+        if self.entry.metadata or not _plan(prolog, self.lanes).reads_metadata:
             return None
         self.stats.refused += 1
         detail = f"tenant {self.tenant} may not read switch metadata (LOAD_MD)"

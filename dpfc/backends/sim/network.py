@@ -90,6 +90,7 @@ class Switch:
         self.pipes = [PipeState(profile, index) for index in range(pipes)]
         self.ports = pipes * ports_per_pipe
         self.control = ControlPlane(self.pipes, self.ports)
+        self._contexts: dict[tuple[int, int, int, int, int, int], Context] = {}
         # One generator per pipe, seeded from the run seed and the names: reproducible runs.
         self.rngs: list[RandomSource] = [
             Xorshift32.from_text(f"{seed}:{name}:{index}") for index in range(pipes)
@@ -120,18 +121,30 @@ class Switch:
         if not 0 <= port < self.ports:
             raise TopologyError(f"switch {self.name} has no port {port}")
         pipe = self.pipe_of(port)
-        ctx = Context(
-            ingress_port=port,
-            switch_id=self.switch_id,
-            pipe_id=pipe,
-            timestamp_ns=now_ns & 0xFFFF_FFFF,
-            queue_depth=queue_depth,
-            ports=self.ports,
-        )
+        ctx = self._context(port, pipe, now_ns & 0xFFFF_FFFF, queue_depth)
         result = run_pass(self.pipes[pipe], frame, ctx, self.rngs[pipe], trace=trace)
         if result.outputs and result.egress_ptr is not None:
             self._egress(result, ctx, trace)
         return result
+
+    def _context(self, port: int, pipe: int, timestamp_ns: int, queue_depth: int) -> Context:
+        """The (immutable) context of a packet: made once per port, time and depth, since a
+        frozen dataclass costs microseconds to build and a switch sees the same often."""
+        # every field is in the key: a test may change the switch's id between packets
+        key = (port, pipe, timestamp_ns, queue_depth, self.switch_id, self.ports)
+        ctx = self._contexts.get(key)
+        if ctx is None:
+            if len(self._contexts) >= 4096:
+                self._contexts.clear()
+            ctx = self._contexts[key] = Context(
+                ingress_port=port,
+                switch_id=self.switch_id,
+                pipe_id=pipe,
+                timestamp_ns=timestamp_ns,
+                queue_depth=queue_depth,
+                ports=self.ports,
+            )
+        return ctx
 
     def _egress(self, result: PassResult, ctx: Context, trace: bool) -> None:
         """Run every output through the egress of its port's pipe, in output order."""

@@ -11,6 +11,8 @@ changes nothing outside the machine. The steering of that decision is :mod:`.ste
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from dpfc.encoding.code import decode_pc
 from dpfc.encoding.header import SwitchVMHeader
 from dpfc.isa.bundle import (
@@ -23,6 +25,7 @@ from dpfc.isa.bundle import (
     Imm,
     Operand,
     Register,
+    Selector,
     StageBundle,
     stage_name,
 )
@@ -65,7 +68,6 @@ class Stages:
 
     def fetch(self, stage: int, pc: PC) -> StageBundle:
         self.executed.append((stage, pc))
-        name = stage_name(stage)
         if pc.in_packet:
             if stage == PROLOG_STAGE:
                 bundles: tuple[StageBundle, ...] = self.code.prologs
@@ -74,13 +76,14 @@ class Stages:
             else:
                 bundles = self.code.eus[stage - 1] if stage - 1 < len(self.code.eus) else ()
             if pc.index >= len(bundles):
+                name = stage_name(stage)
                 raise Fault(f"{name} {pc}: the packet carries {len(bundles)} {name} bundle(s)")
             return bundles[pc.index]
         slot = self.pipe.code.get(stage, {}).get(pc.index)
         if slot is None:
-            raise Fault(f"{name} {pc}: code-memory slot is empty")
+            raise Fault(f"{stage_name(stage)} {pc}: code-memory slot is empty")
         if slot.owners is not None and self.tenant not in slot.owners:
-            raise Fault(f"{name} {pc}: code-memory slot belongs to other tenants")
+            raise Fault(f"{stage_name(stage)} {pc}: code-memory slot belongs to other tenants")
         return slot.bundle
 
     def stage_trace(self, stage: int, pc: PC) -> StageTrace | None:
@@ -95,8 +98,7 @@ class Stages:
         regs = self.regs
         # Selectors are stored in initialisation order, A0.. then B0.. (§5): check_bundle
         # (DPF1006) admits no other order, for decoded and installed code alike.
-        for sel in bundle.selectors:
-            kind = sel.kind
+        for sel, kind, dest, _ in _plan(bundle, self.lanes).selectors:
             if kind is SelectorKind.POP or kind is SelectorKind.PEEK:
                 if self.stack:
                     value = self.stack.pop(0) if kind is SelectorKind.POP else self.stack[0]
@@ -110,7 +112,7 @@ class Stages:
                 value = self.rng.getrandbits(32)
             else:  # LOAD_MD (the checker admits only prolog kinds here)
                 value = self.metadata(sel.value)
-            regs[self.index(sel.dest)] = value
+            regs[dest] = value
             if record is not None:
                 record.events.append(f"{kind.name} {sel.dest} = {value:#x}")
         if record is not None:
@@ -139,12 +141,12 @@ class Stages:
         lanes = self.lanes
         entry = self.regs
         selected = list(entry)
-        for sel in bundle.selectors:  # a parallel copy: every selector reads `entry`
-            kind = sel.kind
-            dest = self.index(sel.dest)
+        plan = _plan(bundle, lanes)
+        selectors, active = plan.selectors, plan.active
+        for sel, kind, dest, source in selectors:  # a parallel copy: every selector reads `entry`
             if kind is SelectorKind.MOV:
                 assert sel.source is not None
-                value = entry[self.index(sel.source)]
+                value = entry[source]
             elif kind is SelectorKind.LOAD_IMM:
                 value = sel.value
             elif kind is SelectorKind.LOAD_CONST:
@@ -154,13 +156,12 @@ class Stages:
                 value = hash_word(self.profile.hash_for_lane(sel.dest.lane), entry[dest])
             selected[dest] = value
             if record is not None:
-                source = f" {sel.source}" if sel.source is not None else f" {sel.value:#x}"
-                record.events.append(f"{kind.name} {sel.dest} <-{source} = {value:#x}")
+                shown = f" {sel.source}" if sel.source is not None else f" {sel.value:#x}"
+                record.events.append(f"{kind.name} {sel.dest} <-{shown} = {value:#x}")
         address_regs = entry if self.profile.memory_address is MemoryAddress.ENTRY else selected
         result = list(selected)
         lane_memories = self.memories[eu]
-        for lane in range(lanes):
-            op = bundle.alu[lane]
+        for lane, op, mop in active:
             if op is not AluOp.NOP:
                 a, b = selected[lane], selected[lanes + lane]
                 result[lane] = alu(op, a, b)
@@ -168,7 +169,6 @@ class Stages:
                     record.events.append(
                         f"lane {lane}: {op.name} A{lane}={a:#x}, B{lane}={b:#x} -> A{lane}={result[lane]:#x}"
                     )
-            mop = bundle.mem[lane]
             if mop is not MemOp.NOP:
                 vaddr = address_regs[lane]
                 data = selected[lanes + lane]
@@ -236,7 +236,7 @@ class Stages:
     def run_epilog(self, bundle: EpilogBundle, pc: PC) -> _Epilog:
         record = self.stage_trace(EPILOG_STAGE, pc)
         regs = self.regs
-        pushed = [regs[self.index(r)] for r in bundle.push]
+        pushed = [regs[i] for i in _push_plan(bundle, self.lanes)]
         stack = pushed + self.stack  # the first listed ends on top
         if len(stack) > self.profile.stack_max_depth:
             raise Fault(
@@ -285,3 +285,66 @@ class Stages:
         if header is None:
             return None
         return header.egress_ptr if pipeline == "egress" else header.dpf_ptr
+
+
+# -- per-bundle plans ------------------------------------------------------------------------
+# What a bundle asks of the units, worked out once per bundle instead of once per packet:
+# register indices (an enum lookup each), and the lanes whose ALU or memory unit works (a
+# bundle leaves most lanes idle). A bundle is a frozen value; it is known here by identity,
+# and each entry holds its bundle, so that the id cannot name another object meanwhile.
+class Plan(NamedTuple):
+    """What one bundle asks of the units on a target of some number of lanes."""
+
+    selectors: tuple[tuple[Selector, SelectorKind, int, int], ...]  # sel, kind, dest, source
+    active: tuple[tuple[int, AluOp, MemOp], ...]  # (lane, ALU op, memory op), a unit not NOP
+    reads_metadata: bool  # a LOAD_MD selector (a prolog the metadata permission guards)
+
+
+_PLAN_CACHE = 4096  # entries; a full table is emptied
+_plans: dict[tuple[int, int], tuple[Bundle, Plan]] = {}
+_push_plans: dict[tuple[int, int], tuple[EpilogBundle, tuple[int, ...]]] = {}
+
+
+def _register_index(reg: Register, lanes: int) -> int:
+    return reg.cls.value * lanes + reg.lane
+
+
+def _plan(bundle: Bundle, lanes: int) -> Plan:
+    """The selectors with their register indices (source -1 but for MOV) and the working
+    lanes, in lane order, of ``bundle`` on a target of ``lanes`` lanes."""
+    key = (id(bundle), lanes)
+    hit = _plans.get(key)
+    if hit is not None and hit[0] is bundle:
+        return hit[1]
+    selectors = tuple(
+        (
+            sel,
+            sel.kind,
+            _register_index(sel.dest, lanes),
+            -1 if sel.source is None else _register_index(sel.source, lanes),
+        )
+        for sel in bundle.selectors
+    )
+    active = tuple(
+        (lane, bundle.alu[lane], bundle.mem[lane])
+        for lane in range(lanes)
+        if bundle.alu[lane] is not AluOp.NOP or bundle.mem[lane] is not MemOp.NOP
+    )
+    plan = Plan(selectors, active, any(s.kind is SelectorKind.LOAD_MD for s in bundle.selectors))
+    if len(_plans) >= _PLAN_CACHE:
+        _plans.clear()
+    _plans[key] = (bundle, plan)
+    return plan
+
+
+def _push_plan(bundle: EpilogBundle, lanes: int) -> tuple[int, ...]:
+    """The register indices of an epilog's PUSH list, in its order."""
+    key = (id(bundle), lanes)
+    hit = _push_plans.get(key)
+    if hit is not None and hit[0] is bundle:
+        return hit[1]
+    indices = tuple(_register_index(reg, lanes) for reg in bundle.push)
+    if len(_push_plans) >= _PLAN_CACHE:
+        _push_plans.clear()
+    _push_plans[key] = (bundle, indices)
+    return indices

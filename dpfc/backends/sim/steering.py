@@ -11,15 +11,13 @@ reports; a header that cannot be encoded is a :class:`~.outcome.Fault`.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from dpfc.encoding.errors import EncodingError
-from dpfc.encoding.header import SwitchVMHeader, encode_options
+from dpfc.encoding.header import SwitchVMHeader
 from dpfc.isa.bundle import PC, CodeImage
 from dpfc.packet.wire import ParsedPacket
 from dpfc.target.profile import TargetProfile
 
-from .deparse import DeparseError, rebuild_frame, swap_addresses
+from .deparse import DeparseError, codec_for, rebuild_frame, swap_addresses
 from .outcome import (
     Context,
     EgressRun,
@@ -31,9 +29,6 @@ from .outcome import (
     _unauthorized,
 )
 from .state import Destination, Permissions, PipeState, TenantStats
-
-# Encoding is a pure function of the header; a switch sends the same options often.
-_encode_options = lru_cache(maxsize=4096)(encode_options)
 
 
 class Steering:
@@ -90,7 +85,8 @@ class Steering:
     def deparse(self, header: SwitchVMHeader, frame: bytes) -> bytes:
         """``frame`` with ``header``'s options; a Fault when they cannot be encoded."""
         try:
-            options = _encode_options(header, self.profile).data
+            # a pure function of the header: memoised (a switch sends the same options often)
+            options = codec_for(self.profile).encode(header)
             return rebuild_frame(frame, self.parsed, options)
         except EncodingError as exc:
             raise Fault(f"the outgoing SwitchVM options cannot be encoded: {exc.message}") from None
