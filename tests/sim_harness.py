@@ -57,6 +57,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from dpfc.backends.jit import JitSwitch
 from dpfc.backends.sim import Destination, Network
 from dpfc.encoding.errors import EncodingError
 from dpfc.encoding.header import (
@@ -175,6 +176,7 @@ def run_compiled(
     inputs: Inputs,
     *,
     rand_order: Sequence[int] | None = None,
+    jit: bool = False,
 ) -> SimOutcome | None:
     """Run ``program`` once on ``inputs`` (stack, memory, rand; see the module docstring).
 
@@ -257,7 +259,8 @@ def run_compiled(
         "pipe_id": switch.pipe_of(DEFAULT_PORT if egress else in_port),
         "egress_port": DEFAULT_PORT if egress else 0xFFFF,
     }
-    result = switch.process(frame, in_port, now_ns=now_ns, queue_depth=queue_depth)
+    processor = JitSwitch(switch).process if jit else switch.process
+    result = processor(frame, in_port, now_ns=now_ns, queue_depth=queue_depth)
     verdict, reason = result.verdict, result.reason
     if egress and result.egress:  # the egress run decides whether the frame leaves
         verdict, reason = result.egress[0].verdict, result.egress[0].reason

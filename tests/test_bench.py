@@ -39,6 +39,11 @@ SIM_ROWS = [
     "cache_get hits, in-packet, Network loop",
 ]
 SMALL = ["--packets", "3", "--runs", "1"]
+# each workload row on each registered engine (the interpreter, then the JIT), then the
+# interpreter's Network-loop rows
+ENGINE_ROWS = [(what, engine) for what in SIM_ROWS[:-2] for engine in ("interpreter", "jit")] + [
+    (what, "interpreter") for what in SIM_ROWS[-2:]
+]
 
 
 @pytest.fixture
@@ -131,12 +136,12 @@ def test_sim_prints_a_row_per_workload_and_writes_results(
     assert main(args) == 0
     out = capsys.readouterr().out
     assert out.startswith("SwitchVM simulator throughput (pkt/s): tofino1")
-    assert _table_rows(out) == [(what, "interpreter") for what in SIM_ROWS]
+    assert _table_rows(out) == ENGINE_ROWS
     assert "skipped: bmv2: " in out and "not found" in out
     document = _results(out_file)
     assert document["command"] == "sim"
     rows = document["results"]
-    assert isinstance(rows, list) and [r["what"] for r in rows] == SIM_ROWS
+    assert isinstance(rows, list) and [(r["what"], r["engine"]) for r in rows] == ENGINE_ROWS
     assert all(r["packets"] == 3 and r["runs"] == 1 and r["unit"] == "pkt/s" for r in rows)
     assert all(0 < r["min"] <= r["median"] <= r["max"] for r in rows)
     assert document["skipped"] == [
@@ -160,7 +165,7 @@ def test_a_registered_engine_gets_its_own_rows_and_a_missing_one_is_skipped(
     assert main([*args, "--no-bmv2"]) == 0
     out = capsys.readouterr().out
     engines = Counter(engine for _, engine in _table_rows(out))
-    assert engines == {"interpreter": 12, "twin": 10}
+    assert engines == {"interpreter": 12, "jit": 10, "twin": 10}
     assert "skipped: absent: no such thing" in out
     assert main([*args, "--no-bmv2", "--engine", "twin"]) == 0
     assert {engine for _, engine in _table_rows(capsys.readouterr().out)} == {"twin"}
@@ -180,10 +185,13 @@ def test_scaling_prints_each_axis_and_draws_the_plot(
     assert plot.read_bytes().startswith(b"\x89PNG")
     rows = _results(tmp_path / "r.json")["results"]
     assert isinstance(rows, list)
-    assert [r["what"] for r in rows] == [
+    points = [
         "EUs = 1", "EUs = 2", "EUs = 3", "EUs = 4", "tenants = 1", "tenants = 10",
         "installed DPFs = 1", "installed DPFs = 3",
     ]  # fmt: skip
+    assert [(r["what"], r["engine"]) for r in rows] == [
+        (point, engine) for point in points for engine in ("interpreter", "jit")
+    ]
 
 
 def test_scaling_without_matplotlib_reports_the_plot_skipped(
@@ -225,7 +233,7 @@ def test_all_runs_every_suite_that_is_present(
     document = _results(tmp_path / "r.json")
     rows = document["results"]
     assert isinstance(rows, list)
-    assert Counter(r["suite"] for r in rows) == {"sim": 12, "scaling": 8, "compile": 1, "link": 3}
+    assert Counter(r["suite"] for r in rows) == {"sim": 22, "scaling": 16, "compile": 1, "link": 3}
     compiled = next(r for r in rows if r["suite"] == "compile")
     assert compiled["what"] == "examples/dpf/counter.dpf: counter" and compiled["unit"] == "s"
     assert [s["what"] for s in document["skipped"]] == ["bmv2"]

@@ -26,6 +26,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from dpfc.backends.jit import missing as jit_missing
 from dpfc.codegen.emit import generate as generate_code
 from dpfc.diagnostics import DiagnosticError, SourceFile
 from dpfc.driver import CompiledModule, CompileOptions, compile_source, lower
@@ -43,7 +44,18 @@ from tests.sim_harness import arrays_of, assert_same, rand_order, reference, run
 
 OPTIONS = ScheduleOptions(budget=Budget(feasibility=5_000_000), secondary=False, needed_eus=False)
 INPUT_SETS = 2
-STATS = {"accepted": 0, "rejected": 0, "z3": 0, "greedy": 0, "reassociated": 0}
+STATS = {
+    "accepted": 0,
+    "rejected": 0,
+    "z3": 0,
+    "greedy": 0,
+    "reassociated": 0,
+    "programs run": 0,
+    "also run by the JIT": 0,
+}
+# Every JIT_EVERY-th simulator run is repeated on the llvmlite JIT (a JIT compiles each
+# new switch's tables, about 0.3 s: all of them would add minutes to the suite).
+JIT_EVERY = 80
 
 
 def compile_and_compare(program: GeneratedProgram, seed: int) -> bool:
@@ -76,6 +88,14 @@ def compile_and_compare(program: GeneratedProgram, seed: int) -> bool:
                 continue
             expected = reference(compiled.module, unit.name, given_inputs, sim)
             assert_same(sim, expected, sizes, targets)
+            STATS["programs run"] += 1
+            if STATS["programs run"] % JIT_EVERY == 1 and jit_missing() is None:
+                # the llvmlite JIT on the same switch set-up: the same outcome and memory
+                native = run_compiled(
+                    program_code, arrays, given_inputs, rand_order=rand_order(schedule), jit=True
+                )
+                assert native == sim, program.source
+                STATS["also run by the JIT"] += 1
     return True
 
 

@@ -42,7 +42,7 @@ ADAPTERS = {
     "z3": {"dpfc/schedule/z3model.py"},
     "scapy": {"dpfc/packet/layers.py"},
     "networkx": {"dpfc/ir/cfg.py"},
-    "llvmlite": set(),  # the JIT's adapter, when it exists
+    "llvmlite": {"dpfc/backends/jit/llvm.py"},  # the JIT's adapter
     "matplotlib": {"dpfc/bench/plot.py"},  # the bench extra: only the scaling plot
 }
 

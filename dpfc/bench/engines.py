@@ -19,11 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-
-from dpfc.backends.p4.bmv2 import ToolchainMissing, find_toolchain
 from weakref import WeakKeyDictionary
 
 from dpfc.backends import jit
+from dpfc.backends.p4.bmv2 import ToolchainMissing, find_toolchain
 from dpfc.backends.sim import Switch
 
 from .timing import Prepare, Run, round_robin

@@ -395,4 +395,3 @@ class _BundleGen:
         e.set(lay.new_ptr, new_ptr)
         e.set(lay.hdr_mod, c32(int(bundle.hdr_mod)))
         b.ret(c32(STAGE_OK))
-

@@ -106,7 +106,9 @@ class CompiledPipe:
         self.codes += 1
 
     # -- running ----------------------------------------------------------------------------
-    def run(self, data: bytes, desc: array[int], start: int, count: int, out: Any, res: array[int]) -> int:
+    def run(
+        self, data: bytes, desc: array[int], start: int, count: int, out: Any, res: array[int]
+    ) -> int:
         return int(
             self.batch(
                 data,

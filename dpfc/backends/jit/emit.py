@@ -70,7 +70,9 @@ class Emit:
         """The big-endian unsigned field of ``size`` bytes at ``base + offset``, as an i32."""
         value = self.byte(base, offset)
         for k in range(1, size):
-            value = self.b.or_(self.b.shl(value, c32(8)), self.byte(base, self.b.add(offset, c32(k))))
+            value = self.b.or_(
+                self.b.shl(value, c32(8)), self.byte(base, self.b.add(offset, c32(k)))
+            )
         return value
 
     def put_byte(self, base: Value, offset: Value, value: Value) -> None:

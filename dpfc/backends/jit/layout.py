@@ -96,11 +96,31 @@ class StateLayout:
         self.lanes = lanes
         self.regs = 0  # A0..A(L-1), B0..B(L-1)
         at = 2 * lanes
-        names = (
-            "top depth pc tenant flags ingress_port switch_id pipe_id timestamp queue_depth "
-            "packet_length ports rng rng_saved rng_native hdr_dptr hdr_eptr "
-            "action value new_ptr hdr_mod out_off packets_seen"
-        ).split()
+        names = [
+            "top",
+            "depth",
+            "pc",
+            "tenant",
+            "flags",
+            "ingress_port",
+            "switch_id",
+            "pipe_id",
+            "timestamp",
+            "queue_depth",
+            "packet_length",
+            "ports",
+            "rng",
+            "rng_saved",
+            "rng_native",
+            "hdr_dptr",
+            "hdr_eptr",
+            "action",
+            "value",
+            "new_ptr",
+            "hdr_mod",
+            "out_off",
+            "packets_seen",
+        ]
         for name in names:
             setattr(self, name, at)
             at += 1

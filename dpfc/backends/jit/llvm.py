@@ -10,6 +10,7 @@ memory) and the modules of in-packet code share one engine.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 ir: Any
@@ -36,7 +37,7 @@ def missing() -> str | None:
         return _IMPORT_ERROR
     try:
         _initialise()
-    except Exception as exc:  # noqa: BLE001 - any LLVM start-up failure means "no JIT"
+    except Exception as exc:
         return f"LLVM cannot generate native code on this machine ({exc})"
     return None
 
@@ -46,10 +47,8 @@ def _initialise() -> None:
     if _initialised:
         return
     # llvmlite >= 0.44 initialises the core itself and refuses the old call
-    try:
+    with contextlib.suppress(RuntimeError):
         _binding.initialize()
-    except RuntimeError:
-        pass
     _binding.initialize_native_target()
     _binding.initialize_native_asmprinter()
     _initialised = True

@@ -52,7 +52,6 @@ from .layout import (
     R_OUT_LEN,
     R_OUT_OFF,
     R_PORT,
-    R_STATUS,
     R_TENANT,
     R_VALUE,
     RECIRCULATE,
@@ -68,8 +67,17 @@ from .layout import (
     StateLayout,
 )
 from .llvm import ir
-from .tables import DEST_ETH_HI, DEST_ETH_LO, DEST_HAS_ETH, DEST_HAS_IP, DEST_IP, DEST_PORT
-from .tables import PERM_APP_ID, PERM_DEFAULT, PERM_FLAGS
+from .tables import (
+    DEST_ETH_HI,
+    DEST_ETH_LO,
+    DEST_HAS_ETH,
+    DEST_HAS_IP,
+    DEST_IP,
+    DEST_PORT,
+    PERM_APP_ID,
+    PERM_DEFAULT,
+    PERM_FLAGS,
+)
 
 P8 = ir.PointerType(I8) if ir is not None else None
 P32 = ir.PointerType(I32) if ir is not None else None
@@ -274,8 +282,12 @@ class _OneGen:
             entries = b.udiv(size, c32(4))
             remaining = b.sub(depth, b.load(copied))
             want = b.select(self.lt(remaining, c32(31)), remaining, c32(31))
-            self.fail_if(b.or_(self.ne(entries, 0) if False else self.eq(entries, 0),
-                               b.icmp_unsigned("!=", entries, want)))
+            self.fail_if(
+                b.or_(
+                    self.ne(entries, 0) if False else self.eq(entries, 0),
+                    b.icmp_unsigned("!=", entries, want),
+                )
+            )
 
             def entry(k: Any) -> None:
                 word = e.be(p, b.add(data_at, b.mul(k, c32(4))), 4)
@@ -286,7 +298,9 @@ class _OneGen:
             b.store(b.add(b.load(copied), entries), copied)
 
         self.loop(n_stack, stack_option)
-        self.fail_if(self.ne(b.load(copied), 0) if False else b.icmp_unsigned("!=", b.load(copied), depth))
+        self.fail_if(
+            self.ne(b.load(copied), 0) if False else b.icmp_unsigned("!=", b.load(copied), depth)
+        )
         self.fail_if(b.icmp_unsigned("!=", b.load(position), opt_end))
         e.set(lay.top, c32(lay.STACK_START))
         e.set(lay.depth, depth)
@@ -586,7 +600,11 @@ class _OneGen:
         b.position_at_end(finish)
         # commit: the counters, the output, the packet count
         base = b.mul(self.entry, c32(STAT_SLOTS))
-        for counter in (c32(STAT_INDEX["packets"]), c32(STAT_INDEX["executed"]), b.load(verdict_counter)):
+        for counter in (
+            c32(STAT_INDEX["packets"]),
+            c32(STAT_INDEX["executed"]),
+            b.load(verdict_counter),
+        ):
             at = b.gep(self.stats, [b.add(base, counter)])
             b.store(b.add(b.load(at), c64(1)), at)
         dirty_at = b.gep(self.stats, [b.add(base, c32(STAT_DIRTY))])
@@ -605,7 +623,10 @@ class _OneGen:
     def swap_addresses(self, o: Any) -> None:
         """deparse.swap_addresses: outer MACs and IPv4 addresses exchanged."""
         e, b = self.e, self.b
-        for first, second, size in ((c32(0), c32(6), 6), (b.add(self.l3, c32(12)), b.add(self.l3, c32(16)), 4)):
+        for first, second, size in (
+            (c32(0), c32(6), 6),
+            (b.add(self.l3, c32(12)), b.add(self.l3, c32(16)), 4),
+        ):
             for k in range(size):
                 x = b.gep(o, [b.add(first, c32(k))])
                 y = b.gep(o, [b.add(second, c32(k))])

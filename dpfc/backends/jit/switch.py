@@ -101,7 +101,7 @@ class Batch:
         length = word[base + R_OUT_LEN]
         if length:
             start = word[base + R_OUT_OFF]
-            frame = self.out[start : start + length]
+            frame = ctypes.string_at(ctypes.addressof(self.out) + start, length)
         executed = tuple(
             (entry >> 16, decode_pc(entry & 0xFFFF))
             for entry in word[base + R_EXEC : base + R_EXEC + word[base + R_EXEC_COUNT]]
@@ -123,9 +123,13 @@ def _result(status: int, tenant: int, value: int, gas: int, port: int, frame: by
     if status == DROP_DPF:
         return PassResult(tenant, "drop", "the DPF dropped the packet")
     if status == RECIRCULATE:
-        return PassResult(tenant, "recirculate", f"recirculated (gas left {gas})", recirculated=frame)
+        return PassResult(
+            tenant, "recirculate", f"recirculated (gas left {gas})", recirculated=frame
+        )
     if status == RETURN:
-        return PassResult(tenant, "return_to_sender", "returned to the sender", outputs=[(port, frame)])
+        return PassResult(
+            tenant, "return_to_sender", "returned to the sender", outputs=[(port, frame)]
+        )
     if status == SET_PORT:
         return PassResult(tenant, "set_port", f"sent out of port {value}", outputs=[(port, frame)])
     if status == SET_PORT_NO_SUCH:
@@ -167,7 +171,9 @@ class JitSwitch:
         self, frame: bytes, port: int, *, now_ns: int = 0, queue_depth: int = 0, trace: bool = False
     ) -> PassResult:
         if trace:
-            return self.switch.process(frame, port, now_ns=now_ns, queue_depth=queue_depth, trace=True)
+            return self.switch.process(
+                frame, port, now_ns=now_ns, queue_depth=queue_depth, trace=True
+            )
         return self.run_batch([frame], port, now_ns=now_ns, queue_depth=queue_depth).result(0)
 
     def run_batch(

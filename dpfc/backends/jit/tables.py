@@ -134,7 +134,7 @@ def _perm(module: Any, prefix: str, pipe: PipeState, tenants: list[int]) -> None
     )
     fn, b = _function(module, f"{prefix}_perm", I32, [I32])
     b.ret(b.trunc(b.call(search, [b.zext(fn.args[0], I64)]), I32))
-    rows = []
+    rows: list[list[int]] = []
     for tenant in tenants:
         entry = pipe.permissions[tenant]
         flags = (
@@ -159,7 +159,10 @@ def _translate(module: Any, name: str, memory: LaneMemory) -> None:
     direct = _sorted_lookup(
         module,
         f"{name}_direct",
-        {owner << 32 | virtual: base + 4 * physical for (owner, virtual), physical in memory.direct.items()},
+        {
+            owner << 32 | virtual: base + 4 * physical
+            for (owner, virtual), physical in memory.direct.items()
+        },
         0,
     )
     found = b.call(direct, [b.or_(b.shl(t64, c64(32)), v64)])
@@ -228,7 +231,7 @@ def _destination_row(destination: Destination) -> list[int]:
 
 def _forwarding(module: Any, prefix: str, pipe: PipeState) -> None:
     pairs: dict[int, int] = {}
-    rows = []
+    rows: list[list[int]] = []
     for owner, entries in pipe.forwarding.items():
         for virtual, destination in entries.items():
             pairs[owner << 32 | virtual] = len(rows)

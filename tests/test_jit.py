@@ -1,0 +1,162 @@
+"""The llvmlite JIT (dpfc.backends.jit) gives what the interpreter gives.
+
+* Every conformance vector (tests/conformance/vectors.py) through a :class:`JitSwitch`
+  gives the golden bytes and memory the simulator gives (the same files bmv2 is held to).
+* Batches of the benchmark workloads: every result (verdict, reason, outputs, bundles run,
+  egress pointer), every counter, every lane-memory word, the packet count, the reports and
+  the RAND state equal the interpreter's on a twin switch, including batches that mix
+  packets the native path runs with packets it hands to the interpreter (malformed,
+  unauthorized, unmapped, foreign tenants).
+* A table change made between batches is seen by the next batch (the control plane's
+  generation), and every ControlPlane method is classified as a table change or not.
+
+Random compiled programs are compared in tests/test_compile_differential.py (every
+JIT_EVERY-th program).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from dpfc.backends.jit import JitSwitch, missing
+from dpfc.backends.sim import Network, Switch
+from dpfc.backends.sim.control import READS, TABLE_CHANGES, ControlPlane
+from dpfc.bench import workloads as w
+from dpfc.target import BUILTIN_PROFILES
+from tests.conformance.harness import expected_counts, golden, run_vector
+from tests.conformance.targets import Frames, SimTarget
+from tests.conformance.vectors import vectors
+
+pytestmark = pytest.mark.skipif(missing() is not None, reason=f"no JIT here: {missing()}")
+
+PROFILE = BUILTIN_PROFILES["tofino1"]
+VECTORS = vectors()
+HERE = Path(__file__).resolve().parent / "conformance" / "vectors"
+COUNTS = {"native": 0, "interpreted": 0}
+
+
+class JitTarget(SimTarget):
+    name = "jit"
+
+    def reset(self) -> None:
+        super().reset()
+        self.jit = JitSwitch(self.switch)
+
+    def send(self, port: int, frame: bytes, *, expect: int = 1, timeout: float = 3.0) -> Frames:
+        del expect, timeout
+        out: Frames = []
+        pending = [frame]
+        for _ in range(64):
+            if not pending:
+                break
+            before = self.jit.deopts
+            result = self.jit.process(pending.pop(), port)
+            COUNTS["interpreted" if self.jit.deopts > before else "native"] += 1
+            out += result.outputs
+            if result.recirculated is not None:
+                pending.append(result.recirculated)
+        return sorted(out)
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=[v.name for v in VECTORS])
+def test_vector_on_the_jit(vector: object) -> None:
+    expected = (HERE / f"{vector.name}.json").read_text()  # type: ignore[attr-defined]
+    run = run_vector(JitTarget(PROFILE), vector, expected_counts(expected))  # type: ignore[arg-type]
+    assert golden(run) == expected
+
+
+def test_most_vector_packets_ran_natively() -> None:
+    """Not a vacuous comparison: the native path ran most packets of the vectors above."""
+    if COUNTS["native"] + COUNTS["interpreted"] == 0:
+        pytest.skip("run with the vector tests")
+    assert COUNTS["native"] > 2 * COUNTS["interpreted"], COUNTS
+
+
+Setup = Callable[[], tuple[Network, Switch, list[bytes]]]
+WORKLOADS: dict[str, Setup] = {
+    "counter": lambda: w.counter(PROFILE),
+    "counter_packet": lambda: w.counter(PROFILE, "packet"),
+    "cache_hits": lambda: w.cache_get(PROFILE, hits=True),
+    "cache_misses": lambda: w.cache_get(PROFILE, hits=False),
+    "lb3": lambda: w.lb3(PROFILE),
+    "lb3_switch": lambda: w.lb3(PROFILE, "switch"),
+    "paxos": lambda: w.paxos_acceptor(PROFILE, "switch"),
+    "tenants": lambda: w.tenants(PROFILE, 50),
+}
+
+
+def _state(switch: Switch) -> object:
+    pipe = switch.pipes[0]
+    return (
+        {tenant: vars(stats) for tenant, stats in pipe.stats.items()},
+        [bytes(m.words) if m._words is not None else None for m in pipe.all_lanes()],
+        pipe.packets_seen,
+        [switch_rng.getrandbits(32) for switch_rng in switch.rngs],
+        list(pipe.reports),
+    )
+
+
+def _hostile(frames: list[bytes]) -> list[bytes]:
+    """The workload's frames with packets the native path must hand over mixed in."""
+    good = frames[0]
+    out: list[bytes] = []
+    for index, frame in enumerate(frames * 3):
+        out.append(frame)
+        if index % 5 == 0:
+            out.append(good[:40])  # truncated: malformed
+        if index % 7 == 0:
+            vni_at = 14 + 20 + 8 + 4
+            out.append(good[:vni_at] + b"\x00\x09\x99" + good[vni_at + 3 :])  # no entry
+        if index % 11 == 0:
+            out.append(good[:-1] + bytes([good[-1] ^ 0xFF]))  # inner byte: still runs
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_batches_equal_the_interpreter(name: str) -> None:
+    _, native_switch, frames = WORKLOADS[name]()
+    _, twin, _ = WORKLOADS[name]()
+    jit = JitSwitch(native_switch)
+    sent = _hostile(frames)
+    batch = jit.run_batch(sent, 0)
+    for index, frame in enumerate(sent):
+        mine, theirs = batch.result(index), twin.process(frame, 0)
+        assert (mine.tenant, mine.verdict, mine.reason) == (
+            theirs.tenant,
+            theirs.verdict,
+            theirs.reason,
+        )
+        assert mine.outputs == theirs.outputs and mine.recirculated == theirs.recirculated
+        assert mine.executed == theirs.executed and mine.egress_ptr == theirs.egress_ptr
+    assert _state(native_switch) == _state(twin)
+    if name != "paxos":  # multicast is the interpreter's (docs/simulator.md §8)
+        assert jit.native >= len(frames) * 3
+
+
+def test_a_table_change_between_batches_is_seen() -> None:
+    _, switch, frames = w.counter(PROFILE)
+    jit = JitSwitch(switch)
+    assert jit.run_batch(frames[:1], 0).result(0).verdict == "pass"
+    switch.control.set_default_port(None)
+    switch.control.set_route(bytes([10, 0, 0, 2]), 5)
+    result = jit.run_batch(frames[:1], 0).result(0)
+    assert result.outputs[0][0] == 5
+    assert jit.compilations == 2
+
+
+def test_every_control_plane_method_is_classified() -> None:
+    public = {
+        n for n, _ in inspect.getmembers(ControlPlane, inspect.isfunction) if not n.startswith("_")
+    }
+    assert public == set(TABLE_CHANGES) | set(READS)
+    assert not set(TABLE_CHANGES) & set(READS)
+
+
+def test_a_bad_port_is_refused_as_the_interpreter_refuses_it() -> None:
+    _, switch, frames = w.counter(PROFILE)
+    with pytest.raises(ValueError, match="has no port 99"):
+        JitSwitch(switch).process(frames[0], 99)
