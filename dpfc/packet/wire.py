@@ -4,6 +4,8 @@ A SwitchVM packet is Ethernet / IPv4 / UDP (destination port 6081) / Geneve (VNI
 id) / options / inner frame. :func:`parse_packet` checks every length field against the
 bytes actually present, so a malformed packet is rejected with a reason and an offset and
 can never make the parser read out of bounds or loop (each step consumes at least 4 bytes).
+A well-formed packet takes a fast path of plain indexing; any other takes the checked
+reader, so that the error (message, offset, code) is always the checked reader's.
 """
 
 from __future__ import annotations

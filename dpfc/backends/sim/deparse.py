@@ -6,6 +6,11 @@ option length, UDP length, IPv4 total length and header checksum; the outer UDP 
 is set to 0, which IPv4 allows), and the outer addresses that steering rewrites
 (return-to-sender swaps them; a forwarding entry may set the destination). Options of
 other classes keep their order; the inner frame is copied unchanged.
+
+:class:`OptionsCodec` (one per target profile, :func:`codec_for`) is how both pipelines
+decode and encode SwitchVM options: memoised, since a switch sees the same options again
+and again, with the same results and errors as :func:`decode_options` and
+:func:`encode_options`.
 """
 
 from __future__ import annotations
@@ -88,15 +93,24 @@ def rebuild_frame(
     udp = start + ihl
     if parsed is not None and switchvm_options is not None:
         options = _merge_options(parsed, switchvm_options)
-        geneve = bytearray(frame[udp + 8 : udp + 16])
-        geneve[0] = (geneve[0] & 0xC0) | (len(options) // 4)
-        payload = bytes(geneve) + options + parsed.inner
-        udp_header = bytearray(frame[udp : udp + 8])
-        udp_header[4:6] = (8 + len(payload)).to_bytes(2, "big")
-        udp_header[6:8] = b"\x00\x00"
+        inner = parsed.inner
+        udp_length = 8 + 8 + len(options) + len(inner)  # UDP and Geneve headers, options, inner
         ip_header = bytearray(frame[start:udp])
-        ip_header[2:4] = (ihl + 8 + len(payload)).to_bytes(2, "big")
-        frame = frame[:start] + _with_checksum(ip_header) + bytes(udp_header) + payload
+        ip_header[2:4] = (ihl + udp_length).to_bytes(2, "big")
+        # one join of the pieces (this runs for every packet a DPF sends)
+        frame = b"".join(
+            (
+                frame[:start],
+                _with_checksum(ip_header),
+                frame[udp : udp + 4],  # UDP ports
+                udp_length.to_bytes(2, "big"),
+                b"\x00\x00",  # UDP checksum: none
+                bytes([(frame[udp + 8] & 0xC0) | (len(options) // 4)]),  # Geneve Opt Len
+                frame[udp + 9 : udp + 16],
+                options,
+                inner,
+            )
+        )
     if ip_dst is not None or eth_dst is not None:
         out = bytearray(frame)
         if eth_dst is not None:

@@ -7,6 +7,8 @@ foreign); ``run_prolog``, ``run_eu`` and ``run_epilog`` update the registers, th
 lane memory words and the tenant's counters and reports, with the two-stage timing of an
 EU; ``run_epilog`` returns what the epilog decided (an :class:`~.outcome._Epilog`) and
 changes nothing outside the machine. The steering of that decision is :mod:`.steering`.
+What a bundle asks of the units (register indices, working lanes) is worked out once per
+bundle (:func:`_plan`), not once per packet.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ class Stages:
         return record
 
     def run_prolog(self, bundle: Bundle, pc: PC) -> PC:
-        record = self.stage_trace(PROLOG_STAGE, pc)
+        record = None if self.tracer is None else self.stage_trace(PROLOG_STAGE, pc)
         regs = self.regs
         # Selectors are stored in initialisation order, A0.. then B0.. (§5): check_bundle
         # (DPF1006) admits no other order, for decoded and installed code alike.
@@ -137,12 +139,14 @@ class Stages:
         return values.get(name, 0) & 0xFFFF_FFFF
 
     def run_eu(self, eu: int, bundle: Bundle, pc: PC) -> tuple[PC, bool]:
-        record = self.stage_trace(eu + 1, pc)
+        record = None if self.tracer is None else self.stage_trace(eu + 1, pc)
         lanes = self.lanes
         entry = self.regs
-        selected = list(entry)
         plan = _plan(bundle, lanes)
         selectors, active = plan.selectors, plan.active
+        # `entry` is never written (the EU's results go to a new list): without selectors,
+        # the selected values are the entry values themselves
+        selected = list(entry) if selectors else entry
         for sel, kind, dest, source in selectors:  # a parallel copy: every selector reads `entry`
             if kind is SelectorKind.MOV:
                 assert sel.source is not None
@@ -161,6 +165,7 @@ class Stages:
         address_regs = entry if self.profile.memory_address is MemoryAddress.ENTRY else selected
         result = list(selected)
         lane_memories = self.memories[eu]
+        tenant = self.tenant
         for lane, op, mop in active:
             if op is not AluOp.NOP:
                 a, b = selected[lane], selected[lanes + lane]
@@ -173,7 +178,7 @@ class Stages:
                 vaddr = address_regs[lane]
                 data = selected[lanes + lane]
                 lane_memory = lane_memories[lane]
-                physical = lane_memory.translate(self.tenant, vaddr)
+                physical = lane_memory.translate(tenant, vaddr)
                 if physical is None:
                     self.stats.unmapped += 1
                     self.pipe.report(
@@ -212,8 +217,9 @@ class Stages:
                 seen = selected
             else:  # LOADED: after selection plus this EU's memory results, never ALU results
                 seen = selected[:lanes] + result[lanes:]
-            x = self.operand(control.x, seen)
-            y = self.operand(control.y, seen)
+            x_at, x_imm, y_at, y_imm = plan.operands
+            x = seen[x_at] if x_at >= 0 else x_imm if x_at == -1 else self.operand(control.x, seen)
+            y = seen[y_at] if y_at >= 0 else y_imm if y_at == -1 else self.operand(control.y, seen)
             taken = branch_taken(control.op, x, y)
             assert control.not_taken is not None
             next_pc = control.taken if taken else control.not_taken
@@ -234,7 +240,7 @@ class Stages:
         return regs[self.index(operand)]
 
     def run_epilog(self, bundle: EpilogBundle, pc: PC) -> _Epilog:
-        record = self.stage_trace(EPILOG_STAGE, pc)
+        record = None if self.tracer is None else self.stage_trace(EPILOG_STAGE, pc)
         regs = self.regs
         pushed = [regs[i] for i in _push_plan(bundle, self.lanes)]
         stack = pushed + self.stack  # the first listed ends on top
@@ -298,10 +304,13 @@ class Plan(NamedTuple):
     selectors: tuple[tuple[Selector, SelectorKind, int, int], ...]  # sel, kind, dest, source
     active: tuple[tuple[int, AluOp, MemOp], ...]  # (lane, ALU op, memory op), a unit not NOP
     reads_metadata: bool  # a LOAD_MD selector (a prolog the metadata permission guards)
+    # the branch's x and y: (register index, 0), or (-1, immediate), or (-2, 0) when
+    # absent (``operand`` then fails as it always did)
+    operands: tuple[int, int, int, int]
 
 
 _PLAN_CACHE = 4096  # entries; a full table is emptied
-_plans: dict[tuple[int, int], tuple[Bundle, Plan]] = {}
+_plans: dict[int, tuple[Bundle, int, Plan]] = {}  # id(bundle) -> (bundle, lanes, plan)
 _push_plans: dict[tuple[int, int], tuple[EpilogBundle, tuple[int, ...]]] = {}
 
 
@@ -312,10 +321,9 @@ def _register_index(reg: Register, lanes: int) -> int:
 def _plan(bundle: Bundle, lanes: int) -> Plan:
     """The selectors with their register indices (source -1 but for MOV) and the working
     lanes, in lane order, of ``bundle`` on a target of ``lanes`` lanes."""
-    key = (id(bundle), lanes)
-    hit = _plans.get(key)
-    if hit is not None and hit[0] is bundle:
-        return hit[1]
+    hit = _plans.get(id(bundle))
+    if hit is not None and hit[0] is bundle and hit[1] == lanes:
+        return hit[2]
     selectors = tuple(
         (
             sel,
@@ -330,11 +338,25 @@ def _plan(bundle: Bundle, lanes: int) -> Plan:
         for lane in range(lanes)
         if bundle.alu[lane] is not AluOp.NOP or bundle.mem[lane] is not MemOp.NOP
     )
-    plan = Plan(selectors, active, any(s.kind is SelectorKind.LOAD_MD for s in bundle.selectors))
+    control = bundle.control
+    plan = Plan(
+        selectors,
+        active,
+        any(s.kind is SelectorKind.LOAD_MD for s in bundle.selectors),
+        _operand_plan(control.x, lanes) + _operand_plan(control.y, lanes),
+    )
     if len(_plans) >= _PLAN_CACHE:
         _plans.clear()
-    _plans[key] = (bundle, plan)
+    _plans[id(bundle)] = (bundle, lanes, plan)
     return plan
+
+
+def _operand_plan(operand: Operand | None, lanes: int) -> tuple[int, int]:
+    if isinstance(operand, Imm):
+        return -1, operand.value
+    if operand is None:
+        return -2, 0
+    return _register_index(operand, lanes), 0
 
 
 def _push_plan(bundle: EpilogBundle, lanes: int) -> tuple[int, ...]:
