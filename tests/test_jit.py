@@ -145,7 +145,7 @@ def test_a_table_change_between_batches_is_seen() -> None:
     switch.control.set_route(bytes([10, 0, 0, 2]), 5)
     result = jit.run_batch(frames[:1], 0).result(0)
     assert result.outputs[0][0] == 5
-    assert jit.compilations == 2
+    assert jit.compilations == 1  # tables are data: a route needs no new code
 
 
 def test_every_control_plane_method_is_classified() -> None:

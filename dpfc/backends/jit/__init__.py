@@ -8,6 +8,6 @@ cannot run here (None: it can).
 from __future__ import annotations
 
 from .llvm import missing
-from .switch import Batch, JitSwitch, Packed
+from .switch import Batch, JitSwitch, JitUnavailable, Packed
 
-__all__ = ["Batch", "JitSwitch", "Packed", "missing"]
+__all__ = ["Batch", "JitSwitch", "JitUnavailable", "Packed", "missing"]

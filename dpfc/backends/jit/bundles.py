@@ -71,7 +71,6 @@ def emit_code_memory(
     of blocks takes it quadratic time)."""
     st_t, undo_t = ir.PointerType(I32), ir.PointerType(I64)
     bundle_ty = ir.FunctionType(I32, [st_t, undo_t])
-    slots = profile.code_slots_per_stage
     tables: dict[int, Any] = {}
     by_stage: dict[int, dict[int, Any]] = {}
     for (stage_no, slot), (bundle, owners) in sorted(source.items(), key=lambda kv: kv[0]):
@@ -81,10 +80,12 @@ def emit_code_memory(
         _emit_bundle(_BundleGen(e, module, prefix, profile), stage_no, bundle, owners)
         by_stage.setdefault(stage_no, {})[slot] = one
     null = ir.Constant(ir.PointerType(bundle_ty), None)
+    sizes: dict[int, int] = {}
     for stage_no, functions in by_stage.items():
-        ty = ir.ArrayType(ir.PointerType(bundle_ty), slots)
+        sizes[stage_no] = size = max(functions) + 1  # slots beyond the last used are empty
+        ty = ir.ArrayType(ir.PointerType(bundle_ty), size)
         table = ir.GlobalVariable(module, ty, f"{name}_stage{stage_no}")
-        table.initializer = ir.Constant(ty, [functions.get(k, null) for k in range(slots)])
+        table.initializer = ir.Constant(ty, [functions.get(k, null) for k in range(size)])
         table.global_constant = True
         table.linkage = "internal"
         tables[stage_no] = table
@@ -100,7 +101,7 @@ def emit_code_memory(
         block = e.block(f"stage{stage_no}")
         switch.add_case(c32(stage_no), block)
         b.position_at_end(block)
-        e.leave_if(b.icmp_unsigned(">=", index, c32(slots)), STAGE_DEOPT)
+        e.leave_if(b.icmp_unsigned(">=", index, c32(sizes[stage_no])), STAGE_DEOPT)
         target = b.load(b.gep(table, [c32(0), index]))
         e.leave_if(b.icmp_unsigned("==", target, null), STAGE_DEOPT)  # an empty slot: a fault
         b.ret(b.call(target, [st, undo]))

@@ -1,7 +1,7 @@
 """What the JIT compiled for one pipe at one table generation, and the buffers it runs on.
 
-Contract: :class:`CompiledPipe` builds the pipe module (tables, code memory, the batch
-function) in a :class:`~.llvm.NativeEngine`, owns the state words, undo log, statistics,
+Contract: :class:`CompiledPipe` builds the pipe module (tables, code memory) in its own
+:class:`~.llvm.NativeEngine`, with the pass (:mod:`.runtime`, compiled once per profile), owns the state words, undo log, statistics,
 dirty list and in-packet code table the native code uses, compiles in-packet code on
 demand (:meth:`add_code`, cached by the FNV-1a digest of the code options' bytes) and
 moves the counters and the RAND state between the native buffers and the interpreter's
@@ -19,6 +19,7 @@ from typing import Any
 from dpfc.encoding.errors import DecodeError
 from dpfc.encoding.header import decode_options
 from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE, CodeImage
+from dpfc.target.profile import TargetProfile
 
 from ..sim.rand import Xorshift32
 from ..sim.state import PipeState
@@ -40,7 +41,7 @@ from .layout import (
 )
 from .llvm import NativeEngine
 from .runtime import emit_batch
-from .tables import emit_tables
+from .tables import TableImage, build_tables
 
 BatchFunction = ctypes.CFUNCTYPE(
     ctypes.c_int32,
@@ -53,27 +54,59 @@ def _address(buffer: array[int]) -> int:
     return buffer.buffer_info()[0]
 
 
+PREFIX = "pipe"  # one pipe per engine: the symbols the pass calls have fixed names
+# The pass (runtime.emit_batch) as object code, per profile: it depends on the profile
+# alone, so it is compiled once per process and added to every pipe's engine.
+_RUNTIMES: dict[str, bytes] = {}
+
+
+def _runtime(engine: NativeEngine, profile: TargetProfile) -> bytes:
+    key = repr(profile)
+    code = _RUNTIMES.get(key)
+    if code is None:
+        module = engine.new_module("runtime")
+        emit_batch(module, PREFIX, profile)
+        code = _RUNTIMES[key] = engine.object_code(module)
+    return code
+
+
 class CompiledPipe:
-    def __init__(self, engine: NativeEngine, pipe: PipeState, generation: int) -> None:
-        self.engine = engine
+    def __init__(self, pipe: PipeState, generation: int) -> None:
+        self.engine = engine = NativeEngine()
         self.pipe = pipe
-        self.generation = generation
         self.profile = pipe.profile
         self.layout = StateLayout(pipe.profile)
-        self.prefix = f"p{pipe.index}_{next(_serial)}"
-        module = engine.new_module(self.prefix)
-        self.tables = emit_tables(module, self.prefix, pipe)
-        emit_code_memory(module, f"{self.prefix}_code", self.prefix, self.profile, _memory(pipe))
-        emit_batch(module, self.prefix, self.profile)
+        self.prefix = PREFIX
+        self.code_memory = _memory(pipe)
+        module = engine.new_module(f"pipe{pipe.index}_{next(_serial)}")
+        emit_code_memory(module, f"{self.prefix}_code", self.prefix, self.profile, self.code_memory)
+        engine.add_object(_runtime(engine, self.profile))
         engine.add(module)
         self.batch = BatchFunction(engine.address(f"{self.prefix}_batch"))
+        self.tables_global = ctypes.c_int64.from_address(
+            engine.global_address(f"{self.prefix}_tables")
+        )
         self.state = array("i", bytes(4 * self.layout.words))
         self.undo = array("q", bytes(8 * (1 + 2 * UNDO_MAX)))
-        self.stats = array("q", bytes(8 * STAT_SLOTS * max(1, len(self.tables.tenants))))
-        self.dirty = array("i", bytes(4 * (1 + max(1, len(self.tables.tenants)))))
+        self.generation = -1
+        self.refresh(generation)
         self.code_table = array("q", bytes(8 * CODE_WORDS * CODE_SLOTS))
         self.code_bytes: list[ctypes.Array[ctypes.c_char]] = []  # kept alive: C_BYTES
         self.codes = 0
+
+    def same_code(self) -> bool:
+        """Whether the pipe's code memory is still what this module compiled."""
+        return _memory(self.pipe) == self.code_memory
+
+    def refresh(self, generation: int) -> None:
+        """Take the pipe's tables as they are now (data: no compilation)."""
+        self.sync_counters()
+        self.tables: TableImage = build_tables(self.pipe)
+        self.tables_global.value = _address(self.tables.words)
+        rows = max(1, len(self.tables.tenants))
+        self.stats = array("q", bytes(8 * STAT_SLOTS * rows))
+        self.dirty = array("i", bytes(4 * (1 + rows)))
+        self.generation = generation
 
     # -- in-packet code -------------------------------------------------------------------
     def add_code(self, code_options: bytes) -> None:
@@ -138,6 +171,11 @@ class CompiledPipe:
             rng.state = self.state[lay.rng] & 0xFFFF_FFFF
         self.pipe.packets_seen += self.state[lay.packets_seen]
         self.state[lay.packets_seen] = 0
+        self.sync_counters()
+
+    def sync_counters(self) -> None:
+        if not hasattr(self, "dirty"):
+            return
         dirty, stats = self.dirty, self.stats
         for k in range(dirty[0]):
             entry = dirty[1 + k]

@@ -5,7 +5,8 @@ imported); :func:`missing` says why native code cannot be made here (None: it ca
 :class:`NativeEngine` owns one MCJIT execution engine for the host CPU, adds IR modules to
 it (optimised at ``-O2``) and gives the addresses of their functions. Modules added to one
 engine may call each other's functions by name: the pipe's module (its tables and code
-memory) and the modules of in-packet code share one engine.
+memory) and the modules of in-packet code share one engine, and the pass itself, compiled
+once per profile to object code (:meth:`NativeEngine.object_code`), is added to each.
 """
 
 from __future__ import annotations
@@ -81,6 +82,25 @@ class NativeEngine:
         self._engine.add_module(parsed)
         self._engine.finalize_object()
         self.modules_added += 1
+
+    def object_code(self, module: Any) -> bytes:
+        """``module`` verified, optimised and compiled to an object file (not added): code
+        made once and added to many engines (:meth:`add_object`)."""
+        parsed = _binding.parse_assembly(str(module))
+        parsed.verify()
+        _optimise(parsed, self._machine)
+        return bytes(self._machine.emit_object(parsed))
+
+    def add_object(self, data: bytes) -> None:
+        """Add compiled object code; its undefined symbols resolve against the modules
+        added to this engine."""
+        self._engine.add_object_file(_binding.ObjectFileRef.from_data(data))
+
+    def global_address(self, name: str) -> int:
+        address = int(self._engine.get_global_value_address(name))
+        if not address:
+            raise KeyError(f"no native global {name}")
+        return address
 
     def address(self, name: str) -> int:
         address = int(self._engine.get_function_address(name))

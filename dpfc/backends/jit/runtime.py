@@ -67,17 +67,10 @@ from .layout import (
     StateLayout,
 )
 from .llvm import ir
-from .tables import (
-    DEST_ETH_HI,
-    DEST_ETH_LO,
-    DEST_HAS_ETH,
-    DEST_HAS_IP,
-    DEST_IP,
-    DEST_PORT,
-    PERM_APP_ID,
-    PERM_DEFAULT,
-    PERM_FLAGS,
-)
+from .lookup import emit_lookups
+from .tables import DEST_ETH_HI, DEST_ETH_LO, DEST_HAS_ETH, DEST_HAS_IP, DEST_IP, DEST_PORT
+
+PERM_APP_ID, PERM_DEFAULT, PERM_FLAGS = range(3)  # the words of a permission row
 
 P8 = ir.PointerType(I8) if ir is not None else None
 P32 = ir.PointerType(I32) if ir is not None else None
@@ -86,6 +79,7 @@ CODE_FN = ir.FunctionType(I32, [P32, P64, I32, I32]) if ir is not None else None
 
 
 def emit_batch(module: Any, prefix: str, profile: TargetProfile) -> None:
+    emit_lookups(module, prefix, profile)
     one = _emit_one(module, prefix, profile)
     fn = ir.Function(
         module,

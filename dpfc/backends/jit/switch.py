@@ -49,7 +49,12 @@ from .layout import (
     SET_PORT,
     SET_PORT_NO_SUCH,
 )
-from .llvm import NativeEngine
+from .llvm import missing
+
+
+class JitUnavailable(RuntimeError):
+    """llvmlite cannot make native code here (the message says why)."""
+
 
 OUTPUT_GROWTH = 256  # bytes an output may have over its input (the options grow to 252)
 
@@ -147,12 +152,14 @@ def _result(status: int, tenant: int, value: int, gas: int, port: int, frame: by
 
 
 class JitSwitch:
-    """Native ingress passes for a simulator switch (one engine, one module per pipe and
-    table generation)."""
+    """Native ingress passes for a simulator switch (one engine per pipe and table
+    generation); raises :class:`JitUnavailable` where llvmlite cannot run."""
 
     def __init__(self, switch: Switch) -> None:
         self.switch = switch
-        self.engine = NativeEngine()
+        missing_reason = missing()
+        if missing_reason is not None:
+            raise JitUnavailable(missing_reason)
         self.compiled: dict[int, CompiledPipe] = {}
         self.deopts = 0
         self.native = 0
@@ -161,8 +168,14 @@ class JitSwitch:
     def pipe(self, index: int) -> CompiledPipe:
         generation = self.switch.control.generation
         compiled = self.compiled.get(index)
-        if compiled is None or compiled.generation != generation:
-            compiled = CompiledPipe(self.engine, self.switch.pipes[index], generation)
+        if compiled is not None and compiled.generation != generation:
+            if compiled.same_code():
+                compiled.refresh(generation)  # tables are data: nothing to compile
+            else:
+                compiled.sync_counters()
+                compiled = None
+        if compiled is None:
+            compiled = CompiledPipe(self.switch.pipes[index], generation)
             self.compiled[index] = compiled
             self.compilations += 1
         return compiled

@@ -1,140 +1,110 @@
-"""Native code of one pipe's tables: permissions, lane-memory translation, constants,
-forwarding entries and routes, each a function of the pipe module.
+"""One pipe's tables as data the native pass searches: permissions, lane-memory
+translation, constants, forwarding entries and routes.
 
-Contract: :func:`emit_tables` writes into a module, for the ingress pipeline of ``pipe``
-as it is now (a new module is made after any control-plane change):
-
-* ``P_perm(tenant) -> i32``: the tenant's permission entry index, -1 when it has none;
-  the entries' app id, default DPF (raw PC, 0xFFFF none) and flag bits are in
-  :class:`PipeTables` and in ``P_perm_info(entry, field) -> i32``;
-* ``P_translate_E_L(tenant, vaddr) -> i64``: the address of the word ``vaddr`` maps to
-  (direct mappings first, then the segments smallest first, then the null segment, as
-  :meth:`dpfc.backends.sim.memory.LaneMemory.translate`), 0 when it is unmapped;
-* ``P_const(tenant, index) -> i32``: LOAD_CONST's word (0 without a table);
-* ``P_fwd(tenant, value) -> i32``: a forwarding destination index, -1 without an entry,
-  and ``P_dest(index, field) -> i32`` its port (-1: routed), address flags and words;
-* ``P_route(ip) -> i32``: the port of an outer IPv4 destination (the default port, or -1).
-
-Table contents become constant sorted arrays searched by binary search (not switch
-instructions: LLVM's time on a switch grows with the square of its cases), and a table
-change makes a new module (docs/simulator.md, the JIT section).
+Contract: :func:`build_tables` turns the ingress tables of ``pipe`` as they are now into one
+``array('q')`` (:class:`TableImage`); a table change makes a new image, never new code.
+Its first words are a directory: for each sorted map (:data:`PERM`, :data:`FWD`,
+:data:`ROUTE`, :data:`CONST`, and per lane ``lane_map(eu, lane, kind)``) the offset of its
+keys and its length (its values follow its keys); then the rows other maps index
+(:data:`PERM_ROWS`: app id, default DPF, flags; :data:`DEST_ROWS`: port, address flags and
+words; per lane the null-segment rows and the lane's word address and segment sizes).
+:mod:`.lookup` writes the functions that search it (binary search), matching
+:meth:`dpfc.backends.sim.memory.LaneMemory.translate` and the dictionaries of
+:class:`~dpfc.backends.sim.state.PipeState`.
 """
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
-from typing import Any
 
 from dpfc.encoding.code import encode_pc
 from dpfc.target.driver import Destination
+from dpfc.target.profile import TargetProfile
 
 from ..sim.memory import LaneMemory
-from ..sim.state import PipeState, UnauthorizedAction
-from .emit import I32, I64, c32, c64
+from ..sim.state import PipeState
 from .layout import F_METADATA, F_PRIVILEGED, F_RECIRCULATE, PTR_NONE
-from .llvm import ir
 
-# P_perm_info fields
-PERM_APP_ID = 0
-PERM_DEFAULT = 1
-PERM_FLAGS = 2
-PERM_EXTRA = 3  # 1 when the entry accepts further app ids or passes unauthorized packets
-# P_dest fields
-DEST_PORT = 0
-DEST_HAS_IP = 1
-DEST_IP = 2
-DEST_HAS_ETH = 3
-DEST_ETH_HI = 4  # bytes 0..3
-DEST_ETH_LO = 5  # bytes 4..5
+# the sorted maps of the directory
+PERM = 0  # tenant -> permission row
+FWD = 1  # tenant << 32 | value -> destination row
+ROUTE = 2  # IPv4 destination -> port
+CONST = 3  # tenant << 32 | index -> word
+GLOBAL_MAPS = 4
+LANE_DIRECT = 0  # tenant << 32 | vaddr -> physical word
+LANE_SEGMENT = 1  # tenant << 40 | log2 size << 32 | base -> physical base
+LANE_NULL = 2  # tenant -> null-segment row
+LANE_MAPS = 3
+# rows and scalars after the maps' directory entries
+PERM_ROWS = 0  # 3 words: app id, default DPF (raw), flags
+DEST_ROWS = 1  # 6 words, DEST_*
+ROUTE_DEFAULT = 2  # the default port, -1 for none
+GLOBAL_ROWS = 3
+LANE_NULL_ROWS = 0  # 3 words: mask, base, physical
+LANE_WORDS = 1  # the address of physical word 0
+LANE_SIZES = 2  # bit k set: the lane has segments of 2**k words
+LANE_ROWS = 3
+PERM_WORDS = 3
+DEST_WORDS = 6
+NULL_WORDS = 3
+DEST_PORT, DEST_HAS_IP, DEST_IP, DEST_HAS_ETH, DEST_ETH_HI, DEST_ETH_LO = range(6)
+
+
+def map_slot(profile: TargetProfile, eu: int, lane: int, kind: int) -> int:
+    """The directory index of a lane's map."""
+    return GLOBAL_MAPS + (eu * profile.lanes + lane) * LANE_MAPS + kind
+
+
+def row_slot(
+    profile: TargetProfile, which: int, eu: int = 0, lane: int = 0, lanes: bool = False
+) -> int:
+    """The directory word of a row table or scalar (after the maps' pairs)."""
+    maps = GLOBAL_MAPS + profile.num_eus * profile.lanes * LANE_MAPS
+    if not lanes:
+        return 2 * maps + which
+    return 2 * maps + GLOBAL_ROWS + (eu * profile.lanes + lane) * LANE_ROWS + which
+
+
+def directory_words(profile: TargetProfile) -> int:
+    return row_slot(profile, 0, profile.num_eus - 1, profile.lanes - 1, lanes=True) + LANE_ROWS
 
 
 @dataclass
-class PipeTables:
-    """What Python needs to read the native statistics back: entry index -> tenant."""
+class TableImage:
+    words: array[int]
+    tenants: list[int]  # permission row -> tenant (for reading the counters back)
 
-    tenants: list[int]
+
+class _Builder:
+    def __init__(self, profile: TargetProfile) -> None:
+        self.profile = profile
+        self.words = array("q", bytes(8 * directory_words(profile)))
+
+    def add_map(self, slot: int, pairs: dict[int, int]) -> None:
+        keys = sorted(pairs)
+        self.words[2 * slot] = len(self.words)
+        self.words[2 * slot + 1] = len(keys)
+        self.words.extend(_signed(k) for k in keys)
+        self.words.extend(_signed(pairs[k]) for k in keys)
+
+    def add_rows(self, slot: int, rows: list[list[int]]) -> None:
+        self.words[slot] = len(self.words)
+        for row in rows:
+            self.words.extend(_signed(v) for v in row)
 
 
-def emit_tables(module: Any, prefix: str, pipe: PipeState) -> PipeTables:
+def _signed(value: int) -> int:
+    value &= 0xFFFF_FFFF_FFFF_FFFF
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def build_tables(pipe: PipeState) -> TableImage:
+    profile = pipe.profile
+    out = _Builder(profile)
     tenants = sorted(pipe.permissions)
-    _perm(module, prefix, pipe, tenants)
-    for eu, lanes in enumerate(pipe.lanes):
-        for lane, memory in enumerate(lanes):
-            _translate(module, f"{prefix}_translate_{eu}_{lane}", memory)
-    _constants(module, prefix, pipe)
-    _forwarding(module, prefix, pipe)
-    _routes(module, prefix, pipe)
-    return PipeTables(tenants)
-
-
-def _sorted_lookup(module: Any, name: str, pairs: dict[int, int], default: int) -> Any:
-    """``name(i64 key) -> i64``: a binary search of a constant sorted key array. Tables
-    are data, not switch instructions: LLVM's time on a switch grows with the square of
-    its cases (30,000 tenants took minutes), a search of N keys takes log2 N probes."""
-    keys = sorted(pairs)
-    size = max(1, len(keys))
-    key_ty, value_ty = ir.ArrayType(I64, size), ir.ArrayType(I64, size)
-    key_table = ir.GlobalVariable(module, key_ty, f"{name}_keys")
-    key_table.initializer = ir.Constant(key_ty, [c64(k) for k in keys] or [c64(0)])
-    value_table = ir.GlobalVariable(module, value_ty, f"{name}_values")
-    value_table.initializer = ir.Constant(value_ty, [c64(pairs[k]) for k in keys] or [c64(0)])
-    for table in (key_table, value_table):
-        table.global_constant = True
-        table.linkage = "internal"
-    fn, b = _function(module, name, I64, [I64])
-    fn.linkage = "internal"
-    (key,) = fn.args
-    low, high = b.alloca(I64), b.alloca(I64)
-    b.store(c64(0), low)
-    b.store(c64(len(keys)), high)
-    head, body, less, more, miss = (fn.append_basic_block() for _ in range(5))
-    b.branch(head)
-    b.position_at_end(head)
-    lo, hi = b.load(low), b.load(high)
-    b.cbranch(b.icmp_unsigned("<", lo, hi), body, miss)
-    b.position_at_end(body)
-    mid = b.lshr(b.add(lo, hi), c64(1))
-    probe = b.load(b.gep(key_table, [c32(0), mid]))
-    with b.if_then(b.icmp_unsigned("==", probe, key)):
-        b.ret(b.load(b.gep(value_table, [c32(0), mid])))
-    b.cbranch(b.icmp_unsigned("<", probe, key), less, more)
-    b.position_at_end(less)
-    b.store(b.add(mid, c64(1)), low)
-    b.branch(head)
-    b.position_at_end(more)
-    b.store(mid, high)
-    b.branch(head)
-    b.position_at_end(miss)
-    b.ret(c64(default))
-    return fn
-
-
-def _function(module: Any, name: str, ret: Any, args: list[Any]) -> tuple[Any, Any]:
-    fn = ir.Function(module, ir.FunctionType(ret, args), name)
-    return fn, ir.IRBuilder(fn.append_basic_block("entry"))
-
-
-def _info_function(module: Any, name: str, rows: list[list[int]], fields: int) -> None:
-    """``name(row, field) -> i32``: a constant table (0 beyond it)."""
-    ty = ir.ArrayType(I32, max(1, len(rows) * fields))
-    flat = [value for row in rows for value in row] or [0]
-    table = ir.GlobalVariable(module, ty, f"{name}_data")
-    table.initializer = ir.Constant(ty, [c32(v) for v in flat])
-    table.global_constant = True
-    table.linkage = "internal"
-    fn, b = _function(module, name, I32, [I32, I32])
-    row, field = fn.args
-    at = b.add(b.mul(row, c32(fields)), field)
-    b.ret(b.load(b.gep(table, [c32(0), at])))
-
-
-def _perm(module: Any, prefix: str, pipe: PipeState, tenants: list[int]) -> None:
-    search = _sorted_lookup(
-        module, f"{prefix}_perm_search", {t: i for i, t in enumerate(tenants)}, -1
-    )
-    fn, b = _function(module, f"{prefix}_perm", I32, [I32])
-    b.ret(b.trunc(b.call(search, [b.zext(fn.args[0], I64)]), I32))
-    rows: list[list[int]] = []
+    out.add_map(PERM, {t: i for i, t in enumerate(tenants)})
+    perm_rows = []
     for tenant in tenants:
         entry = pipe.permissions[tenant]
         flags = (
@@ -143,77 +113,54 @@ def _perm(module: Any, prefix: str, pipe: PipeState, tenants: list[int]) -> None
             | (F_RECIRCULATE if entry.recirculate else 0)
         )
         default = PTR_NONE if entry.default_dpf is None else encode_pc(entry.default_dpf)
-        extra = int(bool(entry.app_ids) or entry.unauthorized is UnauthorizedAction.PASS)
-        rows.append([entry.app_id, default, flags, extra])
-    _info_function(module, f"{prefix}_perm_info", rows, 4)
-
-
-def _translate(module: Any, name: str, memory: LaneMemory) -> None:
-    fn, b = _function(module, name, I64, [I32, I32])
-    tenant, vaddr = fn.args
-    if not memory.direct and not memory.segments:
-        b.ret(c64(0))
-        return
-    base = memory.word_address()
-    v64, t64 = b.zext(vaddr, I64), b.zext(tenant, I64)
-    direct = _sorted_lookup(
-        module,
-        f"{name}_direct",
-        {
-            owner << 32 | virtual: base + 4 * physical
-            for (owner, virtual), physical in memory.direct.items()
-        },
-        0,
+        perm_rows.append([entry.app_id, default, flags])
+    out.add_rows(row_slot(profile, PERM_ROWS), perm_rows)
+    forwarding: dict[int, int] = {}
+    dest_rows: list[list[int]] = []
+    for owner, entries in pipe.forwarding.items():
+        for virtual, destination in entries.items():
+            forwarding[owner << 32 | virtual] = len(dest_rows)
+            dest_rows.append(_destination_row(destination))
+    out.add_map(FWD, forwarding)
+    out.add_rows(row_slot(profile, DEST_ROWS), dest_rows)
+    out.add_map(ROUTE, {int.from_bytes(a, "big"): port for a, port in pipe.routes.items()})
+    out.words[row_slot(profile, ROUTE_DEFAULT)] = (
+        -1 if pipe.default_port is None else pipe.default_port
     )
-    found = b.call(direct, [b.or_(b.shl(t64, c64(32)), v64)])
-    with b.if_then(b.icmp_unsigned("!=", found, c64(0))):
-        b.ret(found)
-    # Segments: (tenant, log2 size, base) -> physical base, probed for every size the lane
-    # has, smallest first; one tenant's segments never overlap, so the first hit is the one
-    # TenantSegments.lookup finds.
+    out.add_map(
+        CONST,
+        {o << 32 | i: v for o, table in pipe.constants.items() for i, v in enumerate(table)},
+    )
+    for eu, lanes in enumerate(pipe.lanes):
+        for lane, memory in enumerate(lanes):
+            _lane(out, profile, eu, lane, memory)
+    return TableImage(out.words, tenants)
+
+
+def _lane(out: _Builder, profile: TargetProfile, eu: int, lane: int, memory: LaneMemory) -> None:
+    used = bool(memory.direct or memory.segments)
+    out.words[row_slot(profile, LANE_WORDS, eu, lane, True)] = memory.word_address() if used else 0
+    out.add_map(
+        map_slot(profile, eu, lane, LANE_DIRECT),
+        {owner << 32 | virtual: p for (owner, virtual), p in memory.direct.items()},
+    )
     segments: dict[int, int] = {}
     nulls: dict[int, int] = {}
     null_rows: list[list[int]] = []
+    sizes = 0
     for owner, table in memory.segments.items():
         for size, by_base in table.by_size.items():
+            log2 = size.bit_length() - 1
+            sizes |= 1 << log2
             for vbase, segment in by_base.items():
-                segments[owner << 40 | (size.bit_length() - 1) << 32 | vbase] = segment.pbase
+                segments[owner << 40 | log2 << 32 | vbase] = segment.pbase
         if table.null is not None:
             nulls[owner] = len(null_rows)
             null_rows.append([table.null.mask, table.null.vbase, table.null.pbase])
-    sizes = sorted({(k >> 32) & 0xFF for k in segments})
-    search = _sorted_lookup(module, f"{name}_segments", {k: v + 1 for k, v in segments.items()}, 0)
-    for log2 in sizes:
-        masked = b.zext(b.and_(vaddr, c32(~((1 << log2) - 1))), I64)
-        key = b.or_(b.or_(b.shl(t64, c64(40)), c64(log2 << 32)), masked)
-        hit = b.call(search, [key])
-        with b.if_then(b.icmp_unsigned("!=", hit, c64(0))):
-            physical = b.add(b.sub(v64, masked), b.sub(hit, c64(1)))
-            b.ret(b.add(c64(base), b.mul(physical, c64(4))))
-    if null_rows:
-        row = b.trunc(b.call(_sorted_lookup(module, f"{name}_nulls", nulls, -1), [t64]), I32)
-        _info_function(module, f"{name}_null_info", null_rows, 3)
-        info = module.globals[f"{name}_null_info"]
-        with b.if_then(b.icmp_signed(">=", row, c32(0))):
-            mask = b.call(info, [row, c32(0)])
-            vbase = b.call(info, [row, c32(1)])
-            with b.if_then(b.icmp_unsigned("==", b.and_(vaddr, mask), vbase)):
-                pbase = b.zext(b.call(info, [row, c32(2)]), I64)
-                b.ret(b.add(c64(base), b.mul(pbase, c64(4))))
-    b.ret(c64(0))
-
-
-def _constants(module: Any, prefix: str, pipe: PipeState) -> None:
-    pairs = {
-        owner << 32 | index: value
-        for owner, table in pipe.constants.items()
-        for index, value in enumerate(table)
-    }
-    search = _sorted_lookup(module, f"{prefix}_const_search", pairs, 0)
-    fn, b = _function(module, f"{prefix}_const", I32, [I32, I32])
-    tenant, index = fn.args
-    key = b.or_(b.shl(b.zext(tenant, I64), c64(32)), b.zext(index, I64))
-    b.ret(b.trunc(b.call(search, [key]), I32))
+    out.add_map(map_slot(profile, eu, lane, LANE_SEGMENT), segments)
+    out.add_map(map_slot(profile, eu, lane, LANE_NULL), nulls)
+    out.add_rows(row_slot(profile, LANE_NULL_ROWS, eu, lane, True), null_rows)
+    out.words[row_slot(profile, LANE_SIZES, eu, lane, True)] = _signed(sizes)
 
 
 def _destination_row(destination: Destination) -> list[int]:
@@ -227,26 +174,3 @@ def _destination_row(destination: Destination) -> list[int]:
         int.from_bytes(eth[:4], "big") if eth is not None else 0,
         int.from_bytes(eth[4:6], "big") if eth is not None else 0,
     ]
-
-
-def _forwarding(module: Any, prefix: str, pipe: PipeState) -> None:
-    pairs: dict[int, int] = {}
-    rows: list[list[int]] = []
-    for owner, entries in pipe.forwarding.items():
-        for virtual, destination in entries.items():
-            pairs[owner << 32 | virtual] = len(rows)
-            rows.append(_destination_row(destination))
-    search = _sorted_lookup(module, f"{prefix}_fwd_search", pairs, -1)
-    fn, b = _function(module, f"{prefix}_fwd", I32, [I32, I32])
-    tenant, value = fn.args
-    key = b.or_(b.shl(b.zext(tenant, I64), c64(32)), b.zext(value, I64))
-    b.ret(b.trunc(b.call(search, [key]), I32))
-    _info_function(module, f"{prefix}_dest", rows, 6)
-
-
-def _routes(module: Any, prefix: str, pipe: PipeState) -> None:
-    default = -1 if pipe.default_port is None else pipe.default_port
-    pairs = {int.from_bytes(address, "big"): port for address, port in pipe.routes.items()}
-    search = _sorted_lookup(module, f"{prefix}_route_search", pairs, default)
-    fn, b = _function(module, f"{prefix}_route", I32, [I32])
-    b.ret(b.trunc(b.call(search, [b.zext(fn.args[0], I64)]), I32))
