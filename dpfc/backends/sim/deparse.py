@@ -167,6 +167,7 @@ def swap_addresses(frame: bytes) -> bytes:
 # -- memoised options codec ------------------------------------------------------------------
 _EMPTY_CODE = CodeImage()
 _CACHE_SIZE = 4096  # entries of each table below; a full table is emptied (no LRU bookkeeping)
+_STACKS_PER_HEADER = 64
 
 
 class OptionsCodec:
@@ -206,16 +207,20 @@ class OptionsCodec:
         # the entry holds its code image, so the id cannot name another object meanwhile
         if hit is not None and (token == 0 or hit[0] is code):
             before = hit[1]
-            if header.stack == before.stack:
-                return before.encoded.data
+            data = before.by_stack.get(header.stack)
+            if data is not None:
+                return data
             # the same header but for the stack (a counter's value, say): swap the stack
             data = restack(before.encoded, header.stack, self.profile)
             if data is not None:
+                if len(before.by_stack) >= _STACKS_PER_HEADER:
+                    before.by_stack.clear()
+                before.by_stack[header.stack] = data
                 return data
         encoded = encode_options(header, self.profile, packed=self._pack(code, token))
         if len(self._encoded) >= _CACHE_SIZE:
             self._encoded.clear()
-        self._encoded[key] = (code, _Encoded(header.stack, encoded))
+        self._encoded[key] = (code, _Encoded(encoded, {header.stack: encoded.data}))
         return encoded.data
 
     def _pack(self, code: CodeImage, token: int) -> PackedCode:
@@ -232,10 +237,11 @@ class OptionsCodec:
 
 @dataclass(frozen=True)
 class _Encoded:
-    """The options of the last header of one key of :meth:`OptionsCodec.encode`."""
+    """The options of one key of :meth:`OptionsCodec.encode` (a header but for its stack),
+    and the options of the stacks seen with it (a few flows' replies, say)."""
 
-    stack: tuple[int, ...]
     encoded: EncodedOptions
+    by_stack: dict[tuple[int, ...], bytes]
 
 
 def _decode_at(profile: TargetProfile, options: bytes, base_offset: int) -> SwitchVMHeader:

@@ -142,8 +142,7 @@ class Stages:
         record = None if self.tracer is None else self.stage_trace(eu + 1, pc)
         lanes = self.lanes
         entry = self.regs
-        plan = _plan(bundle, lanes)
-        selectors, active = plan.selectors, plan.active
+        selectors, active, _, operands = _plan(bundle, lanes)
         # `entry` is never written (the EU's results go to a new list): without selectors,
         # the selected values are the entry values themselves
         selected = list(entry) if selectors else entry
@@ -166,17 +165,17 @@ class Stages:
         result = list(selected)
         lane_memories = self.memories[eu]
         tenant = self.tenant
-        for lane, op, mop in active:
-            if op is not AluOp.NOP:
-                a, b = selected[lane], selected[lanes + lane]
+        for lane, b_at, op, mop in active:
+            if op is not None:
+                a, b = selected[lane], selected[b_at]
                 result[lane] = alu(op, a, b)
                 if record is not None:
                     record.events.append(
                         f"lane {lane}: {op.name} A{lane}={a:#x}, B{lane}={b:#x} -> A{lane}={result[lane]:#x}"
                     )
-            if mop is not MemOp.NOP:
+            if mop is not None:
                 vaddr = address_regs[lane]
-                data = selected[lanes + lane]
+                data = selected[b_at]
                 lane_memory = lane_memories[lane]
                 physical = lane_memory.translate(tenant, vaddr)
                 if physical is None:
@@ -187,7 +186,7 @@ class Stages:
                         f"EU{eu} lane {lane}: {mop.name} [{vaddr:#x}] is not mapped",
                     )
                     if mop is not MemOp.STORE:
-                        result[lanes + lane] = 0
+                        result[b_at] = 0
                     if record is not None:
                         record.events.append(
                             f"lane {lane}: {mop.name} [{vaddr:#x}] unmapped: no effect"
@@ -198,7 +197,7 @@ class Stages:
                 new, b_value = memory(mop, old, data)
                 words[physical] = new
                 if b_value is not None:
-                    result[lanes + lane] = b_value
+                    result[b_at] = b_value
                 if record is not None:
                     record.events.append(
                         f"lane {lane}: {mop.name} [{vaddr:#x} -> phys {physical}] old={old:#x} "
@@ -217,7 +216,7 @@ class Stages:
                 seen = selected
             else:  # LOADED: after selection plus this EU's memory results, never ALU results
                 seen = selected[:lanes] + result[lanes:]
-            x_at, x_imm, y_at, y_imm = plan.operands
+            x_at, x_imm, y_at, y_imm = operands
             x = seen[x_at] if x_at >= 0 else x_imm if x_at == -1 else self.operand(control.x, seen)
             y = seen[y_at] if y_at >= 0 else y_imm if y_at == -1 else self.operand(control.y, seen)
             taken = branch_taken(control.op, x, y)
@@ -302,7 +301,9 @@ class Plan(NamedTuple):
     """What one bundle asks of the units on a target of some number of lanes."""
 
     selectors: tuple[tuple[Selector, SelectorKind, int, int], ...]  # sel, kind, dest, source
-    active: tuple[tuple[int, AluOp, MemOp], ...]  # (lane, ALU op, memory op), a unit not NOP
+    # the lanes whose ALU or memory unit works: (lane, index of B[lane], ALU op, memory op),
+    # None for a unit that does nothing (NOP)
+    active: tuple[tuple[int, int, AluOp | None, MemOp | None], ...]
     reads_metadata: bool  # a LOAD_MD selector (a prolog the metadata permission guards)
     # the branch's x and y: (register index, 0), or (-1, immediate), or (-2, 0) when
     # absent (``operand`` then fails as it always did)
@@ -334,7 +335,12 @@ def _plan(bundle: Bundle, lanes: int) -> Plan:
         for sel in bundle.selectors
     )
     active = tuple(
-        (lane, bundle.alu[lane], bundle.mem[lane])
+        (
+            lane,
+            lanes + lane,
+            None if bundle.alu[lane] is AluOp.NOP else bundle.alu[lane],
+            None if bundle.mem[lane] is MemOp.NOP else bundle.mem[lane],
+        )
         for lane in range(lanes)
         if bundle.alu[lane] is not AluOp.NOP or bundle.mem[lane] is not MemOp.NOP
     )
