@@ -54,11 +54,12 @@ Choices that make the simulator and the interpreter see the same inputs:
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from dpfc.backends.jit import JitSwitch
-from dpfc.backends.sim import Destination, Network
+from dpfc.backends.sim import Destination, Network, PassResult, Switch
 from dpfc.encoding.errors import EncodingError
 from dpfc.encoding.header import (
     HEADER_DATA_LEN,
@@ -259,8 +260,11 @@ def run_compiled(
         "pipe_id": switch.pipe_of(DEFAULT_PORT if egress else in_port),
         "egress_port": DEFAULT_PORT if egress else 0xFFFF,
     }
-    processor = JitSwitch(switch).process if jit else switch.process
-    result = processor(frame, in_port, now_ns=now_ns, queue_depth=queue_depth)
+    twin = copy.deepcopy(switch) if jit else None
+    result = switch.process(frame, in_port, now_ns=now_ns, queue_depth=queue_depth)
+    if twin is not None:  # the llvmlite JIT on an identical switch: the same pass and state
+        native = JitSwitch(twin).process(frame, in_port, now_ns=now_ns, queue_depth=queue_depth)
+        assert_same_pass(result, native, switch, twin)
     verdict, reason = result.verdict, result.reason
     if egress and result.egress:  # the egress run decides whether the frame leaves
         verdict, reason = result.egress[0].verdict, result.egress[0].reason
@@ -297,6 +301,22 @@ def run_compiled(
         stack_limit=profile.stack_max_depth,
         code_bytes=encoded.code_bytes,
     )
+
+
+def assert_same_pass(mine: PassResult, native: PassResult, switch: Switch, twin: Switch) -> None:
+    """The interpreter's pass and the JIT's agree: result, counters, memory, reports."""
+    assert (native.tenant, native.verdict, native.reason) == (
+        mine.tenant,
+        mine.verdict,
+        mine.reason,
+    )
+    assert native.outputs == mine.outputs and native.recirculated == mine.recirculated
+    assert native.executed == mine.executed and native.egress_ptr == mine.egress_ptr
+    assert [e.frame for e in native.egress] == [e.frame for e in mine.egress]
+    for a, b in zip(switch.pipes, twin.pipes, strict=True):
+        assert {t: vars(s) for t, s in a.stats.items()} == {t: vars(s) for t, s in b.stats.items()}
+        assert [m._words for m in a.all_lanes()] == [m._words for m in b.all_lanes()]
+        assert (a.packets_seen, list(a.reports)) == (b.packets_seen, list(b.reports))
 
 
 def _words(cells: Mapping[int, int] | Sequence[int]) -> dict[int, int]:
