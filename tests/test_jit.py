@@ -9,9 +9,10 @@
   unauthorized, unmapped, foreign tenants).
 * A table change made between batches is seen by the next batch (the control plane's
   generation), and every ControlPlane method is classified as a table change or not.
+* ``dpfc run --jit`` reports what ``--no-jit`` reports on every example scenario.
 
-Random compiled programs are compared in tests/test_compile_differential.py (every
-JIT_EVERY-th program).
+Random compiled programs are compared in tests/test_compile_differential.py (the first
+packet of every compiled DPF, through tests/sim_harness.py).
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from dpfc.backends.jit import JitSwitch, missing
 from dpfc.backends.sim import Network, Switch
 from dpfc.backends.sim.control import READS, TABLE_CHANGES, ControlPlane
 from dpfc.bench import workloads as w
+from dpfc.cli.main import main
 from dpfc.target import BUILTIN_PROFILES
 from tests.conformance.harness import expected_counts, golden, run_vector
 from tests.conformance.targets import Frames, SimTarget
@@ -160,3 +163,34 @@ def test_a_bad_port_is_refused_as_the_interpreter_refuses_it() -> None:
     _, switch, frames = w.counter(PROFILE)
     with pytest.raises(ValueError, match="has no port 99"):
         JitSwitch(switch).process(frames[0], 99)
+
+
+# the tutorial's flow_guard scenarios read objects the tutorial writes first (test_tutorial)
+SCENARIOS = sorted(
+    p
+    for p in (Path(__file__).resolve().parent.parent / "examples" / "scenarios").glob("*.toml")
+    if not p.stem.startswith("flow_guard")
+)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_dpfc_run_reports_the_same_with_the_jit(scenario: Path) -> None:
+    """`dpfc run --jit` (every switch's passes through a JitSwitch) reports exactly what
+    the interpreter reports: verdicts, frames, counters, reports."""
+    runner = CliRunner()
+    interpreted = runner.invoke(main, ["run", str(scenario), "--json", "--no-jit"])
+    native = runner.invoke(main, ["run", str(scenario), "--json", "--jit"])
+    assert interpreted.exit_code == 0, interpreted.output
+    assert native.exit_code == 0 and native.output == interpreted.output
+
+
+def test_a_large_run_uses_the_jit_and_a_network_can_go_back() -> None:
+    network, switch, frames = w.counter(PROFILE)
+    native = JitSwitch(switch)
+    network.set_processor("s1", native.process)
+    for frame in frames * 4:
+        network.send("client", frame)
+    network.run(keep=False)
+    assert native.native == len(frames) * 4 and native.deopts == 0
+    network.set_processor("s1", None)
+    assert "s1" not in network.processors

@@ -25,6 +25,7 @@ from typing import Any
 
 import click
 
+from dpfc.backends import jit as native
 from dpfc.backends.scenario import Scenario, ScenarioError, load_scenario
 from dpfc.backends.sim import Network, PassRecord
 from dpfc.cli.errors import UserError, diagnostics_format, handle_errors, report_diagnostics
@@ -35,6 +36,7 @@ from dpfc.packet import parse_packet, write_pcap
 from dpfc.target import TargetProfile
 
 MAX_PASSES = 1_000_000
+LARGE_RUN = 10_000  # frames queued at the start from which the JIT runs the passes
 
 
 def report_scenario_error(exc: ScenarioError) -> None:
@@ -313,6 +315,18 @@ def render_text(report: dict[str, Any], *, trace: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _use_jit(network: Network, *, asked: bool) -> None:
+    """Run every switch's passes with the llvmlite JIT (traced passes stay the
+    interpreter's); where llvmlite cannot run, say so when --jit asked for it."""
+    reason = native.missing()
+    if reason is not None:
+        if asked:
+            click.echo(f"dpfc run: --jit: {reason}; the interpreter runs the passes", err=True)
+        return
+    for name, switch in network.switches.items():
+        network.set_processor(name, native.JitSwitch(switch).process)
+
+
 def _write_traces(path: str, network: Network) -> None:
     text = "".join(r.result.trace.render() for r in network.records if r.result.trace)
     write_file(path, text)
@@ -348,6 +362,14 @@ def _pcap_paths(directory: str, network: Network) -> dict[str, str]:
 )
 @click.option("--json", "as_json", is_flag=True, help="print a machine-readable report")
 @click.option(
+    "--jit/--no-jit",
+    default=None,
+    help=(
+        "run the switches' passes as native code (llvmlite), with the same results; "
+        f"default: when the scenario queues {LARGE_RUN:,} frames or more"
+    ),
+)
+@click.option(
     "--max-passes",
     type=click.IntRange(min=1),
     default=MAX_PASSES,
@@ -363,6 +385,7 @@ def run_command(
     trace_file: str | None,
     out_dir: str | None,
     as_json: bool,
+    jit: bool | None,
     max_passes: int,
 ) -> None:
     """Run a scenario (.toml or .json) in the simulator; report what came out where."""
@@ -379,6 +402,8 @@ def run_command(
         except ScenarioError as exc:
             raise UserError(f"--pcap {pcap} --from {from_host}: {exc.message}") from None
     network = scenario.network
+    if jit if jit is not None else len(network.queue) >= LARGE_RUN:
+        _use_jit(network, asked=jit is True)
     tracing = trace or trace_file is not None
     network.run(trace=tracing, max_passes=max_passes)
     settled = not network.queue

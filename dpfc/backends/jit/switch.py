@@ -75,6 +75,15 @@ class Packed:
         self.out = ctypes.create_string_buffer(len(self.data) + OUTPUT_GROWTH * len(frames) + 1)
         self.res = array("i", bytes(4 * RESULT_WORDS * len(frames)))
 
+    def hold(self, frame: bytes) -> bool:
+        """Hold ``frame`` alone in this one-frame buffer (no allocation), if it fits."""
+        if len(frame) + OUTPUT_GROWTH >= len(self.out):
+            return False
+        self.frames = [frame]
+        self.data = frame
+        self.desc[1] = len(frame)
+        return True
+
 
 class Batch:
     """The outcome of one batch: native records, and the interpreter's results in between
@@ -161,6 +170,7 @@ class JitSwitch:
         if missing_reason is not None:
             raise JitUnavailable(missing_reason)
         self.compiled: dict[int, CompiledPipe] = {}
+        self._single: Packed | None = None  # the buffer of process(), reused
         self.deopts = 0
         self.native = 0
         self.compilations = 0

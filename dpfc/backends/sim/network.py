@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from dpfc.target.profile import TargetProfile
 
@@ -28,6 +29,15 @@ from .control import ControlPlane
 from .execute import Context, PassResult, run_egress, run_pass
 from .rand import RandomSource, Xorshift32
 from .state import PipeState
+
+
+class Processor(Protocol):
+    """Runs one pass of a switch, as :meth:`Switch.process` does."""
+
+    def __call__(
+        self, frame: bytes, port: int, *, now_ns: int = 0, queue_depth: int = 0, trace: bool = False
+    ) -> PassResult: ...
+
 
 HOP_LIMIT = 64  # passes one packet (and its copies) may take through the network
 PASS_NS = 100  # simulated time of one pipe pass
@@ -183,6 +193,8 @@ class Network:
         self.records: list[PassRecord] = []
         self.transmissions: list[Transmission] = []
         self.hop_limited: list[int] = []
+        # what runs a switch's passes: Switch.process unless set_processor says otherwise
+        self.processors: dict[str, Processor] = {}
 
     # -- topology ------------------------------------------------------------------------------
     def add_switch(
@@ -232,6 +244,16 @@ class Network:
         if (switch, port) in self.wires:
             raise TopologyError(f"port {switch}:{port} is already connected")
 
+    def set_processor(self, switch: str, processor: Processor | None) -> None:
+        """Run ``switch``'s passes with ``processor`` (a function like Switch.process, e.g.
+        dpfc.backends.jit.JitSwitch.process), or with Switch.process again (None)."""
+        if switch not in self.switches:
+            raise TopologyError(f"no switch named {switch!r}")
+        if processor is None:
+            self.processors.pop(switch, None)
+        else:
+            self.processors[switch] = processor
+
     # -- traffic -------------------------------------------------------------------------------
     def send(self, host: str, frame: bytes) -> int:
         """Queue ``frame`` as sent by ``host``; returns the packet id."""
@@ -264,7 +286,8 @@ class Network:
         self.pending[(name, pipe)] -= 1
         self.now_ns += PASS_NS
         self.passes += 1
-        result = switch.process(
+        process = self.processors.get(name, switch.process)
+        result = process(
             frame, port, now_ns=self.now_ns, queue_depth=self.pending[(name, pipe)], trace=trace
         )
         if result.trace is not None:
