@@ -136,8 +136,7 @@ def test_batches_equal_the_interpreter(name: str) -> None:
         assert mine.outputs == theirs.outputs and mine.recirculated == theirs.recirculated
         assert mine.executed == theirs.executed and mine.egress_ptr == theirs.egress_ptr
     assert _state(native_switch) == _state(twin)
-    if name != "paxos":  # multicast is the interpreter's (docs/simulator.md §8)
-        assert jit.native >= len(frames) * 3
+    assert jit.native >= len(frames) * 3
 
 
 def test_a_table_change_between_batches_is_seen() -> None:

@@ -27,6 +27,7 @@ FORWARD = 7
 FORWARD_NO_ROUTE = 8
 PASS = 9
 PASS_NO_ROUTE = 10
+MULTICAST = 11
 
 # -- a result record (i32 words per packet) -------------------------------------------------
 R_STATUS = 0
@@ -40,7 +41,10 @@ R_EGRESS = 7  # the outgoing egress pointer (0xFFFF: none)
 R_EXEC_COUNT = 8
 R_EXEC = 9  # (stage << 16 | raw PC) of every bundle run
 R_EXEC_MAX = 2 + 16  # prolog, up to 16 EUs, epilog
-RESULT_WORDS = R_EXEC + R_EXEC_MAX
+R_COPIES = R_EXEC + R_EXEC_MAX  # multicast: the copies that left
+R_COPY = R_COPIES + 1  # (port, output offset) of each copy
+MAX_COPIES = 8  # a larger group is the interpreter's
+RESULT_WORDS = R_COPY + 2 * MAX_COPIES
 
 # -- statistics (i64 per counter, STAT_SLOTS per permission entry) ----------------------------
 STAT_FIELDS = (
@@ -119,6 +123,7 @@ class StateLayout:
             "new_ptr",
             "hdr_mod",
             "out_off",
+            "out_cap",
             "packets_seen",
         ]
         for name in names:
@@ -149,6 +154,7 @@ class StateLayout:
     new_ptr: int
     hdr_mod: int
     out_off: int
+    out_cap: int
     packets_seen: int
 
 

@@ -25,6 +25,7 @@ from .tables import (
     FWD,
     GLOBAL_MAPS,
     GLOBAL_ROWS,
+    GROUP_ROWS,
     LANE_DIRECT,
     LANE_MAPS,
     LANE_NULL,
@@ -33,6 +34,7 @@ from .tables import (
     LANE_SEGMENT,
     LANE_SIZES,
     LANE_WORDS,
+    MCAST,
     NULL_WORDS,
     PERM,
     PERM_ROWS,
@@ -123,6 +125,11 @@ class _Lookups:
         fn, b = self.function("fwd", I32, [I32, I32])
         key = b.or_(b.shl(b.zext(fn.args[0], I64), c64(32)), b.zext(fn.args[1], I64))
         b.ret(b.trunc(self.find(b, FWD, key, -1), I32))
+        fn, b = self.function("mcast", I32, [I32, I32])
+        key = b.or_(b.shl(b.zext(fn.args[0], I64), c64(32)), b.zext(fn.args[1], I64))
+        b.ret(b.trunc(self.find(b, MCAST, key, -1), I32))
+        fn, b = self.function("group", I32, [I32, I32])
+        b.ret(self.row_word(b, row_slot(profile, GROUP_ROWS), fn.args[0], 2, fn.args[1]))
         fn, b = self.function("dest", I32, [I32, I32])
         b.ret(self.row_word(b, row_slot(profile, DEST_ROWS), fn.args[0], DEST_WORDS, fn.args[1]))
         fn, b = self.function("route", I32, [I32])

@@ -3,7 +3,7 @@ steering and deparse (docs/simulator.md §1.1), in one function of the pipe modu
 
 Contract: :func:`emit_batch` writes ``i32 P_batch(i8* in, i32* desc, i32 start, i32 n,
 i8* out, i32* res, i32* st, i64* undo, i64* stats, i64* ctab, i32* dirty)``. For packets
-``start..n-1`` (packet i is ``desc[2i]`` bytes at ``in + desc[2i+1]``... see
+``start..n-1`` (packet i: the ``desc[2i+1]`` bytes at ``in + desc[2i]``, see
 :mod:`.switch`) it does what :func:`dpfc.backends.sim.execute.run_pass` does and writes
 one result record (:mod:`.layout`) and the output frame; it returns the index of the first
 packet it did not finish, whose record says why: :data:`~.layout.NEED_CODE` (in-packet code

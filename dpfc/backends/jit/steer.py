@@ -5,8 +5,8 @@ tenant's permission bits and the gas, forms the outgoing SwitchVM options (heade
 code kept or removed, the stack in options of 31 entries), rebuilds the frame (lengths,
 the IPv4 checksum, UDP checksum 0, Geneve option length), delivers it (drop, recirculate,
 return to sender, set_port, forward with the entry's rewrite and route, pass by the
-route) and commits the packet's counters; multicast, an egress DPF to run and anything
-the interpreter would report leave for DEOPT.
+route, multicast with a rewritten and routed copy per member) and commits the packet's
+counters; an egress DPF to run and anything the interpreter would report leave for DEOPT.
 """
 
 from __future__ import annotations
@@ -21,9 +21,13 @@ from .layout import (
     F_RECIRCULATE,
     FORWARD,
     FORWARD_NO_ROUTE,
+    MAX_COPIES,
+    MULTICAST,
     PASS,
     PASS_NO_ROUTE,
     PTR_NONE,
+    R_COPIES,
+    R_COPY,
     R_EGRESS,
     R_GAS,
     R_OUT_LEN,
@@ -61,7 +65,6 @@ class SteerGen(PacketGen):
         self.fail_if(b.and_(recirculate, self.eq(b.and_(flags, c32(F_RECIRCULATE)), 0)))
         self.fail_if(b.and_(recirculate, self.eq(self.gas, 0)))  # gas exhausted: reported
         gas = b.select(recirculate, b.sub(self.gas, c32(1)), self.gas)
-        self.fail_if(self.eq(action, ACTION_CODE["multicast"]))
         prologs = b.select(hdr_mod, c32(0), self.prologs)
         eptr = self.eptr
         eptr_gone = b.and_(
@@ -175,9 +178,16 @@ class SteerGen(PacketGen):
         finish = self.fn.append_basic_block("finish")
         cases = {
             name: self.fn.append_basic_block(name)
-            for name in ("pass", "return_to_sender", "forward", "set_port", "recirculate")
+            for name in (
+                "pass",
+                "return_to_sender",
+                "forward",
+                "set_port",
+                "recirculate",
+                "multicast",
+            )
         }
-        switch = b.switch(action, finish)  # drop (multicast left above)
+        switch = b.switch(action, finish)  # drop
         for name, block in cases.items():
             switch.add_case(c32(ACTION_CODE[name]), block)
 
@@ -205,6 +215,12 @@ class SteerGen(PacketGen):
         with b.if_then(self.eq(to, 0xFFFF_FFFF)):
             outcome(FORWARD_NO_ROUTE, "dropped", c32(-1), False)
         outcome(FORWARD, "forwarded", to, True)
+        b.position_at_end(cases["multicast"])
+        copies = self.multicast(value, o, length)
+        b.store(c32(MULTICAST), status)
+        b.store(c32(STAT_INDEX["multicast"]), verdict_counter)
+        b.store(b.mul(b.add(copies, c32(1)), length), kept)  # the deparsed frame and the copies
+        b.branch(finish)
         b.position_at_end(cases["pass"])
         routed = self.table("route", I32, [I32], [e.be(o, b.add(self.l3, c32(16)), 4)])
         with b.if_then(self.eq(routed, 0xFFFF_FFFF)):
@@ -232,6 +248,38 @@ class SteerGen(PacketGen):
         e.set(lay.out_off, b.add(e.get(lay.out_off), frame_length))
         e.set(lay.packets_seen, b.add(e.get(lay.packets_seen), c32(1)))
         b.ret(b.load(status))
+
+    def multicast(self, value: Any, o: Any, length: Any) -> Any:
+        """Steering.deliver's multicast: a copy of the deparsed frame per member, each
+        rewritten and routed as Steering.send does; members without a route send nothing.
+        Writes the copies after ``o``; the number that left."""
+        e, b, lay = self.e, self.b, self.lay
+        group = self.table("mcast", I32, [I32, I32], [self.vni, value])
+        self.fail_if(self.eq(group, 0xFFFF_FFFF))  # no such group: refused, reported
+        first = self.info("group", group, 0)
+        members = self.info("group", group, 1)
+        self.fail_if(b.icmp_unsigned(">", members, c32(MAX_COPIES)))
+        needed = b.add(e.get(lay.out_off), b.mul(b.add(members, c32(1)), length))
+        self.fail_if(b.icmp_unsigned(">", needed, e.get(lay.out_cap)))  # no room: handed over
+        copies = self.var(c32(0))
+
+        def member(k: Any) -> None:
+            sent = b.load(copies)
+            at = b.mul(b.add(sent, c32(1)), length)
+            copy = b.gep(o, [at])
+            e.copy(copy, c32(0), o, c32(0), length)
+            to = self.rewrite(copy, b.add(first, k))
+            with b.if_then(self.ne(to, 0xFFFF_FFFF)):
+                slot = b.add(c32(R_COPY), b.mul(sent, c32(2)))
+                b.store(to, b.gep(self.record, [slot]))
+                offset = b.add(e.get(lay.out_off), at)
+                b.store(offset, b.gep(self.record, [b.add(slot, c32(1))]))
+                b.store(b.add(sent, c32(1)), copies)
+
+        self.loop(members, member)
+        count = b.load(copies)
+        self.put(R_COPIES, count)
+        return count
 
     def swap_addresses(self, o: Any) -> None:
         """deparse.swap_addresses: outer MACs and IPv4 addresses exchanged."""

@@ -29,10 +29,13 @@ from .layout import (
     DROP_DPF,
     FORWARD,
     FORWARD_NO_ROUTE,
+    MULTICAST,
     NEED_CODE,
     PASS,
     PASS_NO_ROUTE,
     PTR_NONE,
+    R_COPIES,
+    R_COPY,
     R_EGRESS,
     R_EXEC,
     R_EXEC_COUNT,
@@ -72,7 +75,8 @@ class Packed:
             self.desc[2 * k] = offset
             self.desc[2 * k + 1] = len(frame)
             offset += len(frame)
-        self.out = ctypes.create_string_buffer(len(self.data) + OUTPUT_GROWTH * len(frames) + 1)
+        # room for multicast copies: three frames per packet on average (more: handed over)
+        self.out = ctypes.create_string_buffer(3 * (len(self.data) + OUTPUT_GROWTH * len(frames)))
         self.res = array("i", bytes(4 * RESULT_WORDS * len(frames)))
 
     def hold(self, frame: bytes) -> bool:
@@ -113,7 +117,7 @@ class Batch:
         value = word[base + R_VALUE]
         frame = b""
         length = word[base + R_OUT_LEN]
-        if length:
+        if length and status != MULTICAST:
             start = word[base + R_OUT_OFF]
             frame = ctypes.string_at(ctypes.addressof(self.out) + start, length)
         executed = tuple(
@@ -123,6 +127,26 @@ class Batch:
         egress_raw = word[base + R_EGRESS]
         egress: PC | None = None if egress_raw == PTR_NONE else decode_pc(egress_raw)
         port = word[base + R_PORT]
+        if status == MULTICAST:
+            copies = [
+                (
+                    word[base + R_COPY + 2 * k],
+                    ctypes.string_at(
+                        ctypes.addressof(self.out) + word[base + R_COPY + 2 * k + 1],
+                        word[base + R_OUT_LEN] // (word[base + R_COPIES] + 1),
+                    ),
+                )
+                for k in range(word[base + R_COPIES])
+            ]
+            result = PassResult(
+                tenant,
+                "multicast",
+                f"multicast to group {value} ({len(copies)} copies)",
+                outputs=copies,
+            )
+            result.executed = executed
+            result.egress_ptr = egress
+            return result
         if status == PASS_NO_ROUTE:  # pass rewrites no address: the input's destination
             address = plain_ipv4_destination(self.frames[index]) or b"\0\0\0\0"
             frame = address
@@ -225,6 +249,7 @@ class JitSwitch:
             (lay.queue_depth, queue_depth),
             (lay.ports, switch.ports),
             (lay.out_off, 0),
+            (lay.out_cap, len(packed.out)),
         ):
             state[field] = value - (1 << 32) if value >= 1 << 31 else value
         data, desc, out, res = packed.data, packed.desc, packed.out, packed.res

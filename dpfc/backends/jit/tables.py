@@ -4,10 +4,11 @@ translation, constants, forwarding entries and routes.
 Contract: :func:`build_tables` turns the ingress tables of ``pipe`` as they are now into one
 ``array('q')`` (:class:`TableImage`); a table change makes a new image, never new code.
 Its first words are a directory: for each sorted map (:data:`PERM`, :data:`FWD`,
-:data:`ROUTE`, :data:`CONST`, and per lane ``lane_map(eu, lane, kind)``) the offset of its
+:data:`ROUTE`, :data:`CONST`, :data:`MCAST`, and per lane ``lane_map(eu, lane, kind)``) the offset of its
 keys and its length (its values follow its keys); then the rows other maps index
 (:data:`PERM_ROWS`: app id, default DPF, flags; :data:`DEST_ROWS`: port, address flags and
-words; per lane the null-segment rows and the lane's word address and segment sizes).
+words, forwarding entries' and then multicast members'; :data:`GROUP_ROWS`: a group's first
+member row and size; per lane the null-segment rows and the lane's word address and segment sizes).
 :mod:`.lookup` writes the functions that search it (binary search), matching
 :meth:`dpfc.backends.sim.memory.LaneMemory.translate` and the dictionaries of
 :class:`~dpfc.backends.sim.state.PipeState`.
@@ -31,7 +32,8 @@ PERM = 0  # tenant -> permission row
 FWD = 1  # tenant << 32 | value -> destination row
 ROUTE = 2  # IPv4 destination -> port
 CONST = 3  # tenant << 32 | index -> word
-GLOBAL_MAPS = 4
+MCAST = 4  # tenant << 32 | group -> group row
+GLOBAL_MAPS = 5
 LANE_DIRECT = 0  # tenant << 32 | vaddr -> physical word
 LANE_SEGMENT = 1  # tenant << 40 | log2 size << 32 | base -> physical base
 LANE_NULL = 2  # tenant -> null-segment row
@@ -40,7 +42,8 @@ LANE_MAPS = 3
 PERM_ROWS = 0  # 3 words: app id, default DPF (raw), flags
 DEST_ROWS = 1  # 6 words, DEST_*
 ROUTE_DEFAULT = 2  # the default port, -1 for none
-GLOBAL_ROWS = 3
+GROUP_ROWS = 3  # 2 words: the group's first destination row, its size
+GLOBAL_ROWS = 4
 LANE_NULL_ROWS = 0  # 3 words: mask, base, physical
 LANE_WORDS = 1  # the address of physical word 0
 LANE_SIZES = 2  # bit k set: the lane has segments of 2**k words
@@ -122,6 +125,15 @@ def build_tables(pipe: PipeState) -> TableImage:
             forwarding[owner << 32 | virtual] = len(dest_rows)
             dest_rows.append(_destination_row(destination))
     out.add_map(FWD, forwarding)
+    groups: dict[int, int] = {}
+    group_rows: list[list[int]] = []
+    for owner, by_group in pipe.multicast.items():
+        for group, members in by_group.items():
+            groups[owner << 32 | group] = len(group_rows)
+            group_rows.append([len(dest_rows), len(members)])
+            dest_rows.extend(_destination_row(d) for d in members)
+    out.add_map(MCAST, groups)
+    out.add_rows(row_slot(profile, GROUP_ROWS), group_rows)
     out.add_rows(row_slot(profile, DEST_ROWS), dest_rows)
     out.add_map(ROUTE, {int.from_bytes(a, "big"): port for a, port in pipe.routes.items()})
     out.words[row_slot(profile, ROUTE_DEFAULT)] = (
