@@ -324,7 +324,8 @@ def _use_jit(network: Network, *, asked: bool) -> None:
             click.echo(f"dpfc run: --jit: {reason}; the interpreter runs the passes", err=True)
         return
     for name, switch in network.switches.items():
-        network.set_processor(name, native.JitSwitch(switch).process)
+        engine = native.JitSwitch(switch)
+        network.set_processor(name, engine.process, batch=engine.run_frames)
 
 
 def _write_traces(path: str, network: Network) -> None:

@@ -29,6 +29,13 @@ PASS = 9
 PASS_NO_ROUTE = 10
 MULTICAST = 11
 
+# -- a packet's descriptor (i32 words per packet) ------------------------------------------
+D_OFFSET = 0  # where the frame starts in the input buffer
+D_LENGTH = 1
+D_TIMESTAMP = 2  # the pass's timestamp (LOAD_MD timestamp)
+D_QUEUE_DEPTH = 3  # the pass's queue depth (LOAD_MD queue_depth)
+DESC_WORDS = 4
+
 # -- a result record (i32 words per packet) -------------------------------------------------
 R_STATUS = 0
 R_TENANT = 1
@@ -124,6 +131,11 @@ class StateLayout:
             "hdr_mod",
             "out_off",
             "out_cap",
+            "loop_ports_low",
+            "loop_ports_high",
+            "loop_ports_beyond",
+            "loop_recirculate",
+            "stopped",
             "packets_seen",
         ]
         for name in names:
@@ -155,6 +167,11 @@ class StateLayout:
     hdr_mod: int
     out_off: int
     out_cap: int
+    loop_ports_low: int  # ports 0..31 whose frames come back to this pipe (a bit each)
+    loop_ports_high: int  # ports 32..63
+    loop_ports_beyond: int  # 1: any port from 64 on may come back
+    loop_recirculate: int  # 1: a recirculated frame comes back before the next packet
+    stopped: int  # set when the batch stopped after a packet that comes back
     packets_seen: int
 
 

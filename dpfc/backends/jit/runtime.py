@@ -3,8 +3,8 @@ steering and deparse (docs/simulator.md §1.1), in one function of the pipe modu
 
 Contract: :func:`emit_batch` writes ``i32 P_batch(i8* in, i32* desc, i32 start, i32 n,
 i8* out, i32* res, i32* st, i64* undo, i64* stats, i64* ctab, i32* dirty)``. For packets
-``start..n-1`` (packet i: the ``desc[2i+1]`` bytes at ``in + desc[2i]``, see
-:mod:`.switch`) it does what :func:`dpfc.backends.sim.execute.run_pass` does and writes
+``start..n-1`` (packet i: the descriptor ``desc[4i..4i+3]`` of :mod:`.layout`: its
+offset in ``in``, its length, its timestamp and queue depth) it does what :func:`dpfc.backends.sim.execute.run_pass` does and writes
 one result record (:mod:`.layout`) and the output frame; it returns the index of the first
 packet it did not finish, whose record says why: :data:`~.layout.NEED_CODE` (in-packet code
 not compiled yet) or :data:`~.layout.DEOPT`. A packet ends in DEOPT whenever the
@@ -23,16 +23,28 @@ from typing import Any
 from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE
 from dpfc.target.profile import TargetProfile
 
-from .emit import I32, c32, c64, declare
+from .emit import I32, I64, c32, c64, declare
 from .layout import (
+    D_LENGTH,
+    D_OFFSET,
+    D_QUEUE_DEPTH,
+    D_TIMESTAMP,
     DEOPT,
+    DESC_WORDS,
+    MAX_COPIES,
+    MULTICAST,
     NEED_CODE,
     PTR_NONE,
+    R_COPIES,
+    R_COPY,
     R_EXEC,
     R_EXEC_COUNT,
+    R_PORT,
+    RECIRCULATE,
     RESULT_WORDS,
     STAGE_DEOPT,
     STAGE_HALT,
+    StateLayout,
 )
 from .llvm import ir
 from .lookup import emit_lookups
@@ -59,19 +71,55 @@ def emit_batch(module: Any, prefix: str, profile: TargetProfile) -> None:
     i = b.load(index)
     b.cbranch(b.icmp_unsigned("<", i, count), body, done)
     b.position_at_end(body)
-    offset = b.load(b.gep(desc, [b.mul(i, c32(2))]))
-    length = b.load(b.gep(desc, [b.add(b.mul(i, c32(2)), c32(1))]))
+    lay = StateLayout(profile)
+
+    def field(k: int) -> Any:
+        return b.load(b.gep(desc, [b.add(b.mul(i, c32(DESC_WORDS)), c32(k))]))
+
+    def state(at: int) -> Any:
+        return b.gep(st, [c32(at)])
+
+    b.store(field(D_TIMESTAMP), state(lay.timestamp))
+    b.store(field(D_QUEUE_DEPTH), state(lay.queue_depth))
     record = b.gep(res, [b.mul(i, c32(RESULT_WORDS))])
-    status = b.call(one, [b.gep(inp, [offset]), length, out, record, st, undo, stats, ctab, dirty])
+    frame = b.gep(inp, [field(D_OFFSET)])
+    status = b.call(one, [frame, field(D_LENGTH), out, record, st, undo, stats, ctab, dirty])
     b.store(status, record)
     stop = b.or_(
         b.icmp_unsigned("==", status, c32(DEOPT)), b.icmp_unsigned("==", status, c32(NEED_CODE))
     )
-    advance = fn.append_basic_block("advance")
+    advance, after = fn.append_basic_block("advance"), fn.append_basic_block("after")
     b.cbranch(stop, done, advance)
     b.position_at_end(advance)
     b.store(b.add(i, c32(1)), index)
-    b.branch(head)
+    # A frame that comes back to this pipe (recirculated, or wired back) changes the queue
+    # depth of the packets after it: the batch stops after it (the caller goes on).
+    recirculated = b.icmp_unsigned("==", status, c32(RECIRCULATE))
+    comes_back = b.and_(
+        recirculated, b.icmp_unsigned("!=", b.load(state(lay.loop_recirculate)), c32(0))
+    )
+
+    def loops(port: Any) -> Any:
+        low = b.zext(b.load(state(lay.loop_ports_low)), I64)
+        high = b.zext(b.load(state(lay.loop_ports_high)), I64)
+        mask = b.or_(low, b.shl(high, c64(32)))
+        in_mask = b.and_(b.lshr(mask, b.zext(b.and_(port, c32(63)), I64)), c64(1))
+        beyond = b.icmp_unsigned("!=", b.load(state(lay.loop_ports_beyond)), c32(0))
+        small = b.icmp_unsigned("<", port, c32(64))
+        hit = b.select(small, b.icmp_unsigned("!=", in_mask, c64(0)), beyond)
+        return b.and_(b.icmp_signed(">=", port, c32(0)), hit)
+
+    comes_back = b.or_(comes_back, loops(b.load(b.gep(record, [c32(R_PORT)]))))
+    copies = b.load(b.gep(record, [c32(R_COPIES)]))
+    is_multicast = b.icmp_unsigned("==", status, c32(MULTICAST))
+    for k in range(MAX_COPIES):
+        port = b.load(b.gep(record, [c32(R_COPY + 2 * k)]))
+        counted = b.and_(is_multicast, b.icmp_unsigned("<", c32(k), copies))
+        comes_back = b.or_(comes_back, b.and_(counted, loops(port)))
+    b.cbranch(comes_back, after, head)
+    b.position_at_end(after)
+    b.store(c32(1), state(lay.stopped))
+    b.branch(done)
     b.position_at_end(done)
     b.ret(b.load(index))
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 from array import array
+from collections.abc import Collection, Sequence
 
 from dpfc.encoding.code import decode_pc
 from dpfc.isa.bundle import PC
@@ -25,7 +26,12 @@ from ..sim.execute import PassResult
 from ..sim.network import Switch, TopologyError
 from .compiled import CompiledPipe
 from .layout import (
+    D_LENGTH,
+    D_OFFSET,
+    D_QUEUE_DEPTH,
+    D_TIMESTAMP,
     DEOPT,
+    DESC_WORDS,
     DROP_DPF,
     FORWARD,
     FORWARD_NO_ROUTE,
@@ -64,29 +70,55 @@ OUTPUT_GROWTH = 256  # bytes an output may have over its input (the options grow
 
 class Packed:
     """Frames held in one buffer, with the buffers their outputs and records go to: made
-    once, run many times (each run overwrites the outputs of the last)."""
+    once, run many times (each run overwrites the outputs of the last). Each frame has its
+    pass's timestamp and queue depth (0 unless given)."""
 
-    def __init__(self, frames: list[bytes]) -> None:
+    def __init__(
+        self,
+        frames: list[bytes],
+        now_ns: Sequence[int] | None = None,
+        queue_depths: Sequence[int] | None = None,
+    ) -> None:
         self.frames = frames
         self.data = b"".join(frames)
-        self.desc = array("i", bytes(8 * len(frames)))
+        self.desc = array("i", bytes(4 * DESC_WORDS * len(frames)))
         offset = 0
         for k, frame in enumerate(frames):
-            self.desc[2 * k] = offset
-            self.desc[2 * k + 1] = len(frame)
+            at = DESC_WORDS * k
+            self.desc[at + D_OFFSET] = offset
+            self.desc[at + D_LENGTH] = len(frame)
             offset += len(frame)
+        if now_ns is not None:
+            for k, value in enumerate(now_ns):
+                self.desc[DESC_WORDS * k + D_TIMESTAMP] = _i32(value & 0xFFFF_FFFF)
+        if queue_depths is not None:
+            for k, value in enumerate(queue_depths):
+                self.desc[DESC_WORDS * k + D_QUEUE_DEPTH] = _i32(value & 0xFFFF_FFFF)
         # room for multicast copies: three frames per packet on average (more: handed over)
         self.out = ctypes.create_string_buffer(3 * (len(self.data) + OUTPUT_GROWTH * len(frames)))
         self.res = array("i", bytes(4 * RESULT_WORDS * len(frames)))
 
-    def hold(self, frame: bytes) -> bool:
+    def hold(self, frame: bytes, now_ns: int, queue_depth: int) -> bool:
         """Hold ``frame`` alone in this one-frame buffer (no allocation), if it fits."""
         if len(frame) + OUTPUT_GROWTH >= len(self.out):
             return False
         self.frames = [frame]
         self.data = frame
-        self.desc[1] = len(frame)
+        self.desc[D_LENGTH] = len(frame)
+        self.desc[D_TIMESTAMP] = _i32(now_ns & 0xFFFF_FFFF)
+        self.desc[D_QUEUE_DEPTH] = _i32(queue_depth & 0xFFFF_FFFF)
         return True
+
+    def metadata(self, index: int) -> tuple[int, int]:
+        """Frame ``index``'s timestamp and queue depth."""
+        at = DESC_WORDS * index
+        return self.desc[at + D_TIMESTAMP] & 0xFFFF_FFFF, self.desc[
+            at + D_QUEUE_DEPTH
+        ] & 0xFFFF_FFFF
+
+
+def _i32(value: int) -> int:
+    return value - (1 << 32) if value >= 1 << 31 else value
 
 
 class Batch:
@@ -94,6 +126,7 @@ class Batch:
     (valid until its :class:`Packed` runs again)."""
 
     def __init__(self, packed: Packed) -> None:
+        self.done = len(packed.frames)  # frames run (fewer when it stopped after a loop)
         self.frames = packed.frames
         self.out = packed.out
         self.records = packed.res
@@ -221,18 +254,49 @@ class JitSwitch:
             return self.switch.process(
                 frame, port, now_ns=now_ns, queue_depth=queue_depth, trace=True
             )
-        return self.run_batch([frame], port, now_ns=now_ns, queue_depth=queue_depth).result(0)
+        single = self._single
+        if single is None or not single.hold(frame, now_ns, queue_depth):
+            single = self._single = Packed([frame + bytes(2 * OUTPUT_GROWTH)])
+            single.hold(frame, now_ns, queue_depth)
+        return self.run_packed(single, port).result(0)
 
     def run_batch(
         self, frames: list[bytes], port: int, *, now_ns: int = 0, queue_depth: int = 0
     ) -> Batch:
-        """``frames`` arriving on ``port`` one after the other."""
-        return self.run_packed(Packed(frames), port, now_ns=now_ns, queue_depth=queue_depth)
+        """``frames`` arriving on ``port`` one after the other, all with the same metadata."""
+        count = len(frames)
+        return self.run_packed(Packed(frames, [now_ns] * count, [queue_depth] * count), port)
+
+    def run_frames(
+        self,
+        frames: list[bytes],
+        port: int,
+        now_ns: Sequence[int],
+        queue_depths: Sequence[int],
+        *,
+        loop_ports: Collection[int] = (),
+        loop_recirculate: bool = False,
+    ) -> list[PassResult]:
+        """The passes of ``frames`` arriving on ``port`` in turn, each with its timestamp and
+        queue depth, up to and including the first whose frame comes back to this pipe (a
+        recirculation when ``loop_recirculate``, an output on one of ``loop_ports``): the
+        queue depths of the packets after it are not known yet (the Network's batches)."""
+        packed = Packed(frames, now_ns, queue_depths)
+        batch = self.run_packed(
+            packed, port, loop_ports=loop_ports, loop_recirculate=loop_recirculate
+        )
+        return [batch.result(k) for k in range(batch.done)]
 
     def run_packed(
-        self, packed: Packed, port: int, *, now_ns: int = 0, queue_depth: int = 0
+        self,
+        packed: Packed,
+        port: int,
+        *,
+        loop_ports: Collection[int] = (),
+        loop_recirculate: bool = False,
     ) -> Batch:
-        """The frames of ``packed`` arriving on ``port`` one after the other."""
+        """The frames of ``packed`` arriving on ``port`` one after the other (see
+        :meth:`run_frames` for the loops)."""
         switch = self.switch
         frames = packed.frames
         if not 0 <= port < switch.ports:
@@ -245,11 +309,14 @@ class JitSwitch:
             (lay.ingress_port, port),
             (lay.switch_id, switch.switch_id),
             (lay.pipe_id, index),
-            (lay.timestamp, now_ns & 0xFFFF_FFFF),
-            (lay.queue_depth, queue_depth),
             (lay.ports, switch.ports),
             (lay.out_off, 0),
             (lay.out_cap, len(packed.out)),
+            (lay.loop_ports_low, sum(1 << p for p in loop_ports if p < 32)),
+            (lay.loop_ports_high, sum(1 << (p - 32) for p in loop_ports if 32 <= p < 64)),
+            (lay.loop_ports_beyond, int(any(p >= 64 for p in loop_ports))),
+            (lay.loop_recirculate, int(loop_recirculate)),
+            (lay.stopped, 0),
         ):
             state[field] = value - (1 << 32) if value >= 1 << 31 else value
         data, desc, out, res = packed.data, packed.desc, packed.out, packed.res
@@ -260,6 +327,10 @@ class JitSwitch:
         while start < count:
             stop = compiled.run(data, desc, start, count, out, res)
             self.native += stop - start
+            if state[lay.stopped]:  # after a frame that comes back to this pipe
+                state[lay.stopped] = 0
+                batch.done = stop
+                break
             if stop >= count:
                 break
             status = res[stop * RESULT_WORDS + R_STATUS]
@@ -269,16 +340,25 @@ class JitSwitch:
                 continue
             assert status == DEOPT, status
             compiled.sync(rng)
-            batch.interpreted[stop] = switch.process(
-                frames[stop], port, now_ns=now_ns, queue_depth=queue_depth
-            )
+            now_ns, queue_depth = packed.metadata(stop)
+            result = switch.process(frames[stop], port, now_ns=now_ns, queue_depth=queue_depth)
+            batch.interpreted[stop] = result
             self.deopts += 1
+            if _comes_back(result, loop_ports, loop_recirculate):
+                batch.done = stop + 1
+                break
             if switch.control.generation != compiled.generation:  # cannot happen: no calls
                 compiled = self.pipe(index)
             compiled.load_random(rng)
             start = stop + 1
         compiled.sync(rng)
         return batch
+
+
+def _comes_back(result: PassResult, loop_ports: Collection[int], recirculate: bool) -> bool:
+    if recirculate and result.recirculated is not None:
+        return True
+    return any(port in loop_ports for port, _ in result.outputs)
 
 
 def _code_options(frame: bytes) -> bytes:

@@ -19,7 +19,7 @@ looping tenant cannot starve others, and its gas (and the network's hop limit) e
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -39,6 +39,23 @@ class Processor(Protocol):
     ) -> PassResult: ...
 
 
+class BatchProcessor(Protocol):
+    """Runs the passes of frames arriving on one port, each with its metadata, up to the
+    first whose frame comes back to the pipe (JitSwitch.run_frames)."""
+
+    def __call__(
+        self,
+        frames: list[bytes],
+        port: int,
+        now_ns: Sequence[int],
+        queue_depths: Sequence[int],
+        *,
+        loop_ports: Collection[int] = (),
+        loop_recirculate: bool = False,
+    ) -> list[PassResult]: ...
+
+
+BATCH_MAX = 4096  # frames one batch takes from the head of the queue
 HOP_LIMIT = 64  # passes one packet (and its copies) may take through the network
 PASS_NS = 100  # simulated time of one pipe pass
 
@@ -195,6 +212,7 @@ class Network:
         self.hop_limited: list[int] = []
         # what runs a switch's passes: Switch.process unless set_processor says otherwise
         self.processors: dict[str, Processor] = {}
+        self.batches: dict[str, BatchProcessor] = {}
 
     # -- topology ------------------------------------------------------------------------------
     def add_switch(
@@ -244,15 +262,21 @@ class Network:
         if (switch, port) in self.wires:
             raise TopologyError(f"port {switch}:{port} is already connected")
 
-    def set_processor(self, switch: str, processor: Processor | None) -> None:
+    def set_processor(
+        self, switch: str, processor: Processor | None, batch: BatchProcessor | None = None
+    ) -> None:
         """Run ``switch``'s passes with ``processor`` (a function like Switch.process, e.g.
-        dpfc.backends.jit.JitSwitch.process), or with Switch.process again (None)."""
+        dpfc.backends.jit.JitSwitch.process) and, outside traced runs, runs of queued
+        frames with ``batch`` (JitSwitch.run_frames); with Switch.process again (None)."""
         if switch not in self.switches:
             raise TopologyError(f"no switch named {switch!r}")
+        self.batches.pop(switch, None)
         if processor is None:
             self.processors.pop(switch, None)
-        else:
-            self.processors[switch] = processor
+            return
+        self.processors[switch] = processor
+        if batch is not None:
+            self.batches[switch] = batch
 
     # -- traffic -------------------------------------------------------------------------------
     def send(self, host: str, frame: bytes) -> int:
@@ -280,7 +304,8 @@ class Network:
         """Process the frame at the head of the queue (None when the queue is empty)."""
         if not self.queue:
             return None
-        name, port, frame, packet, hops = self.queue.popleft()
+        entry = self.queue.popleft()
+        name, port, frame, _, _ = entry
         switch = self.switches[name]
         pipe = switch.pipe_of(port)
         self.pending[(name, pipe)] -= 1
@@ -290,6 +315,52 @@ class Network:
         result = process(
             frame, port, now_ns=self.now_ns, queue_depth=self.pending[(name, pipe)], trace=trace
         )
+        return self._finish(entry, pipe, result, keep)
+
+    def _step_batch(self, batch: BatchProcessor, limit: int, keep: bool) -> int:
+        """Process the frames at the head of the queue that arrive on one port of one switch
+        with ``batch``, each with the timestamp and queue depth its own step would give it;
+        the batch ends after a frame that comes back to the same pipe (its queue depth then
+        counts it). Returns the passes run."""
+        name, port = self.queue[0][0], self.queue[0][1]
+        switch = self.switches[name]
+        pipe = switch.pipe_of(port)
+        entries: list[tuple[str, int, bytes, int, int]] = []
+        for entry in self.queue:
+            if entry[0] != name or entry[1] != port or len(entries) >= limit:
+                break
+            entries.append(entry)
+        pending = self.pending[(name, pipe)]
+        times = [self.now_ns + (k + 1) * PASS_NS for k in range(len(entries))]
+        depths = [pending - (k + 1) for k in range(len(entries))]
+        loop_ports: set[int] = set()
+        for out_port in range(switch.ports):
+            peer = self.wires.get((name, out_port))
+            back = peer is not None and peer[0] == name and peer[1] is not None
+            if back and peer is not None and switch.pipe_of(peer[1] or 0) == pipe:
+                loop_ports.add(out_port)
+        results = batch(
+            [e[2] for e in entries],
+            port,
+            times,
+            depths,
+            loop_ports=loop_ports,
+            loop_recirculate=True,
+        )
+        for entry, result in zip(entries, results, strict=False):
+            self.queue.popleft()
+            self.pending[(name, pipe)] -= 1
+            self.now_ns += PASS_NS
+            self.passes += 1
+            self._finish(entry, pipe, result, keep)
+        return len(results)
+
+    def _finish(
+        self, entry: tuple[str, int, bytes, int, int], pipe: int, result: PassResult, keep: bool
+    ) -> PassRecord:
+        """Record a pass and move what it sent: to hosts, across wires, back into a queue."""
+        name, port, _, packet, hops = entry
+        switch = self.switches[name]
         if result.trace is not None:
             result.trace.node = name
             result.trace.sequence = self.passes
@@ -329,6 +400,11 @@ class Network:
         number of passes run."""
         count = 0
         while self.queue and (max_passes is None or count < max_passes):
+            batch = None if trace else self.batches.get(self.queue[0][0])
+            if batch is not None:
+                limit = BATCH_MAX if max_passes is None else min(BATCH_MAX, max_passes - count)
+                count += self._step_batch(batch, limit, keep)
+                continue
             self.step(trace=trace, keep=keep)
             count += 1
         return count
