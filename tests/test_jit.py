@@ -231,3 +231,20 @@ def test_a_large_run_uses_the_jit_and_a_network_can_go_back() -> None:
     assert native.native == len(frames) * 4 and native.deopts == 0
     network.set_processor("s1", None)
     assert "s1" not in network.processors
+
+
+def test_without_llvmlite_dpfc_run_says_so_and_the_interpreter_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dpfc.backends.jit as jit_package
+
+    monkeypatch.setattr(jit_package, "missing", lambda: "llvmlite cannot be imported (test)")
+    scenario = str(SCENARIOS[0])
+    runner = CliRunner()
+    plain = runner.invoke(main, ["run", scenario, "--json", "--no-jit"])
+    asked = runner.invoke(main, ["run", scenario, "--json", "--jit"])
+    assert asked.exit_code == 0
+    assert (
+        "dpfc run: --jit: llvmlite cannot be imported (test); the interpreter runs" in asked.output
+    )
+    assert asked.output.endswith(plain.output)
