@@ -20,8 +20,8 @@ from tests.conformance.harness import Packet, Vector, expected_counts, golden, r
 from tests.conformance.targets import Bmv2Target, SimTarget
 from tests.dpf_programs import GeneratedProgram, inputs_for, programs
 
-PROGRAMS = 40
-PACKETS = 13
+PROGRAMS = 30
+PACKETS = 17
 RUN = {"programs": 0, "packets": 0}
 
 
