@@ -32,7 +32,6 @@ from .layout import (
     C_PROLOGS,
     CODE_SLOTS,
     CODE_WORDS,
-    STAT_DIRTY,
     STAT_FIELDS,
     STAT_SLOTS,
     UNDO_MAX,
@@ -48,6 +47,21 @@ BatchFunction = ctypes.CFUNCTYPE(
     *([ctypes.c_void_p] * 2 + [ctypes.c_int32] * 2 + [ctypes.c_void_p] * 7),
 )
 _serial = itertools.count()
+_ZEROS = array("q", bytes(8 * STAT_SLOTS))
+# packets, executed and the verdict counters (runtime's deliver): what a sync moves
+_NATIVE_COUNTERS = tuple(
+    STAT_FIELDS.index(name)
+    for name in (
+        "packets",
+        "executed",
+        "recirculated",
+        "dropped",
+        "forwarded",
+        "returned",
+        "multicast",
+        "passed",
+    )
+)
 
 
 def _address(buffer: array[int]) -> int:
@@ -177,16 +191,18 @@ class CompiledPipe:
         if not hasattr(self, "dirty"):
             return
         dirty, stats = self.dirty, self.stats
-        for k in range(dirty[0]):
-            entry = dirty[1 + k]
+        tenants, stats_for = self.tables.tenants, self.pipe.stats_for
+        cleared = _ZEROS
+        for entry in dirty[1 : 1 + dirty[0]]:
             base = entry * STAT_SLOTS
-            target = self.pipe.stats_for(self.tables.tenants[entry])
-            for index, name in enumerate(STAT_FIELDS):
-                delta = stats[base + index]
+            deltas = stats[base : base + STAT_SLOTS]  # a C copy: read once, cleared at once
+            stats[base : base + STAT_SLOTS] = cleared
+            target = stats_for(tenants[entry])
+            for index in _NATIVE_COUNTERS:  # the only counters the native pass changes
+                delta = deltas[index]
                 if delta:
+                    name = STAT_FIELDS[index]
                     setattr(target, name, getattr(target, name) + delta)
-                    stats[base + index] = 0
-            stats[base + STAT_DIRTY] = 0
         dirty[0] = 0
 
 
