@@ -47,7 +47,11 @@ def plot_scaling(points: list[ScalingPoint], path: Path, *, title: str) -> None:
             panel.set_xticks([p.x for p in mine])
         panel.set_xlabel(axis)
         panel.set_ylabel("packets/s")
-        panel.set_ylim(bottom=0)
+        lows = [p.result.min for p in mine]
+        if min(lows) > 0 and max(p.result.max for p in mine) > 20 * min(lows):
+            panel.set_yscale("log")  # engines orders of magnitude apart (the JIT) stay legible
+        else:
+            panel.set_ylim(bottom=0)
         panel.grid(True, alpha=0.3)
         panel.legend(fontsize="small")
     figure.suptitle(title, fontsize="medium")
