@@ -13,12 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from dpfc.backends.p4.bmv2 import ToolchainMissing, compile_program, find_toolchain
 from dpfc.bench import workloads
 from dpfc.bench.__main__ import main
 from dpfc.bench.compile import SETS, compile_rows, format_compile_table
 from dpfc.bench.engines import ENGINES, Engine
 from dpfc.bench.link import link_rows
+from dpfc.bench.p4 import ONE_TABLE_P4, one_table_baseline
 from dpfc.bench.progress import Progress
+from dpfc.packet import build_frame, build_inner
 from dpfc.target import BUILTIN_PROFILES
 from tests.conftest import ROOT
 
@@ -367,3 +370,22 @@ def test_link_bench_links_distinct_dpfs() -> None:
     assert len(image.dpfs) == 12 and len(image.memory) == 3 and size > 0 and peak > 0
     # each DPF's prolog and first EU bundle are its own; the rest is shared by all twelve
     assert sum(1 for c in image.code if c.refs == 12) == 4
+
+
+def test_the_one_table_baseline_forwards_every_frame_on_bmv2(tmp_path: Path) -> None:
+    """The bmv2 baseline of ``dpfc.bench p4`` is a real one-table program: p4c-bm2-ss
+    compiles it, and simple_switch sends each frame out unchanged on the port its one
+    table entry names (a frame dropped or rewritten would not be the baseline)."""
+    try:
+        toolchain = find_toolchain()
+    except ToolchainMissing as missing:
+        pytest.skip(f"bmv2 not run: {missing}")
+    source = tmp_path / "one_table.p4"
+    source.write_text(ONE_TABLE_P4, encoding="utf-8")
+    program = compile_program(toolchain, source, tmp_path / "one_table.json").json
+    frames = [
+        build_frame(tenant_id=7, options=b"", inner=build_inner(bytes([n]))) for n in range(5)
+    ]
+    baseline = one_table_baseline(toolchain, program, frames, runs=1)
+    assert (baseline.forwarded, baseline.packets) == (5, 5)
+    assert baseline.pps > 0

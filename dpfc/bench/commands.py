@@ -15,7 +15,7 @@ from pathlib import Path
 from .compile import SETS, compile_results, compile_rows, format_compile_table
 from .engines import bmv2_missing
 from .link import format_link_table, link_results, link_rows
-from .p4 import format_p4_table, p4_rows
+from .p4 import baseline_result, format_p4_table, p4_rows
 from .plot import PlotUnavailable, plot_scaling
 from .progress import Progress
 from .results import Result, Skipped, format_results, rate_result
@@ -136,12 +136,12 @@ def run_p4(packets: int, runs: int, program_json: Path | None, progress: Progres
         skipped = [Skipped("p4", "bmv2", reason)]
         return Outcome(f"skipped: bmv2: {reason}\n", [], skipped, failed="bmv2 skipped")
     progress.start("bmv2 (p4c-bm2-ss, simple_switch)")
-    rows, seconds = p4_rows(packets, runs, program_json)
+    figures = p4_rows(packets, runs, program_json)
     progress.advance()
-    results = []
-    for row in rows:
+    results = [baseline_result(figures.baseline)]
+    for row in figures.rows:
         what = f"{row.dpf}.dpf compiled, {row.placement}"
         results.append(rate_result("p4", what, "bmv2", packets, list(row.bmv2_seconds)))
         results.append(rate_result("p4", what, "interpreter", packets, list(row.sim_seconds)))
-    table = format_p4_table(rows, packets=packets, runs=runs, compile_seconds=seconds)
+    table = format_p4_table(figures, packets=packets, runs=runs)
     return Outcome(table, results)

@@ -12,6 +12,11 @@ and the table says how many were identical. Cases:
 * ``counter`` (examples/dpf/counter.dpf): in-switch code, one FAADD per packet;
 * ``lb1`` (examples/dpf/lb1.dpf): in-packet code (decoded per packet), one HASH.
 
+A baseline is measured the same way: simple_switch running :data:`ONE_TABLE_P4`, a
+v1model program with one exact-match table on the ingress port whose action sets the
+egress port (the "one-table program" that issue 14 compares the JIT with), on the
+counter's frames.
+
 Numbers depend on the machine and its load; nothing asserts a speed.
 """
 
@@ -24,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dpfc.backends.p4.bmv2 import Switch as Bmv2Switch
-from dpfc.backends.p4.bmv2 import compile_program, find_toolchain
+from dpfc.backends.p4.bmv2 import Toolchain, compile_program, find_toolchain
 from dpfc.backends.p4.cli import Cli
 from dpfc.backends.p4.driver import Bmv2Driver
 from dpfc.backends.p4.program import generate
@@ -38,11 +43,58 @@ from dpfc.packet import build_frame, build_inner
 from dpfc.target import BUILTIN_PROFILES, TargetProfile
 from dpfc.target.driver import Destination
 
+from .results import Result, rate_result
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "dpf"
 TENANT = 7
 OUT_PORT = 15
-WINDOW = 64  # frames sent ahead of the outputs received
+WINDOW = 32  # frames sent ahead of the outputs received (half an egress queue)
 HEADER = ("DPF", "placement", "bmv2 pkt/s", "simulator pkt/s", "identical outputs")
+
+
+ONE_TABLE_P4 = """\
+#include <core.p4>
+#include <v1model.p4>
+
+header ethernet_t { bit<48> dst; bit<48> src; bit<16> ether_type; }
+struct headers_t { ethernet_t ethernet; }
+struct metadata_t { }
+
+parser OneParser(packet_in packet, out headers_t hdr, inout metadata_t meta,
+                 inout standard_metadata_t standard_metadata) {
+    state start { packet.extract(hdr.ethernet); transition accept; }
+}
+control OneVerify(inout headers_t hdr, inout metadata_t meta) { apply { } }
+control OneIngress(inout headers_t hdr, inout metadata_t meta,
+                   inout standard_metadata_t standard_metadata) {
+    action set_port(bit<9> port) { standard_metadata.egress_spec = port; }
+    action drop() { mark_to_drop(standard_metadata); }
+    table forward {
+        key = { standard_metadata.ingress_port : exact; }
+        actions = { set_port; drop; }
+        default_action = drop();
+        size = 64;
+    }
+    apply { forward.apply(); }
+}
+control OneEgress(inout headers_t hdr, inout metadata_t meta,
+                  inout standard_metadata_t standard_metadata) { apply { } }
+control OneCompute(inout headers_t hdr, inout metadata_t meta) { apply { } }
+control OneDeparser(packet_out packet, in headers_t hdr) { apply { packet.emit(hdr.ethernet); } }
+
+V1Switch(OneParser(), OneVerify(), OneIngress(), OneEgress(), OneCompute(), OneDeparser()) main;
+"""
+IN_PORT = 3
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """simple_switch running :data:`ONE_TABLE_P4` on ``packets`` frames."""
+
+    pps: float
+    forwarded: int  # outputs of the last run equal to their frame, on OUT_PORT
+    packets: int
+    seconds: tuple[float, ...]
 
 
 @dataclass(frozen=True)
@@ -83,8 +135,15 @@ def _steer(driver: SimDriver | Bmv2Driver) -> None:
         driver.set_forwarding(TENANT, index, Destination(port=OUT_PORT), [0])
 
 
-def p4_rows(packets: int, runs: int, program_json: Path | None) -> tuple[list[Row], float]:
-    """The rows, and p4c-bm2-ss's compile time (0 when ``program_json`` was given)."""
+@dataclass(frozen=True)
+class P4Figures:
+    rows: list[Row]
+    baseline: Baseline
+    compile_seconds: float  # p4c-bm2-ss on the SwitchVM program; 0 when it was given
+
+
+def p4_rows(packets: int, runs: int, program_json: Path | None) -> P4Figures:
+    """The SwitchVM rows, the one-table baseline, and p4c-bm2-ss's compile time."""
     profile = BUILTIN_PROFILES["tofino1"]
     toolchain = find_toolchain()
     seconds = 0.0
@@ -98,13 +157,61 @@ def p4_rows(packets: int, runs: int, program_json: Path | None) -> tuple[list[Ro
             _case(name, profile, toolchain, program_json, packets, runs)
             for name in ("counter", "lb1")
         ]
-    return rows, seconds
+        one_table = Path(directory) / "one_table.p4"
+        one_table.write_text(ONE_TABLE_P4, encoding="utf-8")
+        one_json = compile_program(toolchain, one_table, Path(directory) / "one_table.json").json
+        frames = _frames(_image("counter", profile), profile, packets)
+        baseline = one_table_baseline(toolchain, one_json, frames, runs)
+    return P4Figures(rows, baseline, seconds)
+
+
+def baseline_result(baseline: Baseline) -> Result:
+    what = "one-table forwarding program (baseline)"
+    return rate_result("p4", what, "bmv2", baseline.packets, list(baseline.seconds))
+
+
+def _send_all(bmv2: Bmv2Switch, frames: list[bytes], expected: int) -> list[tuple[int, bytes]]:
+    """Sends ``frames`` on IN_PORT and returns the outputs once ``expected`` arrived."""
+    out: list[tuple[int, bytes]] = []
+    for number, frame in enumerate(frames):
+        bmv2.send(IN_PORT, frame)
+        # At most WINDOW frames in flight: simple_switch drops what its queues cannot
+        # hold (an egress queue holds 64 packets), and a dropped frame is not a speed.
+        if number + 1 - len(out) > WINDOW:
+            out += bmv2.receive(1, timeout=10.0, grace=0.0)
+    return out + bmv2.receive(expected - len(out), timeout=10.0, grace=0.0)
+
+
+def one_table_baseline(
+    toolchain: Toolchain, program_json: Path, frames: list[bytes], runs: int
+) -> Baseline:
+    seconds: list[float] = []
+    out: list[tuple[int, bytes]] = []
+    for _ in range(runs):
+        bmv2 = Bmv2Switch(toolchain, program_json)
+        cli = Cli(toolchain, bmv2.thrift_port)
+        try:
+            cli.run(f"table_add OneIngress.forward OneIngress.set_port {IN_PORT} => {OUT_PORT}")
+            started = time.perf_counter()
+            out = _send_all(bmv2, frames, len(frames))
+            seconds.append(time.perf_counter() - started)
+        finally:
+            cli.close()
+            bmv2.stop()
+    forwarded = sum(
+        1
+        for (port, data), frame in zip(out, frames, strict=False)
+        if (port, data) == (OUT_PORT, frame)
+    )
+    return Baseline(
+        len(frames) / statistics.median(seconds), forwarded, len(frames), tuple(seconds)
+    )
 
 
 def _case(
     name: str,
     profile: TargetProfile,
-    toolchain: object,
+    toolchain: Toolchain,
     program_json: Path,
     packets: int,
     runs: int,
@@ -122,10 +229,10 @@ def _case(
         _steer(driver)
         switch.control.set_default_port(OUT_PORT)
         started = time.perf_counter()
-        sim_out = [o for frame in frames for o in switch.process(frame, 3).outputs]
+        sim_out = [o for frame in frames for o in switch.process(frame, IN_PORT).outputs]
         sim_seconds.append(time.perf_counter() - started)
-        bmv2 = Bmv2Switch(toolchain, program_json)  # type: ignore[arg-type]
-        cli = Cli(toolchain, bmv2.thrift_port)  # type: ignore[arg-type]
+        bmv2 = Bmv2Switch(toolchain, program_json)
+        cli = Cli(toolchain, bmv2.thrift_port)
         try:
             target = Bmv2Driver(cli, profile, program_json)
             target.configure(switch_id=1, ports=16)
@@ -133,14 +240,7 @@ def _case(
             _steer(target)
             target.set_default_port(OUT_PORT)
             started = time.perf_counter()
-            bmv2_out = []
-            for number, frame in enumerate(frames):
-                bmv2.send(3, frame)
-                # At most WINDOW frames in flight: simple_switch drops what its input
-                # queue cannot hold, and a dropped frame is not a speed.
-                if number + 1 - len(bmv2_out) > WINDOW:
-                    bmv2_out += bmv2.receive(1, timeout=10.0, grace=0.0)
-            bmv2_out += bmv2.receive(len(sim_out) - len(bmv2_out), timeout=10.0, grace=0.0)
+            bmv2_out = _send_all(bmv2, frames, len(sim_out))
             bmv2_seconds.append(time.perf_counter() - started)
         finally:
             cli.close()
@@ -159,7 +259,8 @@ def _case(
     )
 
 
-def format_p4_table(rows: list[Row], *, packets: int, runs: int, compile_seconds: float) -> str:
+def format_p4_table(figures: P4Figures, *, packets: int, runs: int) -> str:
+    rows, compile_seconds, baseline = figures.rows, figures.compile_seconds, figures.baseline
     cells = [
         (
             r.dpf,
@@ -182,4 +283,8 @@ def format_p4_table(rows: list[Row], *, packets: int, runs: int, compile_seconds
         "  ".join(h.ljust(w) for h, w in zip(HEADER, widths, strict=True)),
     ]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
+    lines.append(
+        f"baseline: simple_switch running a one-table forwarding program: "
+        f"{baseline.pps:,.0f} pkt/s ({baseline.forwarded}/{baseline.packets} forwarded)"
+    )
     return "\n".join(lines) + "\n"

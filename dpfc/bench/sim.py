@@ -25,7 +25,7 @@ from dpfc.target import BUILTIN_PROFILES, TargetProfile
 
 from . import workloads as w
 from .engines import ENGINES, Engine, bmv2_missing
-from .p4 import p4_rows
+from .p4 import baseline_result, p4_rows
 from .progress import Progress
 from .results import Result, Skipped, rate_result
 from .timing import Prepare, time_interleaved, time_network
@@ -138,11 +138,11 @@ def bmv2_results(
     if progress is not None:
         progress.start("bmv2 (p4c-bm2-ss, simple_switch)")
     try:
-        rows, _ = p4_rows(packets, runs, None)
+        figures = p4_rows(packets, runs, None)
     except ToolchainMissing as missing:
         return [], [Skipped("sim", "bmv2", str(missing))]
-    results = []
-    for row in rows:
+    results = [baseline_result(figures.baseline)]
+    for row in figures.rows:
         what = f"{row.dpf}.dpf compiled, {row.placement} (p4 bench)"
         results.append(rate_result("p4", what, "bmv2", packets, list(row.bmv2_seconds)))
         results.append(rate_result("p4", what, "interpreter", packets, list(row.sim_seconds)))

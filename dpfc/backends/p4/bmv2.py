@@ -214,16 +214,20 @@ class Switch:
         for any beyond them; returns what came, in order."""
         out: list[tuple[int, bytes]] = []
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while True:
+            now = time.monotonic()
             if len(out) >= count:
-                deadline = min(deadline, time.monotonic() + grace)
+                deadline = min(deadline, now + grace)
+            # Checked before receiving: a receive blocks up to the socket's timeout (50 ms),
+            # which a caller with no grace does not wait for.
+            if now >= deadline:
+                return out
             message = self.nn.recv(self.sock)
             if message is None:
                 continue
             kind, port, length = HEADER.unpack_from(message)
             if kind == MSG_PACKET_OUT:
                 out.append((port, message[HEADER.size : HEADER.size + length]))
-        return out
 
     def stop(self) -> None:
         if self.process.poll() is None:
