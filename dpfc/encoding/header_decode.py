@@ -1,0 +1,227 @@
+"""Decoding SwitchVM Geneve options: strict, located, canonical only.
+
+:func:`decode_options` reads a Geneve options area into a :class:`SwitchVMHeader`,
+ignoring other classes' options. It accepts exactly what :func:`encode_options` writes:
+the header option first with a known version, the announced code and stack options in
+order, code that passes :mod:`dpfc.isa.check`, valid pointers, and bytes equal to the
+re-encoding of their content. Anything else raises :class:`DecodeError` with the byte
+offset of the first problem (a check violation points at the field it names, a
+non-canonical area at the first byte that differs from the canonical one) and its code.
+
+The layout and the option framing are :mod:`dpfc.encoding.header_format`'s; the code
+options' contents are unpacked by :mod:`dpfc.encoding.code`; this module writes nothing.
+"""
+
+from __future__ import annotations
+
+from dpfc.encoding.code import MAX_BLOCK_BUNDLES, decode_pc, field_offset, unpack_code
+from dpfc.encoding.errors import DecodeError, EncodingError
+from dpfc.encoding.header_encode import encode_options
+from dpfc.encoding.header_format import (
+    FORMAT_VERSION,
+    HEADER_DATA_LEN,
+    OPTION_CLASS,
+    OPTIONS_MAX,
+    PTR_NONE,
+    STACK_ENTRIES_PER_OPTION,
+    TYPE_CODE,
+    TYPE_HEADER,
+    TYPE_STACK,
+    EncodedOptions,
+    Option,
+    SwitchVMHeader,
+    pointer_problem,
+    split_options,
+)
+from dpfc.isa.bundle import CodeImage, stage_name
+from dpfc.isa.check import check_image
+from dpfc.target.profile import TargetProfile
+
+
+def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) -> SwitchVMHeader:
+    """Decode a Geneve options area holding SwitchVM options (others are ignored).
+
+    Raises :class:`DecodeError` with the byte offset of the first problem. Only the
+    canonical encoding is accepted: the result re-encodes to exactly the SwitchVM options.
+    """
+    if len(data) > OPTIONS_MAX:
+        raise DecodeError(
+            f"options area of {len(data)} bytes exceeds {OPTIONS_MAX}", base_offset, "DPF3031"
+        )
+    options = [o for o in split_options(data, base_offset) if o[1] == OPTION_CLASS]
+    if not options:
+        raise DecodeError(
+            "no SwitchVM option (class 0xFFF0) in the Geneve header", base_offset, "DPF3032"
+        )
+    offset, _, opt_type, head = options[0]
+    if opt_type != TYPE_HEADER:
+        raise DecodeError(
+            f"first SwitchVM option has type {opt_type:#04x}, expected the header option (0x01)",
+            offset,
+            "DPF3033",
+        )
+    if len(head) != HEADER_DATA_LEN:
+        raise DecodeError(
+            f"header option has {len(head)} data bytes, expected {HEADER_DATA_LEN}",
+            offset + 3,
+            "DPF3034",
+        )
+    version, flags = head[0] >> 4, head[0] & 0xF
+    if version != FORMAT_VERSION:
+        raise DecodeError(f"unsupported SwitchVM format version {version}", offset + 4, "DPF3035")
+    gas, depth = head[1], head[2]
+    n_code, n_stack = head[3] >> 4, head[3] & 0xF
+    app_id = int.from_bytes(head[4:8], "big")
+    dpf_raw, egress_raw = int.from_bytes(head[8:10], "big"), int.from_bytes(head[10:12], "big")
+    if depth > profile.stack_max_depth:
+        raise DecodeError(
+            f"stack depth {depth} exceeds {profile.name}'s limit of {profile.stack_max_depth}",
+            offset + 6,
+            "DPF3036",
+        )
+    rest = options[1:]
+    expected = [TYPE_CODE] * n_code + [TYPE_STACK] * n_stack
+    actual = [o[2] for o in rest]
+    if actual != expected:
+        raise DecodeError(
+            f"header announces {n_code} code and {n_stack} stack options, found "
+            f"{actual.count(TYPE_CODE)} code and {actual.count(TYPE_STACK)} stack options"
+            + ("" if sorted(actual) == actual else " (out of order)"),
+            offset + 7,
+            "DPF3037",
+        )
+    positions: dict[tuple[int, int], int] = {}
+    code = unpack_code([(o[0] + 4, o[3]) for o in rest[:n_code]], profile, positions)
+    stack_data = b"".join(o[3] for o in rest[n_code:])
+    if len(stack_data) != 4 * depth:
+        raise DecodeError(
+            f"header announces {depth} stack entries, stack options hold {len(stack_data) // 4}",
+            offset + 6,
+            "DPF3038",
+        )
+    stack = tuple(
+        int.from_bytes(stack_data[i : i + 4], "big") for i in range(0, len(stack_data), 4)
+    )
+    header = SwitchVMHeader(
+        app_id=app_id,
+        dpf_ptr=None if dpf_raw == PTR_NONE else decode_pc(dpf_raw),
+        egress_ptr=None if egress_raw == PTR_NONE else decode_pc(egress_raw),
+        gas=gas,
+        stack=stack,
+        code=code,
+        flags=flags,
+    )
+    problems = check_image(code, profile)
+    if problems:
+        stage, index, v = problems[0]
+        if v.code == "DPF1031":  # too many bundles in a stage: point at the first one too many
+            index = profile.packet_bundles_per_stage
+        raise DecodeError(
+            f"{stage_name(stage)} bundle {index}: {v.message}",
+            _violation_offset(code, positions, stage, index, v.where, profile, offset),
+            v.code,
+        )
+    if header.gas > profile.max_gas:
+        raise DecodeError(f"gas {gas} exceeds {profile.max_gas}", offset + 5, "DPF3039")
+    for name, pointer, field_at in (
+        ("DPF pointer", header.dpf_ptr, 12),
+        ("egress pointer", header.egress_ptr, 14),
+    ):
+        problem = pointer_problem(pointer, code, profile)
+        if problem:
+            raise DecodeError(f"{name}: {problem}", offset + field_at, "DPF3041")
+    try:
+        again = encode_options(header, profile)
+    except EncodingError as exc:
+        raise DecodeError(exc.message, base_offset, exc.code) from None
+    _check_canonical(options, n_code, again)
+    return header
+
+
+def _violation_offset(
+    code: CodeImage,
+    positions: dict[tuple[int, int], int],
+    stage: int,
+    index: int,
+    where: tuple[str | int, ...],
+    profile: TargetProfile,
+    fallback: int,
+) -> int:
+    """Byte offset of the field a check violation names (the header option if unknown)."""
+    start = positions.get((stage, index))
+    if start is None:
+        return fallback
+    stages = dict(code.stages())
+    bundles = stages.get(stage, ())
+    if index >= len(bundles):
+        return start
+    return start + field_offset(bundles[index], where, profile)
+
+
+def _check_canonical(options: list[Option], n_code: int, encoded: EncodedOptions) -> None:
+    """The SwitchVM options must be exactly ``encoded``, the canonical encoding of their
+    content; the error names the section that differs (code, then stack, then header)."""
+    header_end = encoded.header_bytes
+    code_end = header_end + encoded.code_bytes
+    code_options, stack_options = options[1 : 1 + n_code], options[1 + n_code :]
+    ours = _concat(code_options)
+    if ours != encoded.data[header_end:code_end]:
+        canonical = [o[3] for o in split_options(encoded.data[header_end:code_end])]
+        actual = [o[3] for o in code_options]
+        if [len(c) for c in canonical] != [len(c) for c in actual]:
+            message = (
+                "non-canonical packing of the in-packet code: greedy packing gives "
+                f"{len(canonical)} code option(s) of {_sizes(canonical)} data bytes, "
+                f"this packet has {len(actual)} of {_sizes(actual)}"
+            )
+        else:
+            message = (
+                "non-canonical blocks in the in-packet code: each stage's bundles form one "
+                f"block (of at most {MAX_BLOCK_BUNDLES}) per code option"
+            )
+        index = _first_diff(ours, encoded.data[header_end:code_end])
+        raise DecodeError(message, _locate(code_options, index), "DPF3040")
+    ours = _concat(stack_options)
+    if ours != encoded.data[code_end:]:
+        raise DecodeError(
+            f"non-canonical stack: {len(stack_options)} stack option(s) where the canonical "
+            f"encoding uses {encoded.stack_options} ({STACK_ENTRIES_PER_OPTION} entries per option)",
+            _locate(stack_options, _first_diff(ours, encoded.data[code_end:])),
+            "DPF3040",
+        )
+    ours = _concat(options[:1])
+    if ours != encoded.data[:header_end]:
+        raise DecodeError(
+            "non-canonical header option",
+            _locate(options[:1], _first_diff(ours, encoded.data[:header_end])),
+            "DPF3040",
+        )
+
+
+def _concat(options: list[Option]) -> bytes:
+    return b"".join(o[1].to_bytes(2, "big") + bytes([o[2], len(o[3]) // 4]) + o[3] for o in options)
+
+
+def _sizes(payloads: list[bytes]) -> str:
+    return "+".join(str(len(p)) for p in payloads) or "0"
+
+
+def _locate(options: list[Option], index: int) -> int:
+    """Absolute offset of byte ``index`` of the concatenation of ``options`` (which need not
+    be adjacent in the Geneve header: other classes' options may sit between them)."""
+    for offset, _, _, data in options:
+        size = 4 + len(data)
+        if index < size:
+            return offset + index
+        index -= size
+    if not options:
+        return 0  # unreachable: an empty section decodes to an empty canonical section
+    last = options[-1]
+    return last[0] + 4 + len(last[3])
+
+
+def _first_diff(a: bytes, b: bytes) -> int:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return min(len(a), len(b))

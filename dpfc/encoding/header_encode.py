@@ -1,0 +1,182 @@
+"""Encoding SwitchVM Geneve options: checks every limit, then writes the canonical bytes.
+
+:func:`encode_options` turns a :class:`SwitchVMHeader` into its options area (header
+option, code options, stack options; layout in :mod:`dpfc.encoding.header_format`), or
+raises :class:`EncodingError` naming the first limit the header breaks (code legality,
+pointers, stack depth and values, field widths, option counts, the Geneve size).
+:func:`pack_checked` checks and packs in-packet code once for callers that encode it into
+many packets; :func:`restack` re-encodes a header whose stack alone changed.
+
+The bytes written are the canonical encoding, the only one the decoder accepts; decoding
+is :mod:`dpfc.encoding.header_decode`'s, and the in-packet code's own layout is
+:mod:`dpfc.encoding.code`'s.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from dpfc.encoding.code import PackedCode, encode_pc, pack_code
+from dpfc.encoding.errors import EncodingError
+from dpfc.encoding.header_format import (
+    FORMAT_VERSION,
+    HEADER_DATA_LEN,
+    OPTION_CLASS,
+    OPTIONS_MAX,
+    PTR_NONE,
+    STACK_ENTRIES_PER_OPTION,
+    TYPE_CODE,
+    TYPE_HEADER,
+    TYPE_STACK,
+    EncodedOptions,
+    SwitchVMHeader,
+    geneve_option,
+    pointer_problem,
+)
+from dpfc.isa.bundle import PC, CodeImage, stage_name
+from dpfc.isa.check import check_image
+from dpfc.target.profile import TargetProfile
+
+# the header option whole: class, type, length | version/flags, gas, depth, counts | app id |
+# DPF pointer, egress pointer
+_HEADER_OPTION = struct.Struct("!HBBBBBBIHH")
+
+
+def _ptr(pc: PC | None) -> int:
+    return PTR_NONE if pc is None else encode_pc(pc)
+
+
+def pack_checked(code: CodeImage, profile: TargetProfile) -> PackedCode:
+    """Check in-packet code with :mod:`dpfc.isa.check` and pack it into code options;
+    raises :class:`EncodingError` on the first violation."""
+    problems = check_image(code, profile)
+    if problems:
+        stage, index, v = problems[0]
+        raise EncodingError(f"{stage_name(stage)} bundle {index}: {v.message}", v.code)
+    return pack_code(code, profile)
+
+
+def _header_option(header: SwitchVMHeader, depth: int, n_code: int, n_stack: int) -> bytes:
+    """The header option (option header included) of a checked header: one ``struct`` call
+    (the simulator encodes a header per packet); a field out of range for it (a depth or a
+    pointer the checks let through) takes the byte-by-byte form, and raises as it did."""
+    try:
+        return _HEADER_OPTION.pack(
+            OPTION_CLASS,
+            TYPE_HEADER,
+            HEADER_DATA_LEN // 4,
+            (FORMAT_VERSION << 4) | header.flags,
+            header.gas,
+            depth,
+            (n_code << 4) | n_stack,
+            header.app_id,
+            _ptr(header.dpf_ptr),
+            _ptr(header.egress_ptr),
+        )
+    except struct.error:
+        pass
+    head = bytes([(FORMAT_VERSION << 4) | header.flags, header.gas, depth, (n_code << 4) | n_stack])
+    head += header.app_id.to_bytes(4, "big")
+    head += _ptr(header.dpf_ptr).to_bytes(2, "big") + _ptr(header.egress_ptr).to_bytes(2, "big")
+    return geneve_option(TYPE_HEADER, head)
+
+
+def encode_options(
+    header: SwitchVMHeader, profile: TargetProfile, *, packed: PackedCode | None = None
+) -> EncodedOptions:
+    """Encode the SwitchVM options; raises :class:`EncodingError` on any limit violation.
+
+    ``packed`` is ``header.code`` as :func:`pack_checked` returned it, for callers that
+    encode one DPF's code into many packets (only the stack and pointers differ): the code
+    is then neither checked nor packed again."""
+    if packed is None:
+        packed = pack_checked(header.code, profile)
+    for name, pointer in (("DPF pointer", header.dpf_ptr), ("egress pointer", header.egress_ptr)):
+        problem = pointer_problem(pointer, header.code, profile)
+        if problem:
+            raise EncodingError(f"{name}: {problem}", "DPF2006")
+    stack = header.stack
+    depth = len(stack)
+    if depth > profile.stack_max_depth:
+        raise EncodingError(
+            f"stack of {depth} entries exceeds {profile.name}'s depth of {profile.stack_max_depth}",
+            "DPF2002",
+        )
+    # min/max in C first; the loop (which names the first bad value) only when one is bad
+    if stack and not (min(stack) >= 0 and max(stack) <= 0xFFFF_FFFF):
+        for value in stack:
+            if not 0 <= value <= 0xFFFF_FFFF:
+                raise EncodingError(f"stack value {value} does not fit in 32 bits", "DPF2003")
+    if not 0 <= header.app_id <= 0xFFFF_FFFF:
+        raise EncodingError(f"app id {header.app_id} does not fit in 32 bits", "DPF2003")
+    if not 0 <= header.gas <= profile.max_gas:
+        raise EncodingError(f"gas {header.gas} out of range 0..{profile.max_gas}", "DPF2003")
+    if not 0 <= header.flags <= 0xF:
+        raise EncodingError("flags must fit in 4 bits", "DPF2003")
+    stack_chunks = [
+        stack[i : i + STACK_ENTRIES_PER_OPTION] for i in range(0, depth, STACK_ENTRIES_PER_OPTION)
+    ]
+    code_options = packed.options
+    if len(code_options) > 15 or len(stack_chunks) > 15:
+        raise EncodingError("more than 15 code or stack options", "DPF2004")
+    head = _header_option(header, depth, len(code_options), len(stack_chunks))
+    parts = [head]
+    parts += [geneve_option(TYPE_CODE, payload) for payload in code_options]
+    try:  # the values are checked above: struct packs exactly what to_bytes would
+        parts += [
+            geneve_option(TYPE_STACK, struct.pack(f"!{len(chunk)}I", *chunk))
+            for chunk in stack_chunks
+        ]
+    except struct.error:  # not ints: raise what the plain conversion always raised
+        parts += [
+            geneve_option(TYPE_STACK, b"".join(v.to_bytes(4, "big") for v in chunk))
+            for chunk in stack_chunks
+        ]
+    data = b"".join(parts)
+    code_bytes = sum(len(p) + 4 for p in code_options)
+    stack_bytes = 4 * depth + 4 * len(stack_chunks)
+    if len(data) > OPTIONS_MAX:
+        raise EncodingError(
+            f"SwitchVM options take {len(data)} bytes, over the Geneve limit of {OPTIONS_MAX} "
+            f"(header 16, code {code_bytes}, stack {stack_bytes})",
+            "DPF2005",
+        )
+    return EncodedOptions(
+        data=data,
+        header_bytes=4 + HEADER_DATA_LEN,
+        code_bytes=code_bytes,
+        stack_bytes=stack_bytes,
+        code_options=len(code_options),
+        stack_options=len(stack_chunks),
+        bundle_sizes=packed.bundle_sizes,
+    )
+
+
+def restack(
+    encoded: EncodedOptions, stack: tuple[int, ...], profile: TargetProfile
+) -> bytes | None:
+    """``encode_options`` of a header that differs from the one ``encoded`` came from only
+    in its ``stack``: its options with the header option's depth and counts and the stack
+    options replaced, or None when that header would not encode (``encode_options`` then
+    says why). The simulator re-encodes a DPF's header for every packet, and most DPFs
+    change only the stack; this skips the checks of everything else, which passed."""
+    depth = len(stack)
+    if depth > profile.stack_max_depth or depth > 0xFF:
+        return None
+    if stack and not (min(stack) >= 0 and max(stack) <= 0xFFFF_FFFF):
+        return None
+    data = encoded.data
+    chunks = []
+    for i in range(0, depth, STACK_ENTRIES_PER_OPTION):
+        chunk = stack[i : i + STACK_ENTRIES_PER_OPTION]
+        try:
+            chunks.append(geneve_option(TYPE_STACK, struct.pack(f"!{len(chunk)}I", *chunk)))
+        except struct.error:  # not ints
+            return None
+    if len(chunks) > 15:
+        return None
+    code_end = encoded.header_bytes + encoded.code_bytes
+    out = b"".join(
+        [data[:6], bytes([depth, (data[7] & 0xF0) | len(chunks)]), data[8:code_end], *chunks]
+    )
+    return out if len(out) <= OPTIONS_MAX else None

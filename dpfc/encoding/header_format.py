@@ -1,0 +1,139 @@
+"""The SwitchVM Geneve options' format: layout constants, the header model, option framing.
+
+A SwitchVM packet carries, in its Geneve header (RFC 8926), a sequence of options of class
+:data:`OPTION_CLASS` (experimental range)::
+
+    header option (type 0x01, 12 bytes): version:4 flags:4 | gas:8 | stack_depth:8 |
+        n_code_opts:4 n_stack_opts:4 | app_id:32 | dpf_ptr:16 | egress_ptr:16
+    code options  (type 0x02): see :mod:`dpfc.encoding.code`
+    stack options (type 0x03): 32-bit entries, top of stack first, 31 per option
+
+The header option comes first, then the code options, then the stack options; the counts
+in the header are the parser's hints. A DPF pointer of 0xFFFF means "none" (run the
+tenant's default DPF). All options together must fit the 252 bytes Geneve allows.
+
+This module holds what both directions share: the constants above, :class:`SwitchVMHeader`
+(what a packet says) and :class:`EncodedOptions` (its bytes and their accounting), the
+Geneve option framing (:func:`geneve_option` builds one option, :func:`split_options`
+splits an area into options without interpreting them) and :func:`pointer_problem`, the
+one rule for DPF and egress pointers. It does not check or encode a header
+(:mod:`dpfc.encoding.header_encode`) nor decode one (:mod:`dpfc.encoding.header_decode`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dpfc.encoding.errors import ByteReader, DecodeError
+from dpfc.isa.bundle import PC, CodeImage
+from dpfc.target.profile import TargetProfile
+
+OPTION_CLASS = 0xFFF0  # RFC 8926 §8: 0xFFF0..0xFFFF are for experimental use
+TYPE_HEADER = 0x01
+TYPE_CODE = 0x02
+TYPE_STACK = 0x03
+OPTION_TYPE_NAMES = {
+    TYPE_HEADER: "SwitchVM header",
+    TYPE_CODE: "SwitchVM code",
+    TYPE_STACK: "SwitchVM stack",
+}
+HEADER_DATA_LEN = 12
+OPTIONS_MAX = 252  # Geneve Opt Len: 6 bits of 4-byte words
+OPTION_DATA_MAX = 124  # option Length: 5 bits of 4-byte words
+STACK_ENTRIES_PER_OPTION = OPTION_DATA_MAX // 4
+FORMAT_VERSION = 1
+PTR_NONE = 0xFFFF
+
+
+@dataclass(frozen=True)
+class SwitchVMHeader:
+    """Everything SwitchVM reads from a packet's Geneve options."""
+
+    app_id: int = 0
+    dpf_ptr: PC | None = None
+    egress_ptr: PC | None = None
+    gas: int = 8
+    stack: tuple[int, ...] = ()  # top of stack first
+    code: CodeImage = field(default_factory=CodeImage)
+    flags: int = 0
+
+
+@dataclass(frozen=True)
+class EncodedOptions:
+    data: bytes  # the whole options area (option headers included)
+    header_bytes: int
+    code_bytes: int
+    stack_bytes: int
+    code_options: int
+    stack_options: int
+    bundle_sizes: tuple[tuple[int, int, int], ...]
+
+
+def geneve_option(opt_type: int, data: bytes) -> bytes:
+    """One SwitchVM option of type ``opt_type``: its 4-byte option header, then ``data``."""
+    assert len(data) % 4 == 0 and len(data) <= OPTION_DATA_MAX
+    return OPTION_CLASS.to_bytes(2, "big") + bytes([opt_type, len(data) // 4]) + data
+
+
+def pointer_problem(pointer: PC | None, code: CodeImage, profile: TargetProfile) -> str | None:
+    """Why a DPF/egress pointer is invalid: it must name an in-packet prolog that the packet
+    carries, or a code-memory slot of the prolog stage that exists on the target."""
+    if pointer is None:
+        return None
+    if pointer.in_packet and pointer.index >= len(code.prologs):
+        return f"{pointer} names no in-packet prolog ({len(code.prologs)} in the packet)"
+    if not pointer.in_packet and pointer.index >= profile.code_slots_per_stage:
+        return (
+            f"{pointer} is beyond the {profile.code_slots_per_stage} code-memory slots of "
+            f"{profile.name}"
+        )
+    return None
+
+
+Option = tuple[int, int, int, bytes]  # (offset, class, type, data) as split_options gives
+
+
+def split_options(data: bytes, base_offset: int = 0) -> list[Option]:
+    """Split a Geneve options area into (offset, class, type, data) without interpreting it."""
+    # Fast path (the simulator splits every packet's options): plain indexing while every
+    # option is well formed; anything else is left to the checked reader below, which
+    # raises the error (message, offset, code) of the first problem.
+    out: list[Option] = []
+    pos, size = 0, len(data)
+    while pos + 4 <= size:
+        length_byte = data[pos + 3]
+        end = pos + 4 + (length_byte & 0x1F) * 4
+        if length_byte & 0xE0 or end > size:
+            break
+        out.append(
+            (
+                base_offset + pos,
+                (data[pos] << 8) | data[pos + 1],
+                data[pos + 2],
+                data[pos + 4 : end],
+            )
+        )
+        pos = end
+    if pos == size:
+        return out
+    return _split_options_checked(data, base_offset)
+
+
+def _split_options_checked(data: bytes, base_offset: int) -> list[Option]:
+    """:func:`split_options` with every read bounds-checked: the path of malformed areas."""
+    reader = ByteReader(data, base_offset)
+    out = []
+    while reader.remaining():
+        offset = reader.offset
+        opt_class = reader.u16("option class")
+        opt_type = reader.u8("option type")
+        length_byte = reader.u8("option length")
+        if length_byte & 0xE0:
+            raise DecodeError(
+                "reserved bits of a Geneve option header are set", offset + 3, "DPF3030"
+            )
+        payload = reader.take(
+            (length_byte & 0x1F) * 4, f"data of Geneve option {opt_class:#06x}/{opt_type:#04x}"
+        )
+        out.append((offset, opt_class, opt_type, payload))
+    return out
