@@ -6,6 +6,12 @@ search (:mod:`.search`) asks it for several EU counts; the secondary objectives 
 then instructions) are lowered with cardinality bounds (:meth:`Z3Model.improve`), and
 :meth:`Z3Model.core` names the source constraints that conflict when nothing fits.
 
+The constraints are stated by :mod:`.z3model_program` (tree shape, arrays, prolog, branches,
+exits, per-bundle limits) and :mod:`.z3model_states` (register states and each copy's units),
+and a model is read back by :mod:`.z3model_read`; they build every term through this
+class's constructors, so this module stays the only one importing z3: the Z3 context, the
+term constructors, the named groups, solving and cores are here, no constraint family.
+
 **Encoding** (the machine semantics of :mod:`.schedule`'s docstring). Every tree node ``t``
 has a *copy* ``(t, k)`` of every EU ``k``; it is the node's own bundle when ``k`` lies
 between its parent's branch EU (exclusive) and its own last EU. All variables are Booleans
@@ -33,32 +39,34 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import z3
 
 from dpfc.isa.bundle import RegClass, Register
-from dpfc.isa.opcodes import AluOp, MemOp, SelectorKind
 from dpfc.schedule.bounds import compute_bounds
-from dpfc.schedule.domains import compute_domains, exit_values
+from dpfc.schedule.domains import compute_domains
 from dpfc.schedule.limits import FEASIBILITY_RLIMIT, WallClockGuard
-from dpfc.schedule.problem import INPUT_KINDS, Branch, Exit, Kind, Problem
-from dpfc.schedule.schedule import (
-    BranchUse,
-    ExitUse,
-    LaneOp,
-    NodeSpan,
-    PrologLoad,
-    Schedule,
-    SelectorAssign,
-    Source,
-    Step,
+from dpfc.schedule.problem import Branch, Kind, Problem
+from dpfc.schedule.schedule import Schedule
+from dpfc.schedule.z3model_program import (
+    add_bindings,
+    add_branch,
+    add_exit,
+    add_immediates,
+    add_memory_once,
+    add_packet_bundles,
+    add_prolog,
+    add_shape,
 )
-from dpfc.target.profile import BranchOperands, MemoryAddress
+from dpfc.schedule.z3model_read import placement_literals, read_schedule
+from dpfc.schedule.z3model_states import add_copy, add_transition, state_variables
 
 PAIRWISE_MAX = 8  # at-most-one over this many literals: pairwise clauses, above: a PB constraint
 
 Choice = tuple[str, int]  # ("mov", source register index) | ("imm", const op) | ("hash", op)
 Lits = dict[int, z3.BoolRef]  # value / operation id -> literal
+Lit: TypeAlias = z3.BoolRef  # a Boolean term of a model's context
 
 
 @dataclass(frozen=True)
@@ -206,358 +214,36 @@ class Z3Model:
         """Node t's last EU is k."""
         return self._and([self.ge(t, k), self._not(self.ge(t, k + 1))])
 
-    def _shape(self) -> None:
+    # -- construction ----------------------------------------------------------------------------
+    def _build(self) -> None:
         p, K = self.problem, self.eus
-        full = self.profile.num_eus
         self._ge = [[self._bool(f"ge_{n.id}_{k}") for k in range(K)] for n in p.nodes]
         # A copy can be a bundle of its node only from the node's earliest start on.
         self._possible = [[self.bounds.start[n.id] <= k for k in range(K)] for n in p.nodes]
-        for node in p.nodes:
-            t = node.id
-            self._add(None, self.ge(t, 0))
-            for k in range(1, K):
-                self._add(None, self._implies(self.ge(t, k), self.ge(t, k - 1)))
-            for k in range(min(self.bounds.last[t] + 1, K)):
-                self._add(None, self.ge(t, k))
-            if self.bounds.last[t] >= K:
-                self._add(None, self.false)
-            if isinstance(node.end, Branch) and full > K:
-                # A branch before the profile's last EU selects bundles of the next EU,
-                # which must exist within the EU budget; in the last EU it selects epilogs.
-                self._add(None, self._not(self.ge(t, K - 1)))
-            if node.parent is not None:
-                for k in range(K):
-                    # The node starts one EU after its parent's branch...
-                    if k + 1 < K:
-                        self._add(None, self._implies(self.ge(node.parent, k), self.ge(t, k + 1)))
-                    elif isinstance(node.end, Branch):
-                        self._add(None, self._not(self.ge(node.parent, k)))
-                    # ... except a leaf after a branch in the profile's last EU: it owns
-                    # nothing and its epilog reads what that EU left (ge(t, K-1) is then
-                    # already implied by the order encoding and its parent's last EU).
-
-    # -- construction ----------------------------------------------------------------------------
-    def _build(self) -> None:
-        p, K, R = self.problem, self.eus, self.nregs
-        self._shape()
-        dom = self.dom
-        # States: only inside the domains (a missing literal is false).
-        self.X: list[list[list[Lits]]] = []
-        self.S: list[list[list[Lits]]] = []
-        values = [o.id for o in p.ops if o.has_result]
-        for node in p.nodes:
-            t = node.id
-            xs = [
-                [
-                    {
-                        v: self._bool(f"X_{t}_{k}_{r}_{v}")
-                        for v in values
-                        if dom.in_register(t, k, v, self._is_a(r))
-                    }
-                    for r in range(R)
-                ]
-                for k in range(K + 1)
-            ]
-            ss = [
-                [
-                    {
-                        v: self._bool(f"S_{t}_{k}_{r}_{v}")
-                        for v in values
-                        if self._possible[t][k] and dom.selected(t, k, v, self._is_a(r))
-                    }
-                    for r in range(R)
-                ]
-                for k in range(K)
-            ]
-            self.X.append(xs)
-            self.S.append(ss)
-            for row in [*xs, *ss]:
-                for lits in row:
-                    self._at_most(None, lits.values(), 1)
+        add_shape(self)
+        self.X, self.S = state_variables(self)
         self.choice: dict[tuple[int, int, int], dict[Choice, z3.BoolRef]] = {}
         self.alu: dict[tuple[int, int, int], Lits] = {}
         self.swap: dict[tuple[int, int, int], z3.BoolRef] = {}
         self.mem: dict[tuple[int, int, int], Lits] = {}
         self.bind: dict[str, dict[tuple[int, int], z3.BoolRef]] = {}
         self.bimm: dict[tuple[int, str], z3.BoolRef] = {}
-        self._bindings()
-        self._prolog()
+        add_bindings(self)
+        self.pos, self.prolog_loads = add_prolog(self)
         for node in p.nodes:
             for k in range(K):
                 if self._possible[node.id][k]:
-                    self._copy(node.id, k)
+                    add_copy(self, node.id, k)
             for k in range(K + 1):
-                self._transition(node.id, k)
+                add_transition(self, node.id, k)
             if isinstance(node.end, Branch):
-                self._branch(node.id, node.end)
+                add_branch(self, node.id, node.end)
             else:
-                self._exit(node.id, node.end)
-            self._memory_once(node.id)
-        self._immediates()
+                add_exit(self, node.id, node.end)
+            add_memory_once(self, node.id)
+        add_immediates(self)
         if p.placement == "packet":
-            for k in range(K):
-                owned = [self.own(n.id, k) for n in p.nodes if self._possible[n.id][k]]
-                self._at_most("packet-bundles", owned, self.profile.packet_bundles_per_stage)
-
-    def _bindings(self) -> None:
-        p, K, L = self.problem, self.eus, self.lanes
-        accessed = sorted({o.array for o in p.ops if o.kind is Kind.MEM and o.array is not None})
-        for name in accessed:
-            places = {
-                (k, i): self._bool(f"bind_{name}_{k}_{i}") for k in range(K) for i in range(L)
-            }
-            self.bind[name] = places
-            self._add(None, self._or(places.values()))
-            self._at_most(None, places.values(), 1)
-            info = p.arrays.get(name)
-            if info is not None and info.pin is not None:
-                self._add(f"pin:{name}", places.get(info.pin, self.false))
-        # One array per lane: two would share the lane's virtual address space (DPF7004).
-        # Only where two arrays may meet (a pinned array binds nowhere else), so a DPF
-        # whose arrays are all pinned apart gets the model it had without the rule.
-        for k in range(K):
-            for i in range(L):
-                meet = [
-                    self.bind[name][k, i]
-                    for name in accessed
-                    if (info := p.arrays.get(name)) is None
-                    or info.pin is None
-                    or info.pin == (k, i)
-                ]
-                if len(meet) > 1:
-                    self._at_most(None, meet, 1)
-
-    def _prolog(self) -> None:
-        p, R = self.problem, self.nregs
-        params = p.params
-        peek = next((o.id for o in p.ops if o.kind is Kind.PEEK), None)
-        positions = params + 1 if peek is not None else params
-        self.pos = [{q: self._bool(f"pos_{r}_{q}") for q in range(positions)} for r in range(R)]
-        for r in range(R):
-            self._at_most(None, self.pos[r].values(), 1)
-        # Positions are non-decreasing in register order (A0..A(L-1), B0..).
-        for r in range(R):
-            for q in range(1, positions):
-                at_least_q = self._or(self.pos[r][j] for j in range(q, positions))
-                for r2 in range(r + 1, R):
-                    for j in range(q):
-                        self._add(None, self._implies(self.pos[r2][j], self._not(at_least_q)))
-        for q in range(params):  # every parameter is popped
-            self._add(None, self._or(self.pos[r][q] for r in range(R)))
-        entry = self.X[0][0]
-        self.prolog_loads: list[z3.BoolRef] = []
-        for r in range(R):
-            reads = self._or(self.pos[r].values())
-            loads = [reads]
-            for v, lit in entry[r].items():
-                op = self.ops[v]
-                if op.kind is Kind.PARAM:
-                    self._add(None, self._implies(lit, self.pos[r].get(op.index, self.false)))
-                elif op.kind is Kind.PEEK:
-                    self._add(None, self._implies(lit, self.pos[r].get(params, self.false)))
-                elif op.kind in (Kind.META, Kind.RAND) or v == self.zero:
-                    # Loaded by LOAD_MD / RAND, or 0: a register the prolog leaves alone.
-                    self._add(None, self._implies(lit, self._not(reads)))
-                    if op.kind is not Kind.CONST:
-                        loads.append(lit)
-                else:
-                    self._add(None, self._not(lit))
-            self.prolog_loads.append(self._or(loads))
-        for op in p.ops:  # each RAND selector draws its own word
-            if op.kind is Kind.RAND:
-                self._at_most(None, (entry[r][op.id] for r in range(R) if op.id in entry[r]), 1)
-
-    def _copy(self, t: int, k: int) -> None:
-        """Selectors, ALU and memory of copy (t, k): what each needs of the states."""
-        R, L = self.nregs, self.lanes
-        own = self.own(t, k)
-        X, S = self.X[t][k], self.S[t][k]
-        consts = [o.id for o in self.ops if o.kind is Kind.CONST]
-        hashes = self.dom.pure_candidates(self.problem, t, k, Kind.HASH)
-        same_word = self.problem.same_word  # a HASH may compute a constant (.materialise)
-        for r in range(R):
-            choices: dict[Choice, z3.BoolRef] = {
-                ("mov", r2): self._bool(f"mov_{t}_{k}_{r}_{r2}") for r2 in range(R) if r2 != r
-            }
-            if not self._is_a(r):
-                for c in consts:
-                    if c in S[r]:
-                        choices["imm", c] = self._bool(f"imm_{t}_{k}_{r}_{c}")
-            else:
-                for h in hashes:
-                    word = same_word.get(h.id, h.id)
-                    if h.lane == r and word in S[r] and h.operands[0] in X[r]:
-                        lit = choices["hash", h.id] = self._bool(f"hash_{t}_{k}_{r}_{h.id}")
-                        self._add(None, self._implies(lit, X[r][h.operands[0]]))
-            self.choice[t, k, r] = choices
-            self._at_most(None, choices.values(), 1)
-            for lit in choices.values():
-                self._add(None, self._implies(lit, own))
-            unselected = self._not(self._or(choices.values()))
-            for v, sel in S[r].items():
-                reasons = [self._and([unselected, X[r][v]])] if v in X[r] else []
-                for (kind, arg), lit in choices.items():
-                    if kind == "mov" and v in X[arg]:
-                        reasons.append(self._and([lit, X[arg][v]]))
-                    elif kind != "mov" and same_word.get(arg, arg) == v:
-                        reasons.append(lit)
-                self._add(None, self._implies(sel, self._or(reasons)))
-        address_view = S if self.profile.memory_address is MemoryAddress.SELECTED else X
-        alus = self.dom.pure_candidates(self.problem, t, k, Kind.ALU)
-        mems = self.dom.memory_candidates(self.problem, t, k)
-        for i in range(L):
-            a, b = i, L + i
-            lane_alu: Lits = {o.id: self._bool(f"alu_{t}_{k}_{i}_{o.id}") for o in alus}
-            swap = self._bool(f"swap_{t}_{k}_{i}")
-            self.alu[t, k, i], self.swap[t, k, i] = lane_alu, swap
-            self._at_most(None, lane_alu.values(), 1)
-            self._add(None, self._implies(swap, self._or(lane_alu.values())))
-            for o in alus:
-                lit = lane_alu[o.id]
-                self._add(None, self._implies(lit, own))
-                if o.alu is AluOp.NEG:
-                    (x,) = o.operands
-                    self._add(
-                        None,
-                        self._implies(lit, S[a].get(x, self.false)),
-                        self._implies(lit, self._not(swap)),
-                    )
-                    continue
-                x, y = o.operands
-                straight = self._and([S[a].get(x, self.false), S[b].get(y, self.false)])
-                if o.commutative and x != y:
-                    crossed = self._and([S[a].get(y, self.false), S[b].get(x, self.false)])
-                    self._add(
-                        None,
-                        self._implies(
-                            lit,
-                            self._and(
-                                [
-                                    self._implies(swap, crossed),
-                                    self._implies(self._not(swap), straight),
-                                ]
-                            ),
-                        ),
-                    )
-                else:
-                    self._add(None, self._implies(lit, self._and([straight, self._not(swap)])))
-            lane_mem: Lits = {o.id: self._bool(f"mem_{t}_{k}_{i}_{o.id}") for o in mems}
-            self.mem[t, k, i] = lane_mem
-            self._at_most(None, lane_mem.values(), 1)
-            for o in mems:
-                assert o.array is not None
-                address = address_view[a].get(o.operands[0], self.false)
-                need = [own, self.bind[o.array][k, i], address]
-                if o.mem is not MemOp.LOAD:
-                    need.append(S[b].get(o.operands[1], self.false))
-                self._add(None, self._implies(lane_mem[o.id], self._and(need)))
-
-    def _loaded(self, t: int, k: int, i: int) -> Lits:
-        """Memory operations of copy (t, k) lane i that write B[i] (LOAD and atomics)."""
-        return {v: lit for v, lit in self.mem.get((t, k, i), {}).items() if self.ops[v].has_result}
-
-    def _transition(self, t: int, k: int) -> None:
-        """Every claim about the registers at EU k's entry is explained: by the previous
-        own copy's units, by the parent's state (before the node starts), or not needed
-        (after the node ended)."""
-        parent = self.problem.nodes[t].parent
-        for r, lits in enumerate(self.X[t][k]):
-            for v, claim in lits.items():
-                reasons: list[z3.BoolRef] = []
-                if k == 0:
-                    if parent is None:
-                        continue  # the prolog's (see _prolog)
-                    reasons.append(self.X[parent][0][r].get(v, self.false))
-                else:
-                    j = k - 1
-                    if self._possible[t][j]:
-                        reasons.append(self._and([self.own(t, j), self._produced(t, j, r, v)]))
-                    if parent is not None:
-                        inherited = self.X[parent][k][r].get(v, self.false)
-                        reasons.append(self._and([self.ge(parent, j), inherited]))
-                    reasons.append(self._not(self.ge(t, j)))
-                self._add(None, self._implies(claim, self._or(reasons)))
-
-    def _produced(self, t: int, k: int, r: int, v: int) -> z3.BoolRef:
-        """Register r holds v after copy (t, k) ran: a stage-2 write of v, or no stage-2
-        write and v selected."""
-        L = self.lanes
-        S = self.S[t][k][r]
-        writes = self.alu.get((t, k, r), {}) if self._is_a(r) else self._loaded(t, k, r - L)
-        kept = self._and([self._not(self._or(writes.values())), S[v]]) if v in S else self.false
-        # An operation computing a constant's word writes that constant (.materialise).
-        same_word = self.problem.same_word
-        wrote_v = [lit for op, lit in writes.items() if same_word.get(op, op) == v]
-        return self._or([*wrote_v, kept])
-
-    def _branch_view(self, t: int, k: int, r: int, v: int) -> z3.BoolRef:
-        mode = self.profile.branch_operands
-        if mode is BranchOperands.ENTRY:
-            return self.X[t][k][r].get(v, self.false)
-        if mode is BranchOperands.LOADED and not self._is_a(r):
-            return self._produced(t, k, r, v)
-        return self.S[t][k][r].get(v, self.false) if k < self.eus else self.false
-
-    def _branch(self, t: int, branch: Branch) -> None:
-        for name, operand in (("x", branch.x), ("y", branch.y)):
-            is_const = self.ops[operand].kind is Kind.CONST
-            as_imm = self._bool(f"bimm_{t}_{name}") if is_const else self.false
-            self.bimm[t, name] = as_imm
-            for k in range(self.eus):
-                if not self._possible[t][k]:
-                    continue
-                held = self._or(self._branch_view(t, k, r, operand) for r in range(self.nregs))
-                self._add(None, self._implies(self.at(t, k), self._or([as_imm, held])))
-
-    def _exit(self, t: int, exit_: Exit) -> None:
-        needed = exit_values(self.problem, exit_)
-        for k in range(self.eus):
-            state = self.X[t][k + 1]
-            held = [
-                self._or(state[r].get(v, self.false) for r in range(self.nregs)) for v in needed
-            ]
-            if held:
-                self._add(f"exit:{t}", self._implies(self.at(t, k), self._and(held)))
-            if len(needed) > 1:
-                # Redundant: as many registers as values hold one of them. A pseudo-Boolean
-                # count lets the solver see register pressure at once (a pigeonhole argument
-                # that clauses alone take exponentially long to refute).
-                holding = [
-                    self._or(state[r].get(v, self.false) for v in needed) for r in range(self.nregs)
-                ]
-                self._add(None, self._implies(self.at(t, k), self._atleast(holding, len(needed))))
-
-    def _memory_once(self, t: int) -> None:
-        for o in self.ops:
-            if o.kind is Kind.MEM and o.owner == t:
-                places = [
-                    lits[o.id]
-                    for (node, _, _), lits in self.mem.items()
-                    if node == t and o.id in lits
-                ]
-                self._add(None, self._or(places))
-                self._at_most(None, places, 1)
-
-    def _immediates(self) -> None:
-        limit = self.profile.immediates_per_bundle
-        consts = [o.id for o in self.ops if o.kind is Kind.CONST]
-        for node in self.problem.nodes:
-            t = node.id
-            for k in range(self.eus):
-                if not self._possible[t][k]:
-                    continue
-                used = []
-                for c in consts:
-                    uses = [
-                        self.choice[t, k, r].get(("imm", c), self.false)
-                        for r in range(self.lanes, self.nregs)
-                    ]
-                    if isinstance(node.end, Branch):
-                        for name, operand in (("x", node.end.x), ("y", node.end.y)):
-                            if operand == c:
-                                uses.append(self._and([self.at(t, k), self.bimm[t, name]]))
-                    used.append(self._or(uses))
-                self._at_most("immediates", used, limit)
+            add_packet_bundles(self)
 
     # -- objectives --------------------------------------------------------------------------------
     def bundle_terms(self) -> list[z3.BoolRef]:
@@ -613,29 +299,7 @@ class Z3Model:
         neighbourhood :meth:`improve` searches to tidy a schedule's register traffic. A
         placement outside this model's domains (a copy of an operation too late to be of
         use) is left free."""
-        fixed: list[z3.BoolRef] = []
-        for span in schedule.spans:
-            fixed += [
-                self.ge(span.node, k) if k <= span.last_eu else self._not(self.ge(span.node, k))
-                for k in range(self.eus)
-            ]
-        for step in schedule.steps:
-            t, k = step.node, step.eu
-            for units, ops in ((self.alu, step.alu), (self.mem, step.mem)):
-                for lane in range(self.lanes):
-                    lits = units.get((t, k, lane), {})
-                    placed = next((lo.op for lo in ops if lo.lane == lane), None)
-                    if placed is not None and placed not in lits:
-                        continue
-                    fixed += [lit if v == placed else self._not(lit) for v, lit in lits.items()]
-            for sel in step.selectors:
-                if sel.kind is SelectorKind.HASH and sel.op is not None:
-                    lit = self.choice.get((t, k, self.regs.index(sel.dest)), {}).get(
-                        ("hash", sel.op)
-                    )
-                    if lit is not None:
-                        fixed.append(lit)
-        return fixed
+        return placement_literals(self, schedule)
 
     def optimise(
         self, rlimit: int, fixed: Sequence[z3.BoolRef] = ()
@@ -688,105 +352,7 @@ class Z3Model:
         def true(expr: z3.BoolRef) -> bool:
             return bool(z3.is_true(model.eval(expr, model_completion=True)))
 
-        p, K, L = self.problem, self.eus, self.lanes
-        spans: list[NodeSpan] = []
-        for node in p.nodes:
-            last = max(k for k in range(K) if true(self.ge(node.id, k)))
-            first = 0 if node.parent is None else spans[node.parent].last_eu + 1
-            spans.append(NodeSpan(node.id, first, last))
-        steps: list[Step] = []
-        for node in p.nodes:
-            t = node.id
-            span = spans[t]
-            for k in span.eus():
-                selectors: list[SelectorAssign] = []
-                for r, reg in enumerate(self.regs):
-                    for (kind, arg), lit in self.choice[t, k, r].items():
-                        if not true(lit):
-                            continue
-                        if kind == "mov":
-                            selectors.append(
-                                SelectorAssign(reg, SelectorKind.MOV, source=self.regs[arg])
-                            )
-                        elif kind == "imm":
-                            selectors.append(SelectorAssign(reg, SelectorKind.LOAD_IMM, op=arg))
-                        else:
-                            selectors.append(SelectorAssign(reg, SelectorKind.HASH, op=arg))
-                alus = [
-                    LaneOp(i, v, swapped=true(self.swap[t, k, i]))
-                    for i in range(L)
-                    for v, lit in self.alu[t, k, i].items()
-                    if true(lit)
-                ]
-                mems = [
-                    LaneOp(i, v)
-                    for i in range(L)
-                    for v, lit in self.mem[t, k, i].items()
-                    if true(lit)
-                ]
-                branch = None
-                if isinstance(node.end, Branch) and k == span.last_eu:
-                    sources = []
-                    for name, operand in (("x", node.end.x), ("y", node.end.y)):
-                        held = [
-                            self.regs[r]
-                            for r in range(self.nregs)
-                            if true(self._branch_view(t, k, r, operand))
-                        ]
-                        immediate = true(self.bimm[t, name])
-                        sources.append(operand if immediate or not held else held[0])
-                    branch = BranchUse(sources[0], sources[1])
-                steps.append(Step(t, k, tuple(selectors), tuple(alus), tuple(mems), branch))
-        exits: list[ExitUse] = []
-        for node in p.nodes:
-            if not isinstance(node.end, Exit):
-                continue
-            state = self.X[node.id][spans[node.id].last_eu + 1]
-
-            def register(v: int, state: list[Lits] = state) -> Register:
-                return next(
-                    self.regs[r] for r in range(self.nregs) if true(state[r].get(v, self.false))
-                )
-
-            push = tuple(register(v) for v in node.end.push)
-            steer: Source | None = None
-            if node.end.steer_value is not None:
-                v = node.end.steer_value
-                steer = register(v) if v in exit_values(p, node.end) else v
-            exits.append(ExitUse(node.id, push, steer))
-        bindings = {
-            name: next(where for where, lit in places.items() if true(lit))
-            for name, places in self.bind.items()
-        }
-        return Schedule(
-            p, self._read_prolog(true), tuple(spans), tuple(steps), tuple(exits), bindings, "z3"
-        )
-
-    def _read_prolog(self, true: Callable[[z3.BoolRef], bool]) -> tuple[PrologLoad, ...]:
-        p = self.problem
-        position: dict[int, int] = {}
-        for r in range(self.nregs):
-            for q, lit in self.pos[r].items():
-                if true(lit):
-                    position[r] = q
-        last_reader = {q: r for r, q in sorted(position.items())}
-        words = {o.index: o.id for o in p.ops if o.kind is Kind.PARAM}
-        peek = next((o.id for o in p.ops if o.kind is Kind.PEEK), None)
-        loads: list[PrologLoad] = []
-        for r, reg in enumerate(self.regs):
-            if r in position:
-                q = position[r]
-                popped = q < p.params and last_reader[q] == r
-                word = words.get(q) if q < p.params else peek
-                kind = SelectorKind.POP if popped else SelectorKind.PEEK
-                loads.append(PrologLoad(reg, kind, word))
-                continue
-            for v, lit in self.X[0][0][r].items():
-                op = self.ops[v]
-                if op.kind in INPUT_KINDS and true(lit):
-                    kind = SelectorKind.LOAD_MD if op.kind is Kind.META else SelectorKind.RAND
-                    loads.append(PrologLoad(reg, kind, v))
-        return tuple(loads)
+        return read_schedule(self, true)
 
 
 def solver_version() -> str:
