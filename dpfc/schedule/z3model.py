@@ -3,7 +3,7 @@
 :class:`Z3Model` states "``problem`` runs in at most ``eus`` EUs" as a propositional
 formula and reads a :class:`~dpfc.schedule.schedule.Schedule` back from a model. The EU
 search (:mod:`.search`) asks it for several EU counts; the secondary objectives (bundles,
-then instructions) are lowered with cardinality bounds (:meth:`Z3Model.improve`), and
+then instructions) are minimised by Z3's MaxSAT (:meth:`Z3Model.optimise`), and
 :meth:`Z3Model.core` names the source constraints that conflict when nothing fits.
 
 The constraints are stated by :mod:`.z3model_program` (tree shape, arrays, prolog, branches,
@@ -296,9 +296,9 @@ class Z3Model:
     def placement(self, schedule: Schedule) -> list[z3.BoolRef]:
         """Constraints that fix where ``schedule`` runs every ALU, HASH and memory operation
         and where each node's EUs end, leaving the registers, moves and constants free: the
-        neighbourhood :meth:`improve` searches to tidy a schedule's register traffic. A
-        placement outside this model's domains (a copy of an operation too late to be of
-        use) is left free."""
+        neighbourhood :meth:`optimise` searches (as its ``fixed``) to tidy a schedule's
+        register traffic. A placement outside this model's domains (a copy of an operation
+        too late to be of use) is left free."""
         return placement_literals(self, schedule)
 
     def optimise(
