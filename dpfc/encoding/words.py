@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 
-from dpfc.encoding.code import (
+from dpfc.encoding.code_fields import (
     IMM_FLAG,
     NEXT_PC_IMM,
     NEXT_PC_NONE,
