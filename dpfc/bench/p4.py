@@ -25,6 +25,8 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -182,22 +184,31 @@ def _send_all(bmv2: Bmv2Switch, frames: list[bytes], expected: int) -> list[tupl
     return out + bmv2.receive(expected - len(out), timeout=10.0, grace=0.0)
 
 
+@contextmanager
+def _running(toolchain: Toolchain, program_json: Path) -> Iterator[tuple[Bmv2Switch, Cli]]:
+    """A fresh simple_switch running ``program_json`` and its CLI, stopped on the way out."""
+    bmv2 = Bmv2Switch(toolchain, program_json)
+    try:
+        cli = Cli(toolchain, bmv2.thrift_port)
+        try:
+            yield bmv2, cli
+        finally:
+            cli.close()
+    finally:
+        bmv2.stop()
+
+
 def one_table_baseline(
     toolchain: Toolchain, program_json: Path, frames: list[bytes], runs: int
 ) -> Baseline:
     seconds: list[float] = []
     out: list[tuple[int, bytes]] = []
     for _ in range(runs):
-        bmv2 = Bmv2Switch(toolchain, program_json)
-        cli = Cli(toolchain, bmv2.thrift_port)
-        try:
+        with _running(toolchain, program_json) as (bmv2, cli):
             cli.run(f"table_add OneIngress.forward OneIngress.set_port {IN_PORT} => {OUT_PORT}")
             started = time.perf_counter()
             out = _send_all(bmv2, frames, len(frames))
             seconds.append(time.perf_counter() - started)
-        finally:
-            cli.close()
-            bmv2.stop()
     forwarded = sum(
         1
         for (port, data), frame in zip(out, frames, strict=False)
@@ -231,9 +242,7 @@ def _case(
         started = time.perf_counter()
         sim_out = [o for frame in frames for o in switch.process(frame, IN_PORT).outputs]
         sim_seconds.append(time.perf_counter() - started)
-        bmv2 = Bmv2Switch(toolchain, program_json)
-        cli = Cli(toolchain, bmv2.thrift_port)
-        try:
+        with _running(toolchain, program_json) as (bmv2, cli):
             target = Bmv2Driver(cli, profile, program_json)
             target.configure(switch_id=1, ports=16)
             Deployment(target).apply(image)
@@ -242,9 +251,6 @@ def _case(
             started = time.perf_counter()
             bmv2_out = _send_all(bmv2, frames, len(sim_out))
             bmv2_seconds.append(time.perf_counter() - started)
-        finally:
-            cli.close()
-            bmv2.stop()
     same = sum(1 for a, b in zip(sim_out, bmv2_out, strict=False) if a == b)
     placement = image.dpfs[0].placement
     return Row(
