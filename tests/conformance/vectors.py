@@ -114,6 +114,10 @@ def egress() -> list[Vector]:
         "eu0 e:\n    LOAD_IMM B3, 1\n    FAADD B3, [A3]\n    HALT out\n"
         "epilog out:\n    PUSH A0, A1, A2, B3\n"
     )
+    # Each multicast copy counts too, but pushes no count: bmv2 runs the copies' egress
+    # passes in whichever order its egress threads take them, so the count a copy would
+    # see is not defined (the final count is).
+    copy_port = port.replace("PUSH A0, A1, A2, B3", "PUSH A0, A1, A2")
     count = Lane(0, 3, 4, pipeline="egress")
     ingress_count = asm(
         "prolog p:\n    POP A0\n    JMP e\n"
@@ -145,7 +149,7 @@ def egress() -> list[Vector]:
         Vector(
             "egress_after_ingress_multicast",
             ingress_count,
-            egress=egress_asm(port),
+            egress=egress_asm(copy_port),
             packets=(Packet((0,)), Packet((2,)), Packet((9,))),
             lanes=(Lane(0, 3, 4), count),
         ),
