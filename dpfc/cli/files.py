@@ -11,6 +11,7 @@ Conventions every command follows through these functions:
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -43,7 +44,8 @@ def display_name(path: str) -> str:
 
 def read_bytes(path: str) -> bytes:
     if is_stdio(path):
-        return click.get_binary_stream("stdin").read()
+        # The binary buffer under the text stream (click's test runner swaps sys.stdin).
+        return sys.stdin.buffer.read()
     try:
         return Path(path).read_bytes()
     except OSError as exc:
@@ -65,7 +67,7 @@ def write_file(path: str, data: str | bytes) -> None:
     """Write ``data`` to ``path`` (``-``: stdout) and say so."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if is_stdio(path):
-        stream = click.get_binary_stream("stdout")
+        stream = sys.stdout.buffer
         stream.write(raw)
         stream.flush()
         return
