@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 STDLIB = next(p for p in (ROOT / "stdlib", ROOT / "dpfc" / "stdlib") if p.is_dir())
 PROFILES = ("tofino1", "tofino2", "bmv2")
 TIME = re.compile(r"\b\d+\.\d+ s\b")
+QUIET = ("--no-cache", "-q", "--timeout", "0")
 EMIT = "obj,asm,header,pcap,schedule,ast,ir,opt-ir"
 
 
@@ -78,10 +79,8 @@ def jobs(extra: list[Path]) -> Iterator[Job]:
         targets = PROFILES if rel.startswith("examples/dpf/") else ("tofino1",)
         steps: list[tuple[str, ...]] = [("check", rel)]
         for target in targets:
-            steps.append(
-                ("compile", rel, "--emit", EMIT, "-o", f"{out}/{target}", "--explain")
-                + ("--no-cache", "-q", "--timeout", "0", "--target", target)
-            )
+            emit = ("--emit", EMIT, "-o", f"{out}/{target}", "--explain")
+            steps.append(("compile", rel, *emit, *QUIET, "--target", target))
         yield Job(f"dpf/{_slug(rel)}", tuple(steps))
     for path in sorted(ROOT.glob("examples/**/*.dpfasm")) + sorted(ROOT.glob("tests/**/*.dpfasm")):
         rel = _rel(path)
@@ -126,8 +125,8 @@ def jobs(extra: list[Path]) -> Iterator[Job]:
     )
     yield Job(
         "link/all",
-        compile_all
-        + (
+        (
+            *compile_all,
             ("link", *objects, "--pipes", "2", "-o", f"{out}/all.dpfimg"),
             ("disasm", f"{out}/all.dpfimg"),
             ("deploy", "--switch", "sim://2", f"{out}/all.dpfimg"),

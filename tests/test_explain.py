@@ -25,8 +25,10 @@ from click.testing import CliRunner
 from dpfc.catalog import SECTIONS, Entry, close_codes, load_catalog, normalize_code
 from dpfc.cli.main import main
 from tests.conftest import ROOT, assert_golden
+from tests.modules import modules
 
 PACKAGE = ROOT / "dpfc"
+SOURCE_FILES = [module.path for module in modules()]
 CODE = re.compile(r"\bDPF\d{4}\b")
 # The catalogue itself and its command mention codes as examples, not as diagnostics.
 NOT_SCANNED = {PACKAGE / "catalog", PACKAGE / "cli" / "explain.py"}
@@ -53,7 +55,7 @@ def _docstrings(tree: ast.AST) -> set[int]:
 def codes_in_source() -> dict[str, list[str]]:
     """Every code in a string literal or f-string of the package, with where it is used."""
     found: dict[str, list[str]] = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in SOURCE_FILES:
         if any(path == skip or skip in path.parents for skip in NOT_SCANNED):
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -76,7 +78,7 @@ CHECKED = [e for e in CATALOG.values() if e.command is not None and e.unchecked 
 def test_the_scan_finds_every_quoted_code() -> None:
     # A plain grep for "DPFxxxx" literals is a lower bound of what the AST scan finds.
     quoted: set[str] = set()
-    for path in PACKAGE.rglob("*.py"):
+    for path in SOURCE_FILES:
         if not any(path == skip or skip in path.parents for skip in NOT_SCANNED):
             quoted |= set(re.findall(r"\"(DPF\d{4})\"", path.read_text(encoding="utf-8")))
     assert quoted <= set(SOURCE_CODES)

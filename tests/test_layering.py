@@ -10,12 +10,7 @@
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
-from tests.conftest import ROOT
-
-PACKAGE = ROOT / "dpfc"
+from tests.modules import Module, imports, modules
 
 # Earlier layers first; a package may import the packages of any earlier layer.
 LAYERS: list[set[str]] = [
@@ -32,7 +27,7 @@ LAYERS: list[set[str]] = [
     {"codegen"},
     {"link"},
     {"deploy", "driver"},
-    {"backends"},
+    {"backends", "stdlib"},
     {"cli", "bench"},
 ]
 ENTRY_POINTS = {"cli", "bench", "__main__"}
@@ -42,7 +37,7 @@ ADAPTERS = {
     "z3": {"dpfc/schedule/z3model.py"},
     "scapy": {"dpfc/packet/layers.py"},
     "networkx": {"dpfc/ir/cfg.py"},
-    "llvmlite": {"dpfc/backends/jit/llvm.py"},  # the JIT's adapter
+    "llvmlite": {"backends/jit/llvm.py"},  # the JIT's adapter
     "matplotlib": {"dpfc/bench/plot.py"},  # the bench extra: only the scaling plot
 }
 
@@ -54,91 +49,72 @@ def _layer_of(package: str) -> int:
     raise AssertionError(f"package dpfc.{package} is in no layer of tests/test_layering.py")
 
 
-def _modules() -> list[Path]:
-    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
-
-
-def _package(path: Path) -> str:
-    parts = path.relative_to(PACKAGE).parts
-    return parts[0].removesuffix(".py") if parts[0] != "__init__.py" else ""
-
-
-def _imports(path: Path) -> set[str]:
-    """Every absolute module name ``path`` imports (relative imports resolved)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    here = path.relative_to(ROOT).with_suffix("").parts
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = here[: len(here) - node.level]
-                module = ".".join(base + ((node.module,) if node.module else ()))
-            else:
-                module = node.module or ""
-            found.add(module)
-    return found
+def _package(module: Module) -> str:
+    """The top-level package of dpfc the module is in ("" for dpfc/__init__.py)."""
+    parts = module.name.split(".")
+    return parts[1] if len(parts) > 1 else ""
 
 
 def test_every_package_has_a_layer() -> None:
-    packages = {_package(p) for p in _modules()} - {"", "__init__", "__main__"}
+    packages = {_package(m) for m in modules()} - {"", "__main__"}
     for package in packages:
         _layer_of(package)
 
 
 def test_no_package_imports_a_later_layer() -> None:
     problems = []
-    for path in _modules():
-        package = _package(path)
+    for module in modules():
+        package = _package(module)
         if package in ("", "__main__"):
             continue
         layer = _layer_of(package)
-        for name in _imports(path):
+        for name in imports(module):
             parts = name.split(".")
             if parts[0] != "dpfc" or len(parts) < 2 or parts[1] == package:
                 continue
             if _layer_of(parts[1]) >= layer:
-                problems.append(f"{path.relative_to(ROOT)} imports {name}")
+                problems.append(f"{module.shown} imports {name}")
     assert problems == []
 
 
 def test_only_entry_points_and_back_ends_import_back_ends() -> None:
     users = {
-        str(path.relative_to(ROOT))
-        for path in _modules()
-        if any(name.startswith("dpfc.backends") for name in _imports(path))
-        and _package(path) not in ENTRY_POINTS | {"backends"}
+        module.shown
+        for module in modules()
+        if any(name.startswith("dpfc.backends") for name in imports(module))
+        and _package(module) not in ENTRY_POINTS | {"backends"}
     }
     assert users == set()
 
 
 def test_the_simulator_runs_bytes_and_knows_nothing_of_how_they_were_made() -> None:
     problems = []
-    for path in sorted((PACKAGE / "backends" / "sim").glob("*.py")):
-        for name in _imports(path):
+    for module in modules():
+        if not module.name.startswith("dpfc.backends.sim"):
+            continue
+        for name in imports(module):
             parts = name.split(".")
             if parts[0] != "dpfc" or parts[:3] == ["dpfc", "backends", "sim"]:
                 continue
             if parts[1] not in SIMULATOR_MAY_USE:
-                problems.append(f"{path.relative_to(ROOT)} imports {name}")
+                problems.append(f"{module.shown} imports {name}")
     assert problems == []
 
 
 def test_each_third_party_library_has_one_adapter() -> None:
     for library, allowed in ADAPTERS.items():
         users = {
-            str(path.relative_to(ROOT))
-            for path in _modules()
-            if any(name == library or name.startswith(library + ".") for name in _imports(path))
+            module.shown
+            for module in modules()
+            if any(name == library or name.startswith(library + ".") for name in imports(module))
         }
         assert users <= allowed, f"{library} imported outside its adapter: {users - allowed}"
 
 
 def test_click_is_imported_by_the_cli_only() -> None:
     users = {
-        str(path.relative_to(ROOT))
-        for path in _modules()
-        if "click" in {n.split(".")[0] for n in _imports(path)}
+        module.shown
+        for module in modules()
+        if "click" in {n.split(".")[0] for n in imports(module)}
     }
     assert all(user.startswith("dpfc/cli/") for user in users), users

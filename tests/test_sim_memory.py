@@ -786,7 +786,7 @@ def test_control_plane_error_changes_nothing(code: str, call: Call) -> None:
 def test_error_cases_cover_every_code_the_control_plane_raises() -> None:
     source = "".join(
         path.read_text(encoding="utf-8")
-        for path in sorted((ROOT / "dpfc/backends/sim").glob("control*.py"))
+        for path in sorted((ROOT / "backends/sim").glob("control*.py"))
     )
     raised = set(re.findall(r'"(DPF4\d{3})"', source))
     covered = {code for _, code, _ in ERROR_CASES}

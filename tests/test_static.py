@@ -1,4 +1,5 @@
-"""Static checks run by the test command: ruff (lint and format) and mypy --strict."""
+"""Static checks run by the test command: ruff (lint and format) and mypy --strict (through
+scripts/typecheck.py, which type-checks the package laid out as a wheel installs it)."""
 
 from __future__ import annotations
 
@@ -10,23 +11,25 @@ import pytest
 
 from tests.conftest import ROOT
 
+SOURCES = ("dpfc", "backends", "stdlib", "tests", "scripts", "setup.py")
+
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, check=False)
 
 
 def test_ruff_lint() -> None:
-    result = _run(sys.executable, "-m", "ruff", "check", "dpfc", "tests")
+    result = _run(sys.executable, "-m", "ruff", "check", *SOURCES)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_ruff_format() -> None:
-    result = _run(sys.executable, "-m", "ruff", "format", "--check", "dpfc", "tests")
+    result = _run(sys.executable, "-m", "ruff", "format", "--check", *SOURCES)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_mypy_strict() -> None:
     if shutil.which("mypy") is None and _run(sys.executable, "-m", "mypy", "--version").returncode:
         pytest.fail("mypy is not installed: run `pip install -e '.[test]'`")
-    result = _run(sys.executable, "-m", "mypy")
+    result = _run(sys.executable, str(ROOT / "scripts" / "typecheck.py"))
     assert result.returncode == 0, result.stdout + result.stderr

@@ -20,6 +20,7 @@ in the file they asked to check even when the cycle lies between library modules
 from __future__ import annotations
 
 import contextlib
+import importlib.resources
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,7 +39,9 @@ from dpfc.sema.report import Reporter
 from dpfc.syntax import ast
 from dpfc.syntax.parser import parse_module
 
-STDLIB_DIR = Path(__file__).resolve().parent.parent / "stdlib"  # dpfc/stdlib, in the wheel
+# The standard library's folder: stdlib/ of the repository, shipped as the package data of
+# dpfc.stdlib (setup.py maps the one to the other).
+STDLIB_DIR = Path(str(importlib.resources.files("dpfc.stdlib")))
 
 
 @dataclass

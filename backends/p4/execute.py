@@ -1,7 +1,7 @@
 """The SwitchVM stages in P4: prolog, each EU, epilog (docs/isa.md §2-§3, simulator R11-R14).
 
 Contract: generates the ingress statements that run one DPF from ``meta.pc`` (the prolog's
-PC) to a decoded epilog, with exactly the simulator's semantics (``dpfc/backends/sim/
+PC) to a decoded epilog, with exactly the simulator's semantics (``backends/sim/
 stages.py``): registers start at 0; selectors read the EU-entry registers and write in
 parallel; ALU and memory data see the selected values; the memory address is the entry (or
 selected) A register per ``profile.memory_address``; ALU and memory writes win; the branch
