@@ -19,11 +19,15 @@ Contract: the parser left every code data byte, in order, right-aligned in the w
 * ``fetch_bundle()`` / ``fetch_epilog()``: decode that bundle into the same fields the
   code tables' actions set (``meta.c_*`` / ``meta.e_*``, the code-memory word layout of
   docs/encoding.md §7), so the rest of the pipeline does not know where code came from.
+
+Every byte position, bit slice, size and shift of the in-packet formats is taken from the
+layout tables of :mod:`dpfc.encoding.layouts` (:func:`field_at`), the same tables the
+Python encoder and decoder use.
 """
 
 from __future__ import annotations
 
-from dpfc.backends.p4.ast import (
+from dpfc.backends.p4.lang import (
     Assign,
     Bool,
     Decl,
@@ -39,12 +43,29 @@ from dpfc.backends.p4.ast import (
     n,
 )
 from dpfc.backends.p4.layout import Layout
-from dpfc.encoding.words import StageKind
+from dpfc.encoding import (
+    BLOCK_HEAD,
+    BRANCH,
+    BUNDLE_HEAD,
+    CODE_OPTION_HEAD,
+    EPILOG_HEAD,
+    IMMEDIATE,
+    NEXT_PC_IMM,
+    NEXT_PC_REG,
+    PC_FORMAT,
+    REGISTER_BYTE,
+    SELECTOR,
+    STEER_IMMEDIATE,
+    ByteLayout,
+    Field,
+    StageKind,
+    imm_group,
+    op_group,
+)
 
 meta = n("meta")
 EPILOG = 31
 CONDITIONAL_FIRST = 2  # ctrl ops below are JMP and HALT (no operands, no second PC)
-NEXT_PC_IMM, NEXT_PC_REG = 1, 2
 
 
 def shift(var: str, amount: Expr, limit: int, unit: int, op: str = ">>") -> list[Stmt]:
@@ -125,6 +146,33 @@ def top(layout: Layout, window: str, first: int, count: int = 1) -> Expr:
     return meta.dot(window).slice(hi, hi - 8 * count + 1)
 
 
+def field_at(layout: Layout, window: str, field: Field, base: int = 0) -> Expr:
+    """A field of the layout that starts ``base`` bytes from the top of a window: its bytes
+    when it is made of whole bytes, else a bit slice of the one byte that holds it."""
+    if field.whole_bytes:
+        return top(layout, window, base + field.byte, field.nbytes)
+    assert field.nbytes == 1, field
+    return top(layout, window, base + field.byte).slice(field.high, field.low)
+
+
+def bits(value: Expr, table: ByteLayout, name: str) -> Expr:
+    """Field ``name`` of a value that holds the whole of layout ``table``."""
+    low = table.shift(name)
+    return value.slice(low + table.field(name).width - 1, low)
+
+
+def times(count: Expr, size: int) -> Expr:
+    """``count * size`` for a power of two ``size``, as a shift (none for 1)."""
+    assert size & (size - 1) == 0, size
+    shift = size.bit_length() - 1
+    return count << shift if shift else count
+
+
+def moved(window: str, nbytes: int) -> Stmt:
+    """Move a left-aligned window a constant ``nbytes`` bytes on."""
+    return Assign(meta.dot(window), meta.dot(window) << 8 * nbytes)
+
+
 def advance(window: str, nbytes: Expr, limit: int) -> list[Stmt]:
     """Move a left-aligned window ``nbytes`` (< ``limit``) bytes on."""
     return shift(f"meta.{window}", nbytes, limit, 8, "<<")
@@ -140,6 +188,15 @@ def align(layout: Layout) -> list[Stmt]:
     ]
 
 
+def _width(table: ByteLayout, name: str) -> str:
+    """The P4 type of a variable holding one field of a layout."""
+    return f"bit<{table.field(name).width}>"
+
+
+STAGE = _width(BLOCK_HEAD, "stage")  # a stage id
+INDEX = _width(PC_FORMAT, "index")  # a bundle's index in its stage
+
+
 def walk_meta(layout: Layout) -> list[tuple[str, str]]:
     fields = [
         ("code_total", "bit<16>"),
@@ -149,23 +206,24 @@ def walk_meta(layout: Layout) -> list[tuple[str, str]]:
         ("w_active", "bit<1>"),
         ("w_opt", "bit<1>"),
         ("w_pos", "bit<16>"),
-        ("w_nblk", "bit<8>"),
-        ("w_blk", "bit<4>"),
-        ("w_head", "bit<8>"),
-        ("w_stage", "bit<5>"),
-        ("w_idx", "bit<15>"),
+        ("w_nblk", _width(CODE_OPTION_HEAD, "n_blocks")),
+        # bundles left in the block: up to count_minus_one + 1
+        ("w_blk", f"bit<{BLOCK_HEAD.field('count_minus_one').width + 1}>"),
+        ("w_head", f"bit<{8 * BLOCK_HEAD.size}>"),
+        ("w_stage", STAGE),
+        ("w_idx", INDEX),
         ("w_size", "bit<16>"),
         ("found", "bit<1>"),
         ("off", "bit<16>"),
-        ("f_b0", "bit<8>"),
-        ("f_nsel", "bit<5>"),
-        ("f_nimm", "bit<2>"),
+        ("f_b0", f"bit<{8 * BUNDLE_HEAD.field('has_alu').nbytes}>"),
+        ("f_nsel", _width(BUNDLE_HEAD, "n_sel")),
+        ("f_nimm", _width(BUNDLE_HEAD, "n_imm")),
     ]
     for t in range(layout.max_bundles):
         fields += [
             (f"bv_{t}", "bit<1>"),
-            (f"bs_{t}", "bit<5>"),
-            (f"bi_{t}", "bit<15>"),
+            (f"bs_{t}", STAGE),
+            (f"bi_{t}", INDEX),
             (f"bo_{t}", "bit<16>"),
         ]
     return fields
@@ -176,13 +234,19 @@ MAX_BUNDLE_BYTES = 64  # more than any bundle: 8 + 2*30 + 2*8 + 4*3 bytes on the
 
 def _bundle_size(layout: Layout) -> list[Stmt]:
     """meta.w_size = the size of the prolog/EU bundle at the top of meta.w_win."""
-    b0, b1, size = top(layout, "w_win", 0), top(layout, "w_win", 1), meta.dot("w_size")
+    size = meta.dot("w_size")
+
+    def head(name: str) -> Expr:
+        return field_at(layout, "w_win", BUNDLE_HEAD.field(name))
+
     half = layout.half_lanes
+    selectors = times(head("n_sel").cast(16), SELECTOR.size)
+    immediates = times(head("n_imm").cast(16), IMMEDIATE.size)
     return [
-        Assign(size, Lit(4, 16) + (b1.slice(7, 3).cast(16) << 1) + (b0.slice(3, 2).cast(16) << 2)),
-        If(b0.slice(7, 4).ge(CONDITIONAL_FIRST), [Assign(size, size + 4)]),
-        If(b0.slice(1, 1).eq(1), [Assign(size, size + half)]),
-        If(b0.slice(0, 0).eq(1), [Assign(size, size + half)]),
+        Assign(size, Lit(BUNDLE_HEAD.size, 16) + selectors + immediates),
+        If(head("ctrl_op").ge(CONDITIONAL_FIRST), [Assign(size, size + BRANCH.size)]),
+        If(head("has_alu").eq(1), [Assign(size, size + half)]),
+        If(head("has_mem").eq(1), [Assign(size, size + half)]),
     ]
 
 
@@ -196,15 +260,27 @@ def _takes_value(layout: Layout, action_bits: Expr) -> Expr:
 
 def _epilog_size(layout: Layout) -> list[Stmt]:
     """meta.w_size = the size of the epilog bundle at the top of meta.w_win."""
-    b0, b1, size = top(layout, "w_win", 0), top(layout, "w_win", 1), meta.dot("w_size")
+    size = meta.dot("w_size")
+
+    def head(name: str) -> Expr:
+        return field_at(layout, "w_win", EPILOG_HEAD.field(name))
+
+    register = REGISTER_BYTE.size
+    pushes = times(head("n_push").cast(16), register)
     return [
-        Assign(size, Lit(2, 16) + b0.slice(7, 3).cast(16)),
+        Assign(size, Lit(EPILOG_HEAD.size, 16) + pushes),
         If(
-            _takes_value(layout, b0.slice(2, 0)),
-            [Assign(size, size + 1), If(b1.slice(6, 6).eq(0), [Assign(size, size + 1)])],
+            _takes_value(layout, head("steer_action")),
+            [
+                Assign(size, size + register),
+                If(
+                    head("steer_src").eq(0),
+                    [Assign(size, size + (STEER_IMMEDIATE.size - register))],
+                ),
+            ],
         ),
-        If(b1.slice(5, 4).eq(NEXT_PC_IMM), [Assign(size, size + 2)]),
-        If(b1.slice(5, 4).eq(NEXT_PC_REG), [Assign(size, size + 1)]),
+        If(head("next_pc_src").eq(NEXT_PC_IMM), [Assign(size, size + PC_FORMAT.size)]),
+        If(head("next_pc_src").eq(NEXT_PC_REG), [Assign(size, size + register)]),
     ]
 
 
@@ -213,6 +289,7 @@ def walk(layout: Layout) -> list[Stmt]:
     The window meta.w_win keeps the next unread byte at its top."""
     m = meta.dot
     limit = layout.code_bits // 8 + 1
+    n_blocks = field_at(layout, "w_win", CODE_OPTION_HEAD.field("n_blocks"))
     out: list[Stmt] = [
         *align(layout),
         Assign(m("w_active"), Lit(0)),
@@ -225,21 +302,24 @@ def walk(layout: Layout) -> list[Stmt]:
             m("code_total").ne(0),
             [
                 Assign(m("w_active"), Lit(1)),
-                Assign(m("w_nblk"), top(layout, "w_win", 0)),
-                Assign(m("w_pos"), Lit(1)),
-                Assign(m("w_win"), m("w_win") << 8),
+                Assign(m("w_nblk"), n_blocks),
+                Assign(m("w_pos"), Lit(CODE_OPTION_HEAD.size)),
+                moved("w_win", CODE_OPTION_HEAD.size),
                 Assign(m("w_stage"), Lit(0x1F)),
             ],
         ),
     ]
+    block_stage = bits(m("w_head"), BLOCK_HEAD, "stage")
+    count_minus_one = bits(m("w_head"), BLOCK_HEAD, "count_minus_one")
+    block_count = count_minus_one.cast(BLOCK_HEAD.field("count_minus_one").width + 1) + 1
     for t in range(layout.max_bundles):
         next_option = [
             Assign(m("w_opt"), Lit(1)),
             Assign(m("w_win"), m("code")),
             *advance("w_win", m("code_len0"), limit),
-            Assign(m("w_nblk"), top(layout, "w_win", 0)),
-            Assign(m("w_win"), m("w_win") << 8),
-            Assign(m("w_pos"), m("code_len0") + 1),
+            Assign(m("w_nblk"), n_blocks),
+            moved("w_win", CODE_OPTION_HEAD.size),
+            Assign(m("w_pos"), m("code_len0") + CODE_OPTION_HEAD.size),
         ]
         next_block = [
             If(
@@ -255,15 +335,15 @@ def walk(layout: Layout) -> list[Stmt]:
             If(
                 m("w_active").eq(1),
                 [
-                    Assign(m("w_head"), top(layout, "w_win", 0)),
-                    Assign(m("w_win"), m("w_win") << 8),
-                    Assign(m("w_pos"), m("w_pos") + 1),
-                    Assign(m("w_blk"), m("w_head").slice(2, 0).cast(4) + 1),
+                    Assign(m("w_head"), top(layout, "w_win", 0, BLOCK_HEAD.size)),
+                    moved("w_win", BLOCK_HEAD.size),
+                    Assign(m("w_pos"), m("w_pos") + BLOCK_HEAD.size),
+                    Assign(m("w_blk"), block_count),
                     Assign(m("w_nblk"), m("w_nblk") - 1),
                     If(
-                        m("w_head").slice(7, 3).ne(m("w_stage")),
+                        block_stage.ne(m("w_stage")),
                         [
-                            Assign(m("w_stage"), m("w_head").slice(7, 3)),
+                            Assign(m("w_stage"), block_stage),
                             Assign(m("w_idx"), Lit(0)),
                         ],
                     ),
@@ -300,7 +380,7 @@ def find_bundle(layout: Layout) -> Decl:
     ]
     return action(
         "find_bundle",
-        ["in bit<5> stage", "in bit<15> index"],
+        [f"in {STAGE} stage", f"in {INDEX} index"],
         [
             Assign(m("found"), Lit(0)),
             Assign(m("off"), Lit(0)),
@@ -319,26 +399,29 @@ def fetch_bundle(layout: Layout) -> Decl:
     def c(f: str) -> Expr:
         return meta.dot(f"c_{f}")
 
-    def b(i: int, count: int = 1) -> Expr:
-        return top(layout, "f_win", i, count)
+    def read(table: ByteLayout, name: str) -> Expr:
+        return field_at(layout, "f_win", table.field(name))
 
+    # f_b0 keeps the header byte that holds the op-group flags, tested after the window moved
+    flags = BUNDLE_HEAD.field("has_alu")
+    assert BUNDLE_HEAD.field("has_mem").byte == flags.byte
     body: list[Stmt] = [
-        Assign(c("ctrl_op"), b(0).slice(7, 4)),
-        Assign(m("f_nimm"), b(0).slice(3, 2)),
-        Assign(m("f_b0"), b(0)),
-        Assign(m("f_nsel"), b(1).slice(7, 3)),
-        Assign(c("pc_taken"), b(2, 2)),
-        Assign(m("f_win"), m("f_win") << 32),
+        Assign(c("ctrl_op"), read(BUNDLE_HEAD, "ctrl_op")),
+        Assign(m("f_nimm"), read(BUNDLE_HEAD, "n_imm")),
+        Assign(m("f_b0"), top(layout, "f_win", flags.byte)),
+        Assign(m("f_nsel"), read(BUNDLE_HEAD, "n_sel")),
+        Assign(c("pc_taken"), read(BUNDLE_HEAD, "pc_taken")),
+        moved("f_win", BUNDLE_HEAD.size),
         Assign(c("ctrl_x"), Lit(0)),
         Assign(c("ctrl_y"), Lit(0)),
         Assign(c("pc_not_taken"), Lit(0)),
         If(
             c("ctrl_op").ge(CONDITIONAL_FIRST),
             [
-                Assign(c("ctrl_x"), b(0)),
-                Assign(c("ctrl_y"), b(1)),
-                Assign(c("pc_not_taken"), b(2, 2)),
-                Assign(m("f_win"), m("f_win") << 32),
+                Assign(c("ctrl_x"), read(BRANCH, "x")),
+                Assign(c("ctrl_y"), read(BRANCH, "y")),
+                Assign(c("pc_not_taken"), read(BRANCH, "pc_not_taken")),
+                moved("f_win", BRANCH.size),
             ],
         ),
     ]
@@ -352,31 +435,31 @@ def fetch_bundle(layout: Layout) -> Decl:
     for j in range(len(regs)):
         assign = [
             (
-                b(0).slice(7, 3).eq(layout.register_code(i)),
+                read(SELECTOR, "dest").eq(layout.register_code(i)),
                 [
                     Assign(c(f"sel_{r}_valid"), Lit(1)),
-                    Assign(c(f"sel_{r}_kind"), b(0).slice(2, 0)),
-                    Assign(c(f"sel_{r}_operand"), b(1)),
+                    Assign(c(f"sel_{r}_kind"), read(SELECTOR, "kind")),
+                    Assign(c(f"sel_{r}_operand"), read(SELECTOR, "operand")),
                 ],
             )
             for i, r in enumerate(regs)
         ]
-        body.append(If(m("f_nsel").gt(j), [*chain(assign), Assign(m("f_win"), m("f_win") << 16)]))
-    for group, flag in (("alu", 1), ("mem", 0)):
+        body.append(If(m("f_nsel").gt(j), [*chain(assign), moved("f_win", SELECTOR.size)]))
+    ops = op_group(layout.lanes)
+    for group, flag in (
+        ("alu", BUNDLE_HEAD.field("has_alu")),
+        ("mem", BUNDLE_HEAD.field("has_mem")),
+    ):
         clear = [Assign(c(f"{group}_{i}"), Lit(0)) for i in range(layout.lanes)]
-        load = [
-            Assign(
-                c(f"{group}_{i}"), b(i // 2).slice(7, 4) if i % 2 == 0 else b(i // 2).slice(3, 0)
-            )
-            for i in range(layout.lanes)
-        ]
-        moved = Assign(m("f_win"), m("f_win") << 8 * layout.half_lanes)
-        body.append(If(m("f_b0").slice(flag, flag).eq(1), [*load, moved], clear))
-    for k in range(layout.profile.immediates_per_bundle):
+        load = [Assign(c(f"{group}_{i}"), read(ops, f"lane_{i}")) for i in range(layout.lanes)]
+        present = m("f_b0").slice(flag.low, flag.low).eq(1)
+        body.append(If(present, [*load, moved("f_win", ops.size)], clear))
+    count = layout.profile.immediates_per_bundle
+    for k in range(count):
         body.append(
             If(
                 m("f_nimm").gt(k),
-                [Assign(c(f"imm_{k}"), b(4 * k, 4))],
+                [Assign(c(f"imm_{k}"), read(imm_group(count), f"imm_{k}"))],
                 [Assign(c(f"imm_{k}"), Lit(0))],
             )
         )
@@ -385,27 +468,32 @@ def fetch_bundle(layout: Layout) -> Decl:
 
 def fetch_epilog(layout: Layout) -> Decl:
     """Decode the epilog bundle at the top of meta.f_win into the meta.e_* fields."""
-    m = meta.dot
 
     def e(f: str) -> Expr:
         return meta.dot(f"e_{f}")
 
-    def b(i: int, count: int = 1) -> Expr:
-        return top(layout, "f_win", i, count)
+    def read(table: ByteLayout, name: str) -> Expr:
+        return field_at(layout, "f_win", table.field(name))
+
+    def register_code() -> Expr:
+        """A register byte, widened to the 16 bits of a steering value or NEXT_PC."""
+        return Lit(0, 8).concat(top(layout, "f_win", 0, REGISTER_BYTE.size))
 
     body: list[Stmt] = [
-        Assign(e("n_push"), b(0).slice(7, 3)),
-        Assign(e("steer_action"), b(0).slice(2, 0)),
-        Assign(e("hdr_mod"), b(1).slice(7, 7)),
-        Assign(e("steer_src"), b(1).slice(6, 6)),
-        Assign(e("next_pc_src"), b(1).slice(5, 4)),
-        Assign(m("f_win"), m("f_win") << 16),
+        *(
+            Assign(e(name), read(EPILOG_HEAD, name))
+            for name in ("n_push", "steer_action", "hdr_mod", "steer_src", "next_pc_src")
+        ),
+        moved("f_win", EPILOG_HEAD.size),
     ]
     for k in range(layout.profile.max_push):
         body.append(
             If(
                 e("n_push").gt(k),
-                [Assign(e(f"push_{k}"), b(0).slice(4, 0)), Assign(m("f_win"), m("f_win") << 8)],
+                [
+                    Assign(e(f"push_{k}"), read(REGISTER_BYTE, "register")),
+                    moved("f_win", REGISTER_BYTE.size),
+                ],
                 [Assign(e(f"push_{k}"), Lit(0))],
             )
         )
@@ -416,17 +504,23 @@ def fetch_epilog(layout: Layout) -> Decl:
             [
                 If(
                     e("steer_src").eq(0),
-                    [Assign(e("steer_value"), b(0, 2)), Assign(m("f_win"), m("f_win") << 16)],
                     [
-                        Assign(e("steer_value"), Lit(0, 8).concat(b(0))),
-                        Assign(m("f_win"), m("f_win") << 8),
+                        Assign(e("steer_value"), read(STEER_IMMEDIATE, "value")),
+                        moved("f_win", STEER_IMMEDIATE.size),
+                    ],
+                    [
+                        Assign(e("steer_value"), register_code()),
+                        moved("f_win", REGISTER_BYTE.size),
                     ],
                 )
             ],
         ),
         Assign(e("next_pc"), Lit(0)),
-        If(e("next_pc_src").eq(NEXT_PC_IMM), [Assign(e("next_pc"), b(0, 2))]),
-        If(e("next_pc_src").eq(NEXT_PC_REG), [Assign(e("next_pc"), Lit(0, 8).concat(b(0)))]),
+        If(
+            e("next_pc_src").eq(NEXT_PC_IMM),
+            [Assign(e("next_pc"), top(layout, "f_win", 0, PC_FORMAT.size))],
+        ),
+        If(e("next_pc_src").eq(NEXT_PC_REG), [Assign(e("next_pc"), register_code())]),
     ]
     return action("fetch_epilog", [], body, "Decode the in-packet epilog bundle found.")
 

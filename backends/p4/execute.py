@@ -19,7 +19,7 @@ switch are the architecture's (:mod:`.arch`): the stages are the same for v1mode
 from __future__ import annotations
 
 from dpfc.backends.p4.arch import Architecture
-from dpfc.backends.p4.ast import (
+from dpfc.backends.p4.lang import (
     Assign,
     Decl,
     Do,
@@ -34,7 +34,7 @@ from dpfc.backends.p4.ast import (
     n,
 )
 from dpfc.backends.p4.layout import Layout
-from dpfc.encoding.words import StageKind
+from dpfc.encoding import StageKind
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
 from dpfc.target.profile import BranchOperands, MemoryAddress
 

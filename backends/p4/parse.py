@@ -22,7 +22,7 @@ e.g. canonical encodings; what the P4 parser checks is listed in docs/p4.md.)
 
 from __future__ import annotations
 
-from dpfc.backends.p4.ast import (
+from dpfc.backends.p4.lang import (
     Assign,
     Decl,
     Do,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dpfc.backends.p4 import decode, execute, parse
 from dpfc.backends.p4.arch import Architecture, Model
-from dpfc.backends.p4.ast import (
+from dpfc.backends.p4.lang import (
     Assign,
     Decl,
     Do,

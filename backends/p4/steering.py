@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dpfc.backends.p4 import execute, parse
 from dpfc.backends.p4.arch import Architecture
-from dpfc.backends.p4.ast import (
+from dpfc.backends.p4.lang import (
     Assign,
     Do,
     If,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dpfc.backends.p4 import decode, execute
 from dpfc.backends.p4.arch import Architecture
-from dpfc.backends.p4.ast import Assign, Decl, If, Lit, Table, action, mux, n
+from dpfc.backends.p4.lang import Assign, Decl, If, Lit, Table, action, mux, n
 from dpfc.backends.p4.layout import COUNTERS, MAX_TENANT_SLOTS, Layout
 from dpfc.backends.p4.steering import OUT_DROP, OUT_MULTICAST, OUT_PORT, OUT_ROUTE
 
