@@ -34,13 +34,11 @@ from dpfc.backends.p4.lang import (
     n,
 )
 from dpfc.backends.p4.layout import Layout
-from dpfc.encoding import StageKind
+from dpfc.encoding import IN_PACKET, StageKind
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
 from dpfc.target.profile import BranchOperands, MemoryAddress
 
 meta, hdr = n("meta"), n("hdr")
-IN_PACKET = 0x8000
-NONE_PC = 0xFFFF
 
 
 def c(field: str) -> Expr:
