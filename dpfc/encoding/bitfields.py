@@ -23,7 +23,7 @@ Not responsible for what the values mean (the codecs in :mod:`dpfc.encoding.code
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 from dpfc.encoding.errors import ByteReader
@@ -93,7 +93,7 @@ class Unit:
     byte: int
     nbytes: int
     what: str
-    fields: tuple[Field, ...] = field(default=())
+    fields: tuple[Field, ...]
 
 
 @dataclass(frozen=True)
@@ -155,8 +155,9 @@ class ByteLayout:
             word |= value << (8 * self.size - f.offset - f.width)
             given += 1
         if given != len(values):
-            unknown = sorted(set(values) - set(self.names))
-            raise KeyError(f"{self.name} has no field {', '.join(unknown)}")
+            settable = {f.name for f in self.fields if not f.reserved}
+            unknown = sorted(set(values) - settable)
+            raise KeyError(f"{self.name} has no field to set named {', '.join(unknown)}")
         return word
 
     def pack(self, **values: int) -> bytes:
