@@ -7,7 +7,7 @@ parallel; ALU and memory data see the selected values; the memory address is the
 selected) A register per ``profile.memory_address``; ALU and memory writes win; the branch
 compares the values ``profile.branch_operands`` names; HALT skips the remaining EUs.
 
-Each stage fetches its bundle from the packet (``decode.py``) when the PC's bit 15 is set,
+Each stage fetches its bundle from the packet (``decode.py``, ``fetch.py``) when the PC's bit 15 is set,
 else from the stage's code table (one table per stage, keyed by slot: the code-memory words
 of docs/encoding.md §7 are its action data). A bundle the packet does not carry, or an
 empty slot, is a fault (R14): ``meta.fault`` ends the DPF and the packet is dropped.

@@ -10,8 +10,8 @@ assembles the frame around the model. The order of one pass is the simulator's
     parse -> permissions (R1-R4) -> prolog (R5, R13) -> EU0 .. EU(n-1) (R11-R14)
           -> epilog -> steering (R6-R10, R15, R16) -> new options and lengths -> deparse
 
-The parts live in :mod:`.parse` (headers, parser, deparser), :mod:`.decode` (in-packet
-code), :mod:`.execute` (the stages), :mod:`.tables` (the control plane's objects) and
+The parts live in :mod:`.parse` (headers, parser, deparser), :mod:`.decode` and :mod:`.fetch`
+(in-packet code), :mod:`.execute` (the stages), :mod:`.tables` (the control plane's objects) and
 :mod:`.steering` (the end of the pass). What bmv2 cannot reproduce is listed in docs/p4.md
 ("Differences from the simulator"): ``timestamp`` is bmv2's clock, ``queue_depth`` is 0 in
 ingress, the parser checks the format but not that it is canonical, and malformed packets
