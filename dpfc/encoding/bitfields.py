@@ -23,7 +23,7 @@ Not responsible for what the values mean (the codecs in :mod:`dpfc.encoding.code
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from dpfc.encoding.errors import ByteReader
@@ -33,45 +33,41 @@ RESERVED = "reserved"  # the name of a field that must be zero
 
 @dataclass(frozen=True)
 class Field:
-    """One field of a layout: ``width`` bits from bit ``offset`` (0: bit 7 of byte 0)."""
+    """One field of a layout: ``width`` bits from bit ``offset`` (0: bit 7 of byte 0).
+
+    The positions derived from them are plain attributes, computed once (the decoders read
+    fields of every packet): ``byte`` (the first byte holding the field), ``end`` (the byte
+    after its last), ``nbytes``, ``low`` and ``high`` (its least and most significant bits,
+    counted from bit 0 of its last byte), ``mask`` (its largest value)."""
 
     name: str
     offset: int
     width: int
     what: str  # what a reader names when the field's bytes are missing
+    byte: int = field(init=False, repr=False, compare=False)
+    end: int = field(init=False, repr=False, compare=False)
+    nbytes: int = field(init=False, repr=False, compare=False)
+    low: int = field(init=False, repr=False, compare=False)
+    high: int = field(init=False, repr=False, compare=False)
+    mask: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        byte, end = self.offset // 8, (self.offset + self.width + 7) // 8
+        low = 8 * end - self.offset - self.width
+        derived = {
+            "byte": byte,
+            "end": end,
+            "nbytes": end - byte,
+            "low": low,
+            "high": low + self.width - 1,
+            "mask": (1 << self.width) - 1,
+        }
+        for name, value in derived.items():
+            object.__setattr__(self, name, value)
 
     @property
     def reserved(self) -> bool:
         return self.name == RESERVED
-
-    @property
-    def byte(self) -> int:
-        """The first byte holding the field."""
-        return self.offset // 8
-
-    @property
-    def end(self) -> int:
-        """The byte after the last byte holding the field."""
-        return (self.offset + self.width + 7) // 8
-
-    @property
-    def nbytes(self) -> int:
-        return self.end - self.byte
-
-    @property
-    def low(self) -> int:
-        """The field's least significant bit, counted from bit 0 of its last byte."""
-        return 8 * self.end - self.offset - self.width
-
-    @property
-    def high(self) -> int:
-        """The field's most significant bit, counted like :attr:`low`."""
-        return self.low + self.width - 1
-
-    @property
-    def mask(self) -> int:
-        """The largest value of the field."""
-        return (1 << self.width) - 1
 
     @property
     def whole_bytes(self) -> bool:
@@ -141,22 +137,34 @@ class ByteLayout:
         """``value`` in field ``name`` of the layout read as one big-endian integer."""
         return value << self.shift(name)
 
+    @cached_property
+    def _settable(self) -> tuple[tuple[str, int, int], ...]:
+        """(name, shift, mask) of every field that is not reserved."""
+        return tuple((f.name, self.shift(f.name), f.mask) for f in self.fields if not f.reserved)
+
+    @cached_property
+    def _positions(self) -> dict[str, tuple[int, int]]:
+        """Every field's (shift, mask), by name."""
+        return {name: (shift, mask) for name, shift, mask in self._every}
+
+    @cached_property
+    def _every(self) -> tuple[tuple[str, int, int], ...]:
+        """(name, shift, mask) of every field."""
+        return tuple((f.name, self.shift(f.name), f.mask) for f in self.fields)
+
     def pack_int(self, **values: int) -> int:
         """The layout, as one big-endian integer, with the given values (every field that is
         not reserved must be given; reserved fields are 0)."""
         word = 0
-        given = 0
-        for f in self.fields:
-            if f.reserved:
-                continue
-            value = values[f.name]
-            if not 0 <= value <= f.mask:
-                raise ValueError(f"{self.name}: {f.name} = {value} does not fit in {f.width} bits")
-            word |= value << (8 * self.size - f.offset - f.width)
-            given += 1
-        if given != len(values):
-            settable = {f.name for f in self.fields if not f.reserved}
-            unknown = sorted(set(values) - settable)
+        settable = self._settable
+        for name, shift, mask in settable:
+            value = values[name]
+            if not 0 <= value <= mask:
+                width = mask.bit_length()
+                raise ValueError(f"{self.name}: {name} = {value} does not fit in {width} bits")
+            word |= value << shift
+        if len(settable) != len(values):
+            unknown = sorted(set(values) - {name for name, _, _ in settable})
             raise KeyError(f"{self.name} has no field to set named {', '.join(unknown)}")
         return word
 
@@ -171,19 +179,20 @@ class ByteLayout:
 
     def unpack_int(self, word: int) -> dict[str, int]:
         """Every field of the layout held in the big-endian integer ``word``."""
-        bits = 8 * self.size
-        return {f.name: (word >> (bits - f.offset - f.width)) & f.mask for f in self.fields}
+        return {name: (word >> shift) & mask for name, shift, mask in self._every}
 
     def replace(self, data: bytes, at: int = 0, **values: int) -> bytes:
         """``data`` with the given fields of the layout at byte ``at`` set to new values."""
-        word = int.from_bytes(data[at : at + self.size], "big")
+        size = self.size
+        word = int.from_bytes(data[at : at + size], "big")
+        positions = self._positions
         for name, value in values.items():
-            f = self._by_name[name]
-            if not 0 <= value <= f.mask:
-                raise ValueError(f"{self.name}: {f.name} = {value} does not fit in {f.width} bits")
-            shift = self.shift(name)
-            word = (word & ~(f.mask << shift)) | (value << shift)
-        return data[:at] + word.to_bytes(self.size, "big") + data[at + self.size :]
+            shift, mask = positions[name]
+            if not 0 <= value <= mask:
+                width = mask.bit_length()
+                raise ValueError(f"{self.name}: {name} = {value} does not fit in {width} bits")
+            word = (word & ~(mask << shift)) | (value << shift)
+        return b"".join((data[:at], word.to_bytes(size, "big"), data[at + size :]))
 
     @cached_property
     def units(self) -> tuple[Unit, ...]:
@@ -204,15 +213,32 @@ class ByteLayout:
         """Read the units of the fields from ``start`` up to (not including) ``stop`` (default:
         the whole layout) and return those fields' values. A decoder that checks the first
         bytes before it reads on (its errors come first) reads the layout in two parts."""
-        first = self.names.index(start) if start is not None else 0
-        last = self.names.index(stop) if stop is not None else len(self.fields)
+        units = self.units
+        if start is not None or stop is not None:
+            key = (start, stop)
+            if key not in self._part_units:
+                self._part_units[key] = self._units_between(start, stop)
+            units = self._part_units[key]
         out: dict[str, int] = {}
-        for unit in self.units:
-            index = self.fields.index(unit.fields[0])
-            if not first <= index < last:
-                continue
-            assert index + len(unit.fields) <= last, f"{self.name}: {stop} splits a unit"
+        for unit in units:
             chunk = reader.take(unit.nbytes, unit.what)
             for f in unit.fields:
                 out[f.name] = f.read(chunk, -unit.byte)
         return out
+
+    @cached_property
+    def _part_units(self) -> dict[tuple[str | None, str | None], tuple[Unit, ...]]:
+        """The units of parts of the layout that :meth:`read` was asked for, by part."""
+        return {}
+
+    def _units_between(self, start: str | None, stop: str | None) -> tuple[Unit, ...]:
+        """The units of the fields from ``start`` up to (not including) ``stop``."""
+        first = self.names.index(start) if start is not None else 0
+        last = self.names.index(stop) if stop is not None else len(self.fields)
+        out = []
+        for unit in self.units:
+            index = self.fields.index(unit.fields[0])
+            if first <= index < last:
+                assert index + len(unit.fields) <= last, f"{self.name}: {stop} splits a unit"
+                out.append(unit)
+        return tuple(out)

@@ -49,6 +49,10 @@ _ENTRY_CODE = {1: "B", 2: "H", 4: "I", 8: "Q"}[STACK_ENTRY.size]  # struct's cod
 _APP_ID, _FLAGS = HEADER_OPTION.field("app_id"), HEADER_OPTION.field("flags")
 _DEPTH = HEADER_OPTION.field("stack_depth")
 _N_CODE, _N_STACK = HEADER_OPTION.field("n_code_opts"), HEADER_OPTION.field("n_stack_opts")
+# restack rewrites these two bytes of the header option in place (the simulator's per-packet path)
+assert _DEPTH.whole_bytes and _DEPTH.nbytes == 1 and _N_STACK.nbytes == 1
+_DEPTH_AT = OPTION_HEAD.size + _DEPTH.byte
+_N_STACK_AT = OPTION_HEAD.size + _N_STACK.byte
 
 
 def _ptr(pc: PC | None) -> int:
@@ -185,8 +189,9 @@ def restack(
     if len(chunks) > _N_STACK.mask:
         return None
     code_end = encoded.header_bytes + encoded.code_bytes
-    head_and_code = HEADER_OPTION.replace(
-        encoded.data[:code_end], OPTION_HEAD.size, stack_depth=depth, n_stack_opts=len(chunks)
-    )
+    head_and_code = bytearray(encoded.data[:code_end])
+    head_and_code[_DEPTH_AT] = depth
+    counts = head_and_code[_N_STACK_AT] & ~(_N_STACK.mask << _N_STACK.low)
+    head_and_code[_N_STACK_AT] = counts | (len(chunks) << _N_STACK.low)
     out = b"".join([head_and_code, *chunks])
     return out if len(out) <= OPTIONS_MAX else None

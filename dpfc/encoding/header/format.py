@@ -24,6 +24,7 @@ one rule for DPF and egress pointers. It does not check or encode a header
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 
 from dpfc.encoding.errors import ByteReader, DecodeError
 from dpfc.encoding.layouts import (
@@ -77,10 +78,12 @@ class EncodedOptions:
 def geneve_option(opt_type: int, data: bytes) -> bytes:
     """One SwitchVM option of type ``opt_type``: its option header, then ``data``."""
     assert len(data) % OPTION_WORD_BYTES == 0 and len(data) <= OPTION_DATA_MAX
-    head = OPTION_HEAD.pack(
-        option_class=OPTION_CLASS, option_type=opt_type, length=len(data) // OPTION_WORD_BYTES
-    )
-    return head + data
+    return _option_head(opt_type, len(data) // OPTION_WORD_BYTES) + data
+
+
+@cache  # a few types, 32 lengths; the simulator builds options per packet
+def _option_head(opt_type: int, words: int) -> bytes:
+    return OPTION_HEAD.pack(option_class=OPTION_CLASS, option_type=opt_type, length=words)
 
 
 def pointer_problem(pointer: PC | None, code: CodeImage, profile: TargetProfile) -> str | None:
@@ -98,8 +101,14 @@ def pointer_problem(pointer: PC | None, code: CodeImage, profile: TargetProfile)
     return None
 
 
+# The fast path of split_options reads these bytes and bits of an option header directly.
 _CLASS, _TYPE = OPTION_HEAD.field("option_class"), OPTION_HEAD.field("option_type")
 _RESERVED, _LENGTH = OPTION_HEAD.field("reserved"), OPTION_HEAD.field("length")
+assert _TYPE.whole_bytes and _TYPE.nbytes == 1 and _CLASS.whole_bytes
+assert _LENGTH.nbytes == 1 and _RESERVED.byte == _LENGTH.byte
+_TYPE_AT = _TYPE.byte
+_LENGTH_AT, _LENGTH_LOW, _LENGTH_MASK = _LENGTH.byte, _LENGTH.low, _LENGTH.mask
+_RESERVED_BITS = _RESERVED.mask << _RESERVED.low  # in the length field's byte
 
 Option = tuple[int, int, int, bytes]  # (offset, class, type, data) as split_options gives
 
@@ -113,14 +122,15 @@ def split_options(data: bytes, base_offset: int = 0) -> list[Option]:
     pos, size = 0, len(data)
     head = OPTION_HEAD.size
     while pos + head <= size:
-        end = pos + head + _LENGTH.read(data, pos) * OPTION_WORD_BYTES
-        if _RESERVED.read(data, pos) or end > size:
+        length_byte = data[pos + _LENGTH_AT]
+        end = pos + head + ((length_byte >> _LENGTH_LOW) & _LENGTH_MASK) * OPTION_WORD_BYTES
+        if length_byte & _RESERVED_BITS or end > size:
             break
         out.append(
             (
                 base_offset + pos,
-                _CLASS.read(data, pos),
-                _TYPE.read(data, pos),
+                int.from_bytes(data[pos + _CLASS.byte : pos + _CLASS.end], "big"),
+                data[pos + _TYPE_AT],
                 data[pos + head : end],
             )
         )
