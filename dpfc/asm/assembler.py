@@ -23,9 +23,7 @@ from dpfc.asm.layout import BundleLayout
 from dpfc.asm.state import Group, parse_stage, suggest, with_article
 from dpfc.asm.syntax import AsmLine, Directive, Head, Instruction
 from dpfc.diagnostics import Diagnostic, Note
-from dpfc.encoding.code import encode_stage_bundle
-from dpfc.encoding.errors import EncodingError
-from dpfc.encoding.header import encode_options
+from dpfc.encoding import EncodingError, encode_options, encode_stage_bundle
 from dpfc.isa.bundle import PROLOG_STAGE, stage_name
 from dpfc.isa.check import check_image
 from dpfc.machine.program import MachineProgram, PlacedBundle

@@ -22,8 +22,7 @@ from dpfc.cli.conventions import TARGET, Choice
 from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.files import display_name, is_stdio, output_option, read_bytes, write_file
 from dpfc.diagnostics import Diagnostic, DiagnosticError
-from dpfc.encoding.errors import DecodeError
-from dpfc.encoding.header import OPTION_CLASS, SwitchVMHeader, decode_options
+from dpfc.encoding import OPTION_CLASS, DecodeError, SwitchVMHeader, decode_options
 from dpfc.link import MAGIC as IMAGE_MAGIC
 from dpfc.link import format_image, image_id, read_image
 from dpfc.machine import disassemble_header

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import click
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError, render_all
-from dpfc.encoding.errors import DecodeError, EncodingError
+from dpfc.encoding import DecodeError, EncodingError
 from dpfc.target.profile import TargetError
 
 F = TypeVar("F", bound=Callable[..., Any])

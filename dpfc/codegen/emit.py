@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Span
-from dpfc.encoding.errors import EncodingError
+from dpfc.encoding import EncodingError
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
     PC,

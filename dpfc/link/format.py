@@ -27,7 +27,7 @@ import struct
 from typing import Any
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError
-from dpfc.encoding.errors import DecodeError
+from dpfc.encoding import DecodeError
 from dpfc.isa.bundle import stage_name
 from dpfc.link.image import (
     Image,

@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from dpfc.diagnostics import DiagnosticError
-from dpfc.encoding.header import encode_options
+from dpfc.encoding import encode_options
 from dpfc.isa.bundle import PC, PROLOG_STAGE
 from dpfc.link import errors
 from dpfc.link.edit import without

@@ -6,9 +6,7 @@ A violation raises the failure the reader was given, with the JSON path."""
 
 from __future__ import annotations
 
-from dpfc.encoding.errors import DecodeError
-from dpfc.encoding.header import decode_options
-from dpfc.encoding.words import decode_slot, stage_kind
+from dpfc.encoding import DecodeError, decode_options, decode_slot, stage_kind
 from dpfc.isa.bundle import PROLOG_STAGE, stage_name
 from dpfc.link.image import (
     ChainTarget,

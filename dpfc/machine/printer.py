@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from dpfc.encoding.header import SwitchVMHeader
+from dpfc.encoding import SwitchVMHeader
 from dpfc.isa.bundle import (
     PC,
     PROLOG_STAGE,

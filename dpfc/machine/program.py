@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from dpfc.diagnostics import Span
-from dpfc.encoding.header import SwitchVMHeader
+from dpfc.encoding import SwitchVMHeader
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
     PC,

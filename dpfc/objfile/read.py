@@ -16,10 +16,14 @@ import json
 from typing import Any
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError
-from dpfc.encoding.code import pack_code
-from dpfc.encoding.errors import DecodeError
-from dpfc.encoding.header import decode_options, encode_options
-from dpfc.encoding.words import decode_slot, stage_kind
+from dpfc.encoding import (
+    DecodeError,
+    decode_options,
+    decode_slot,
+    encode_options,
+    pack_code,
+    stage_kind,
+)
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
     PC,

@@ -13,8 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dpfc.encoding.errors import ByteReader, DecodeError
-from dpfc.encoding.header import OPTION_CLASS, SwitchVMHeader, decode_options, split_options
+from dpfc.encoding import (
+    OPTION_CLASS,
+    ByteReader,
+    DecodeError,
+    SwitchVMHeader,
+    decode_options,
+    split_options,
+)
 from dpfc.target.profile import TargetProfile
 
 GENEVE_PORT = 6081
