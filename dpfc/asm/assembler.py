@@ -22,6 +22,7 @@ from dpfc.asm.directives import DirectiveReader
 from dpfc.asm.layout import BundleLayout
 from dpfc.asm.state import Group, parse_stage, suggest, with_article
 from dpfc.asm.syntax import AsmLine, Directive, Head, Instruction
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, Note
 from dpfc.encoding.code import encode_stage_bundle
 from dpfc.encoding.errors import EncodingError
@@ -53,7 +54,7 @@ class Assembler(DirectiveReader, BundleLayout, BundleBuilder):
             if isinstance(line, Directive):
                 if self.groups:
                     self.error(
-                        "DPF0106",
+                        codes.ASM_DIRECTIVE_TOO_LATE,
                         f"directive `.{line.name}` after the first bundle; directives come first",
                         line.span,
                     )
@@ -63,7 +64,7 @@ class Assembler(DirectiveReader, BundleLayout, BundleBuilder):
                 current = self._head(line)
             elif current is None:
                 self.error(
-                    "DPF0107",
+                    codes.ASM_OUTSIDE_BUNDLE,
                     "instruction outside a bundle: start one with `prolog NAME:`, `eu0 NAME:` or `epilog NAME:`",
                     line.span,
                 )
@@ -87,7 +88,7 @@ class Assembler(DirectiveReader, BundleLayout, BundleBuilder):
             if group is None:
                 prolog_names = [g.label for g in prologs]
                 self.error(
-                    "DPF0130",
+                    codes.ASM_NO_PROLOG,
                     f"`.entry {name}` names no bundle; it must name a prolog bundle"
                     + suggest(name, prolog_names),
                     span,
@@ -95,7 +96,7 @@ class Assembler(DirectiveReader, BundleLayout, BundleBuilder):
                 return None
             if group.stage != PROLOG_STAGE:
                 self.error(
-                    "DPF0130",
+                    codes.ASM_NO_PROLOG,
                     f"`.entry {name}` names {with_article(stage_name(group.stage))} bundle; "
                     "it must name a prolog bundle",
                     span,
@@ -107,7 +108,7 @@ class Assembler(DirectiveReader, BundleLayout, BundleBuilder):
             entry_group = prologs[0]
         else:
             self.error(
-                "DPF0130",
+                codes.ASM_NO_PROLOG,
                 "no prolog: a DPF starts at a prolog bundle (`prolog NAME:`)",
                 self.groups[0].head.span if self.groups else self.source.span(0, 0),
             )
@@ -128,7 +129,7 @@ class Assembler(DirectiveReader, BundleLayout, BundleBuilder):
         by_key = {(p.stage, p.pc.index): p for p in placed if p.pc.in_packet}
         for stage, index, violation in check_image(program.image(), self.profile):
             hint = None
-            if violation.code == "DPF1031":
+            if violation.code == codes.ISA_TOO_MANY_PACKET_BUNDLES:
                 index = self.profile.packet_bundles_per_stage
                 hint = (
                     "place bundles of that stage in switch code memory "

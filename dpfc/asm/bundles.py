@@ -18,6 +18,7 @@ from __future__ import annotations
 from dpfc.asm.state import BundleDraft, Group, suggest
 from dpfc.asm.syntax import Instruction
 from dpfc.asm.units import UnitReader
+from dpfc.catalog import codes
 from dpfc.diagnostics import Span
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
@@ -58,7 +59,7 @@ class BundleBuilder(UnitReader):
                 if group.has_syntax_error:
                     return None
                 self.error(
-                    "DPF0116",
+                    codes.ASM_NO_CONTROL,
                     f"{stage_name(group.stage)} bundle `{group.label}` names no successor: end it with "
                     + ("JMP" if group.stage == PROLOG_STAGE else "JMP, HALT or a branch"),
                     group.head.span,
@@ -133,7 +134,7 @@ class BundleBuilder(UnitReader):
         spec = BY_MNEMONIC.get(mnemonic)
         if spec is None:
             self.error(
-                "DPF0101",
+                codes.ASM_UNKNOWN_INSTRUCTION,
                 f"unknown instruction `{instr.mnemonic}`" + suggest(mnemonic, list(BY_MNEMONIC)),
                 instr.mnemonic_span,
             )
@@ -149,7 +150,7 @@ class BundleBuilder(UnitReader):
         if spec.section.value != section and not prolog_jump:
             kind = {"prolog": "a prolog", "eu": "an EU", "epilog": "an epilog"}[spec.section.value]
             self.error(
-                "DPF0102",
+                codes.ASM_WRONG_SECTION,
                 f"`{mnemonic}` is {kind} instruction and cannot appear in {stage_name(group.stage)}",
                 instr.mnemonic_span,
                 hint=_section_hint(spec, section),

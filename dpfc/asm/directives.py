@@ -21,6 +21,7 @@ from dpfc.asm.state import (
     suggest,
 )
 from dpfc.asm.syntax import Directive
+from dpfc.catalog import codes
 from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE
 from dpfc.machine.program import ArrayBinding, Pipeline, Placement
 from dpfc.target.profile import BUILTIN_PROFILES
@@ -32,7 +33,7 @@ class DirectiveReader(AssemblerState):
     def _directive(self, d: Directive) -> None:
         if d.name not in DIRECTIVES:
             self.error(
-                "DPF0105",
+                codes.ASM_BAD_DIRECTIVE,
                 f"unknown directive `.{d.name}`" + suggest(d.name, DIRECTIVES, "."),
                 d.span,
             )
@@ -41,19 +42,21 @@ class DirectiveReader(AssemblerState):
             self._array(d)
             return
         if len(d.args) != 1:
-            self.error("DPF0105", f"`.{d.name}` takes exactly one argument", d.span)
+            self.error(codes.ASM_BAD_DIRECTIVE, f"`.{d.name}` takes exactly one argument", d.span)
             return
         arg = d.args[0]
         if d.name == "app":
             if arg.number is None or not 0 <= arg.number <= WORD_MAX:
                 self.error(
-                    "DPF0105", "`.app` takes a 32-bit unsigned number (the app-id token)", arg.span
+                    codes.ASM_BAD_DIRECTIVE,
+                    "`.app` takes a 32-bit unsigned number (the app-id token)",
+                    arg.span,
                 )
             else:
                 self.app_id = arg.number
             return
         if arg.kind != "name":
-            self.error("DPF0105", f"`.{d.name}` takes a name", arg.span)
+            self.error(codes.ASM_BAD_DIRECTIVE, f"`.{d.name}` takes a name", arg.span)
             return
         if d.name == "dpf":
             self.name = arg.text
@@ -63,16 +66,20 @@ class DirectiveReader(AssemblerState):
             try:
                 self.placement = Placement(arg.text)
             except ValueError:
-                self.error("DPF0105", "`.placement` is `packet` or `switch`", arg.span)
+                self.error(
+                    codes.ASM_BAD_DIRECTIVE, "`.placement` is `packet` or `switch`", arg.span
+                )
         elif d.name == "pipeline":
             try:
                 self.pipeline = Pipeline(arg.text)
             except ValueError:
-                self.error("DPF0105", "`.pipeline` is `ingress` or `egress`", arg.span)
+                self.error(
+                    codes.ASM_BAD_DIRECTIVE, "`.pipeline` is `ingress` or `egress`", arg.span
+                )
         elif d.name == "target" and self.cli_profile is None:
             if arg.text not in BUILTIN_PROFILES:
                 self.error(
-                    "DPF0108",
+                    codes.ASM_UNKNOWN_TARGET,
                     f"unknown target `{arg.text}` in `.target`"
                     + suggest(arg.text, list(BUILTIN_PROFILES))
                     + f" (built-in: {', '.join(BUILTIN_PROFILES)})",
@@ -87,7 +94,9 @@ class DirectiveReader(AssemblerState):
         where it lives (an object's array binding, docs/objects.md)."""
         form = "`.array NAME direct|segment SIZE eu<k> lane<i>`"
         if len(d.args) != 5:
-            self.error("DPF0105", f"{form} takes five arguments, got {len(d.args)}", d.span)
+            self.error(
+                codes.ASM_BAD_DIRECTIVE, f"{form} takes five arguments, got {len(d.args)}", d.span
+            )
             return
         name, mapping, size, eu, lane = d.args
         lane_match = re.fullmatch(r"lane(\d+)", lane.text) if lane.kind == "name" else None
@@ -102,20 +111,22 @@ class DirectiveReader(AssemblerState):
         for bad, operand, wanted in problems:
             if bad:
                 self.error(
-                    "DPF0105", f"{form}: expected {wanted}, got `{operand.text}`", operand.span
+                    codes.ASM_BAD_DIRECTIVE,
+                    f"{form}: expected {wanted}, got `{operand.text}`",
+                    operand.span,
                 )
                 return
         assert stage is not None and lane_match is not None and size.number is not None
         eu_index, lane_index = stage - 1, int(lane_match.group(1))
         if eu_index >= self.profile.num_eus or lane_index >= self.profile.lanes:
             self.error(
-                "DPF0105",
+                codes.ASM_BAD_DIRECTIVE,
                 f"{self.profile.name} has no EU {eu_index} lane {lane_index} "
                 f"({self.profile.num_eus} EUs of {self.profile.lanes} lanes)",
                 d.span,
             )
             return
         if any(a.name == name.text for a in self.arrays):
-            self.error("DPF0105", f"array `{name.text}` is declared twice", name.span)
+            self.error(codes.ASM_BAD_DIRECTIVE, f"array `{name.text}` is declared twice", name.span)
             return
         self.arrays.append(ArrayBinding(name.text, mapping.text, size.number, eu_index, lane_index))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dpfc.asm.state import AssemblerState, Group, parse_stage
 from dpfc.asm.syntax import Head, Instruction
+from dpfc.catalog import codes
 from dpfc.diagnostics import Note, Span
 from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, stage_name
 from dpfc.machine.program import Placement
@@ -32,7 +33,7 @@ class BundleLayout(AssemblerState):
             return instr
         label = ops[0] if ops else None
         self.error(
-            "DPF0001",
+            codes.ASM_SYNTAX,
             f"bundle head `{instr.span.text()}` needs a `:` at its end",
             instr.span,
             hint=f"write `{instr.span.text()}:`",
@@ -52,7 +53,7 @@ class BundleLayout(AssemblerState):
         stage = parse_stage(head.stage)
         if stage is None:
             self.error(
-                "DPF0109",
+                codes.ASM_BAD_STAGE,
                 f"`{head.stage}` is not a stage; a bundle head is `prolog`, `eu<k>` or `epilog`, then a label and `:`",
                 head.stage_span,
             )
@@ -67,7 +68,7 @@ class BundleLayout(AssemblerState):
         if head.label is not None and head.label in self.labels:
             first = self.labels[head.label].head
             self.error(
-                "DPF0122",
+                codes.ASM_LABEL_TWICE,
                 f"label `{head.label}` defined twice",
                 head.label_span,
                 Note("first defined here", first.label_span),
@@ -100,7 +101,7 @@ class BundleLayout(AssemblerState):
                 and group.stage > self.profile.num_eus
             ):
                 self.error(
-                    "DPF0109",
+                    codes.ASM_BAD_STAGE,
                     f"`{group.head.stage}` does not exist: {self.profile.name} has {self.profile.num_eus} EUs "
                     f"(eu0..eu{self.profile.num_eus - 1})",
                     group.head.stage_span,
@@ -112,7 +113,7 @@ class BundleLayout(AssemblerState):
             span = group.head.slot_span
             if not 0 <= slot < self.profile.code_slots_per_stage:
                 self.error(
-                    "DPF1002",
+                    codes.ISA_SLOT_OUT_OF_RANGE,
                     f"code-memory slot {slot} out of range: {self.profile.name} has "
                     f"{self.profile.code_slots_per_stage} slots per stage",
                     span,
@@ -121,7 +122,7 @@ class BundleLayout(AssemblerState):
             stage_used = used.setdefault(group.stage, {})
             if slot in stage_used:
                 self.error(
-                    "DPF0123",
+                    codes.ASM_SLOT_TWICE,
                     f"slot {slot} of {stage_name(group.stage)} used twice",
                     span,
                     Note("first used here", stage_used[slot]),

@@ -23,6 +23,7 @@ from dpfc.asm.state import (
     with_article,
 )
 from dpfc.asm.syntax import Instruction, Operand
+from dpfc.catalog import codes
 from dpfc.diagnostics import Note
 from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, Imm, RegClass, Register, stage_name
 from dpfc.isa.check import check_register
@@ -37,7 +38,7 @@ class OperandReader(AssemblerState):
             return True
         forms = " or ".join(str(c) for c in counts)
         self.error(
-            "DPF0103",
+            codes.ASM_OPERAND_COUNT,
             f"`{spec.mnemonic}` takes {forms} operand{'s' if counts != (1,) else ''} "
             f"({', '.join(o.value for o in spec.operands) or 'none'}), got {len(instr.operands)}",
             instr.span,
@@ -48,7 +49,9 @@ class OperandReader(AssemblerState):
         match = REGISTER.match(op.text) if op.kind in ("name", "mem") else None
         if match is None:
             self.error(
-                "DPF0110", f"{what} must be a register (A0, B1, ...), got `{op.text}`", op.span
+                codes.ASM_EXPECTED_REGISTER,
+                f"{what} must be a register (A0, B1, ...), got `{op.text}`",
+                op.span,
             )
             return None
         reg = Register(RegClass[match.group(1).upper()], int(match.group(2)))
@@ -56,7 +59,7 @@ class OperandReader(AssemblerState):
             self.error(violation.code, violation.message, op.span)
             return None
         if reg.lane > 15:  # beyond the 4-bit lane field, whatever the profile says
-            self.error("DPF1001", f"register {reg} does not exist", op.span)
+            self.error(codes.ISA_NO_SUCH_REGISTER, f"register {reg} does not exist", op.span)
             return None
         return reg
 
@@ -67,11 +70,15 @@ class OperandReader(AssemblerState):
         lo: int = WORD_MIN,
         hi: int = WORD_MAX,
         *,
-        code: str = "DPF1003",
+        code: str = codes.ISA_IMMEDIATE_OUT_OF_RANGE,
         why: str = "",
     ) -> int | None:
         if op.kind != "number" or op.number is None:
-            self.error("DPF0111", f"{what} must be a number, got `{op.text}`", op.span)
+            self.error(
+                codes.ASM_EXPECTED_NUMBER_OR_LABEL,
+                f"{what} must be a number, got `{op.text}`",
+                op.span,
+            )
             return None
         if not lo <= op.number <= hi:
             if not why and (lo, hi) == (WORD_MIN, WORD_MAX):
@@ -99,7 +106,7 @@ class OperandReader(AssemblerState):
         if op.kind == "pcref":
             if op.text not in ("switch", "packet") or op.number is None:
                 self.error(
-                    "DPF0111",
+                    codes.ASM_EXPECTED_NUMBER_OR_LABEL,
                     f"an address is `@switch:N` or `@packet:N`, got `@{op.text}`",
                     op.span,
                 )
@@ -107,13 +114,15 @@ class OperandReader(AssemblerState):
             return PC(op.text == "packet", op.number)
         if op.kind != "name" or REGISTER.match(op.text):
             self.error(
-                "DPF0111", f"expected a label or `@switch:N`/`@packet:N`, got `{op.text}`", op.span
+                codes.ASM_EXPECTED_NUMBER_OR_LABEL,
+                f"expected a label or `@switch:N`/`@packet:N`, got `{op.text}`",
+                op.span,
             )
             return None
         target = self.labels.get(op.text)
         if target is None:
             self.error(
-                "DPF0120",
+                codes.ASM_UNKNOWN_LABEL,
                 f"unknown label `{op.text}`" + suggest(op.text, list(self.labels)),
                 op.span,
             )
@@ -130,7 +139,7 @@ class OperandReader(AssemblerState):
             wanted = group.stage + 1
         if target.stage != wanted:
             self.error(
-                "DPF0121",
+                codes.ASM_LABEL_WRONG_STAGE,
                 f"label `{op.text}` is {with_article(stage_name(target.stage))} bundle but this "
                 f"{'NEXT_PC' if prolog else 'HALT' if halt else 'target'} must name "
                 f"{with_article(stage_name(wanted))} bundle",

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dpfc.asm.operands import OperandReader
 from dpfc.asm.state import REGISTER, BundleDraft, Group, suggest
 from dpfc.asm.syntax import Instruction
+from dpfc.catalog import codes
 from dpfc.diagnostics import Note
 from dpfc.isa.bundle import PC, Control, Imm, RegClass, Register, Selector, Steering, stage_name
 from dpfc.isa.opcodes import UNARY_ALU_OPS, AluOp, CtrlOp, InstructionSpec, MemOp, SelectorKind
@@ -58,7 +59,7 @@ class UnitReader(OperandReader):
                 "constant index",
                 0,
                 self.profile.const_table_entries - 1,
-                code="DPF1016",
+                code=codes.ISA_CONSTANT_INDEX_RANGE,
                 why=f": {self.profile.name} has {self.profile.const_table_entries} "
                 "constant-table entries",
             )
@@ -72,7 +73,7 @@ class UnitReader(OperandReader):
                 if field_ is None:
                     names = [m.name for m in self.profile.metadata]
                     self.error(
-                        "DPF1017",
+                        codes.ISA_UNKNOWN_METADATA,
                         f"unknown metadata field `{md.text}`" + suggest(md.text, names),
                         md.span,
                         hint="known: " + ", ".join(names),
@@ -80,12 +81,14 @@ class UnitReader(OperandReader):
                     return
                 value = field_.index
             else:
-                index = self._immediate(md, "metadata index", 0, 255, code="DPF1017")
+                index = self._immediate(
+                    md, "metadata index", 0, 255, code=codes.ISA_UNKNOWN_METADATA
+                )
                 if index is None:
                     return
                 if self.profile.metadata_by_index(index) is None:
                     self.error(
-                        "DPF1017",
+                        codes.ISA_UNKNOWN_METADATA,
                         f"unknown metadata index {index}",
                         md.span,
                         hint=f"{self.profile.name} defines "
@@ -95,14 +98,14 @@ class UnitReader(OperandReader):
                 value = index
         if kind is SelectorKind.HASH and dest.cls is not RegClass.A:
             self.error(
-                "DPF1014",
+                codes.ISA_HASH_INTO_B,
                 f"HASH writes only A registers (A = hash(A)), not {dest}",
                 instr.operands[0].span,
             )
             return
         if kind in (SelectorKind.LOAD_IMM, SelectorKind.LOAD_CONST) and dest.cls is not RegClass.B:
             self.error(
-                "DPF1015",
+                codes.ISA_LOAD_INTO_A,
                 f"{spec.mnemonic} writes only B registers, not {dest}",
                 instr.operands[0].span,
                 hint=f"load into B{dest.lane} and MOV it if an A register needs the value",
@@ -110,7 +113,7 @@ class UnitReader(OperandReader):
             return
         if dest in b.selectors:
             self.error(
-                "DPF1005",
+                codes.ISA_REGISTER_WRITTEN_TWICE,
                 f"register {dest} is written by two selectors in one bundle",
                 instr.span,
                 Note("first written here", b.selectors[dest][1]),
@@ -129,7 +132,7 @@ class UnitReader(OperandReader):
             return
         if a.cls is not RegClass.A:
             self.error(
-                "DPF0112",
+                codes.ASM_ALU_OPERANDS,
                 f"ALU ops write A registers: {spec.mnemonic} {a} is illegal (ALU i computes A[i] op B[i])",
                 instr.operands[0].span,
             )
@@ -140,7 +143,7 @@ class UnitReader(OperandReader):
                 return
             if second.cls is not RegClass.B or second.lane != a.lane:
                 self.error(
-                    "DPF0112",
+                    codes.ASM_ALU_OPERANDS,
                     f"ALU lane {a.lane} reads A{a.lane} and B{a.lane}; `{spec.mnemonic} {a}, {second}` is illegal",
                     instr.operands[1].span,
                     hint=f"MOV the value into B{a.lane} in a selector first",
@@ -148,7 +151,7 @@ class UnitReader(OperandReader):
                 return
         if a.lane in b.alu:
             self.error(
-                "DPF0113",
+                codes.ASM_ALU_LANE_TWICE,
                 f"two ALU ops in lane {a.lane} of {stage_name(group.stage)}",
                 instr.span,
                 Note("first ALU op of that lane", b.alu[a.lane][1]),
@@ -172,7 +175,9 @@ class UnitReader(OperandReader):
         if addr_op.kind != "mem":
             form = f"{spec.mnemonic} [A<i>], B<i>" if store else f"{spec.mnemonic} B<i>, [A<i>]"
             self.error(
-                "DPF0114", f"memory address must be written `[A<i>]`: `{form}`", addr_op.span
+                codes.ASM_MEMORY_OPERANDS,
+                f"memory address must be written `[A<i>]`: `{form}`",
+                addr_op.span,
             )
             return
         addr = self._register(addr_op, "memory address")
@@ -181,7 +186,7 @@ class UnitReader(OperandReader):
             return
         if addr.cls is not RegClass.A:
             self.error(
-                "DPF0114",
+                codes.ASM_MEMORY_OPERANDS,
                 f"memory address must be an A register, not {addr} "
                 "(memory lane i takes its address in A[i] and data in B[i])",
                 addr_op.span,
@@ -189,7 +194,7 @@ class UnitReader(OperandReader):
             return
         if data.cls is not RegClass.B:
             self.error(
-                "DPF0114",
+                codes.ASM_MEMORY_OPERANDS,
                 f"memory data must be a B register, not {data} "
                 "(memory lane i takes its address in A[i] and data in B[i])",
                 data_op.span,
@@ -197,7 +202,7 @@ class UnitReader(OperandReader):
             return
         if addr.lane != data.lane:
             self.error(
-                "DPF0114",
+                codes.ASM_MEMORY_OPERANDS,
                 f"memory lane {addr.lane} takes its address in A{addr.lane} and data in "
                 f"B{addr.lane}; data {data} is in lane {data.lane}",
                 data_op.span,
@@ -206,7 +211,7 @@ class UnitReader(OperandReader):
             return
         if addr.lane in b.mem:
             self.error(
-                "DPF0115",
+                codes.ASM_MEMORY_LANE_TWICE,
                 f"two memory ops in lane {addr.lane} of {stage_name(group.stage)}",
                 instr.span,
                 Note("first memory op of that lane", b.mem[addr.lane][1]),
@@ -220,7 +225,7 @@ class UnitReader(OperandReader):
         op = CtrlOp(spec.code)
         if b.control is not None:
             self.error(
-                "DPF0117",
+                codes.ASM_CONTROL_TWICE,
                 f"more than one branch in {stage_name(group.stage)} bundle `{group.label}`",
                 instr.span,
                 Note("first branch here", b.control[1]),
@@ -249,7 +254,9 @@ class UnitReader(OperandReader):
     ) -> None:
         if spec.mnemonic == "PUSH":
             if not instr.operands:
-                self.error("DPF0103", "`PUSH` takes one or more registers", instr.span)
+                self.error(
+                    codes.ASM_OPERAND_COUNT, "`PUSH` takes one or more registers", instr.span
+                )
                 return
             b.push_spans.append(instr.span)
             for op in instr.operands:
@@ -261,7 +268,10 @@ class UnitReader(OperandReader):
             if self._arity(spec, instr, 0):
                 if b.hdr_mod is not None:
                     self.error(
-                        "DPF0118", "HDR_MOD given twice", instr.span, Note("first here", b.hdr_mod)
+                        codes.ASM_EPILOG_ACTION_TWICE,
+                        "HDR_MOD given twice",
+                        instr.span,
+                        Note("first here", b.hdr_mod),
                     )
                 b.hdr_mod = instr.span
             return
@@ -270,7 +280,10 @@ class UnitReader(OperandReader):
                 return
             if b.next_pc is not None:
                 self.error(
-                    "DPF0118", "NEXT_PC given twice", instr.span, Note("first here", b.next_pc[1])
+                    codes.ASM_EPILOG_ACTION_TWICE,
+                    "NEXT_PC given twice",
+                    instr.span,
+                    Note("first here", b.next_pc[1]),
                 )
                 return
             op = instr.operands[0]
@@ -292,14 +305,19 @@ class UnitReader(OperandReader):
         if not self._arity(spec, instr, 1, 2):
             return
         if b.steering is not None:
-            self.error("DPF0118", "FWD given twice", instr.span, Note("first here", b.steering[1]))
+            self.error(
+                codes.ASM_EPILOG_ACTION_TWICE,
+                "FWD given twice",
+                instr.span,
+                Note("first here", b.steering[1]),
+            )
             return
         action_op = instr.operands[0]
         action = self.profile.steering_by_name(action_op.text) if action_op.kind == "name" else None
         if action is None:
             names = [s.name for s in self.profile.steering]
             self.error(
-                "DPF1021",
+                codes.ISA_UNKNOWN_STEERING,
                 f"unknown steering action `{action_op.text}`" + suggest(action_op.text, names),
                 action_op.span,
                 hint="known: " + ", ".join(names),
@@ -310,7 +328,12 @@ class UnitReader(OperandReader):
             value_op = instr.operands[1]
             if value_op.kind == "number":
                 number = self._immediate(
-                    value_op, "steering value", 0, 0xFFFF, code="DPF1023", why=" (16 bits)"
+                    value_op,
+                    "steering value",
+                    0,
+                    0xFFFF,
+                    code=codes.ISA_STEERING_VALUE_RANGE,
+                    why=" (16 bits)",
                 )
                 if number is None:
                     return

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import click
 
+from dpfc.catalog import codes
 from dpfc.cli.assemble import TARGET_HELP, profile_of
 from dpfc.cli.conventions import TARGET, Choice
 from dpfc.cli.errors import UserError, handle_errors
@@ -87,7 +88,7 @@ def _not_bytes(kind: str, name: str) -> DiagnosticError:
         what, hint = "SwitchVM assembly", "use `dpfc asm FILE --disasm` for assembly"
     return DiagnosticError(
         Diagnostic(
-            "DPF0002",
+            codes.USER_ERROR,
             f"{name} is {what}, not SwitchVM bytes: disasm explains pcaps, frames, "
             "options, objects and images",
             hint=hint,

@@ -37,7 +37,7 @@ from dpfc.driver import (
     lower,
     optimise,
 )
-from dpfc.ir.printer import format_module as format_ir
+from dpfc.ir import format_module as format_ir
 from dpfc.objfile.model import ObjectFile
 from dpfc.objfile.read import read_object
 from dpfc.schedule.driver import DEFAULT_GUARD_S, ScheduleOptions
@@ -46,7 +46,7 @@ from dpfc.schedule.limits import Budget
 from dpfc.schedule.picture import render_svg
 from dpfc.schedule.picture_png import render_png, require_pillow
 from dpfc.sema import CheckedProgram
-from dpfc.syntax.printer import format_module as format_source
+from dpfc.syntax import format_module as format_source
 from dpfc.target.profile import TargetProfile, load_profile
 
 TARGET_HELP = (

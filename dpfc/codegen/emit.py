@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Span
 from dpfc.encoding.errors import EncodingError
 from dpfc.isa.bundle import (
@@ -290,7 +291,7 @@ def _encoded(program: MachineProgram) -> EncodedProgram:
             ) from None
         raise DiagnosticError(
             Diagnostic(
-                "DPF6201",
+                codes.IN_PACKET_CODE_TOO_LARGE,
                 f"the in-packet code of DPF `{program.name}` does not fit in a packet: {exc.message}",
                 None,
                 hint="place it in the switch with @placement(switch)",

@@ -92,7 +92,7 @@ def compare(op: Op, a: int, b: int) -> bool:
     return branch_taken(kind, a & WORD_MASK, b & WORD_MASK) != negate
 
 
-def evaluate(op: Op, args: list[int]) -> int | None:
+def fold_op(op: Op, args: list[int]) -> int | None:
     """The value of ``op`` on constant ``args``, or None when it is not a pure function of them.
 
     AND/OR/XOR on bools are the same bitwise ops on 0/1; SELECT is (cond, if-true, if-false).

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.encoding.code import pack_code
 from dpfc.encoding.errors import DecodeError
@@ -70,7 +71,7 @@ class ObjectError(Exception):
 
 def _malformed(filename: str, reason: str) -> DiagnosticError:
     return DiagnosticError(
-        Diagnostic("DPF6202", f"{filename}: malformed dpfc object: {reason}", None)
+        Diagnostic(codes.OBJECT_MALFORMED, f"{filename}: malformed dpfc object: {reason}", None)
     )
 
 
@@ -93,7 +94,7 @@ def object_profile(
         if target not in BUILTIN_PROFILES:
             raise DiagnosticError(
                 Diagnostic(
-                    "DPF6203",
+                    codes.OBJECT_WRONG_PROFILE,
                     f"{filename}: built for the target profile `{target}`, which is not "
                     "built in: give its .toml file with --target",
                     None,
@@ -103,7 +104,7 @@ def object_profile(
     if profile.name != target or profile.fingerprint() != fingerprint:
         raise DiagnosticError(
             Diagnostic(
-                "DPF6203",
+                codes.OBJECT_WRONG_PROFILE,
                 f"{filename}: built for target `{target}` (fingerprint {fingerprint}), not "
                 f"for `{profile.name}` (fingerprint {profile.fingerprint()})",
                 None,

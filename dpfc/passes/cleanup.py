@@ -25,7 +25,7 @@ left to do, no MUL has a constant operand (bounded by :data:`MAX_ROUNDS`, far mo
 
 from __future__ import annotations
 
-from dpfc.ir.core import Function
+from dpfc.ir import Function
 from dpfc.passes import constfold, copyprop, cse, dce, simplifycfg, strength
 from dpfc.passes.base import FunctionPass
 

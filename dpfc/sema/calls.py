@@ -15,13 +15,12 @@ Contract: :meth:`CallChecker.call` returns the type of a call (recorded by
 
 from __future__ import annotations
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import did_you_mean
-from dpfc.sema.codes import Code
 from dpfc.sema.expressions import ExprChecker
 from dpfc.sema.resolve import DpfInfo, describe
 from dpfc.sema.types import SemType, assignable, cast_hint, join_words
-from dpfc.syntax import ast
-from dpfc.syntax.parser import ACTION_NAMES
+from dpfc.syntax import ACTION_NAMES, ast
 
 FETCH_BUILTINS = ("fetch_add", "fetch_and", "fetch_or", "fetch_max", "fetch_min")
 BUILTINS: dict[str, int] = {
@@ -50,7 +49,7 @@ class CallChecker(ExprChecker):
             for arg in expr.args:
                 self.expr(arg)
             self.report.error(
-                Code.ARITY,
+                codes.ARGUMENT_COUNT,
                 f"`{func}` takes {arity} argument{'s' if arity != 1 else ''}, got {len(expr.args)}",
                 expr.span,
             )
@@ -64,13 +63,13 @@ class CallChecker(ExprChecker):
             for arg, ty in zip(expr.args, args, strict=True):
                 if ty is SemType.BOOL:
                     self.report.error(
-                        Code.OPERAND_TYPE, f"`{func}` needs words, found `bool`", arg.span
+                        codes.OPERAND_TYPE, f"`{func}` needs words, found `bool`", arg.span
                     )
                     return SemType.ERROR
             joined = join_words(args[0], args[1])
             if joined is None:
                 self.report.error(
-                    Code.TYPE_MISMATCH,
+                    codes.TYPE_MISMATCH,
                     f"`{func}` on different types: {args[0].describe()} and {args[1].describe()}",
                     expr.span,
                 )
@@ -79,14 +78,14 @@ class CallChecker(ExprChecker):
         if func == "select":
             if args[0] is not SemType.BOOL:
                 self.report.error(
-                    Code.OPERAND_TYPE,
+                    codes.OPERAND_TYPE,
                     f"the condition of `select` must be `bool`, found {args[0].describe()}",
                     expr.args[0].span,
                 )
             if args[1] is SemType.BOOL or args[2] is SemType.BOOL:
                 if args[1] is not args[2]:
                     self.report.error(
-                        Code.TYPE_MISMATCH,
+                        codes.TYPE_MISMATCH,
                         f"`select` arms of different types: {args[1].describe()} and "
                         f"{args[2].describe()}",
                         expr.span,
@@ -96,7 +95,7 @@ class CallChecker(ExprChecker):
             joined = join_words(args[1], args[2])
             if joined is None:
                 self.report.error(
-                    Code.TYPE_MISMATCH,
+                    codes.TYPE_MISMATCH,
                     f"`select` arms of different types: {args[1].describe()} and "
                     f"{args[2].describe()}",
                     expr.span,
@@ -107,7 +106,7 @@ class CallChecker(ExprChecker):
             self.hash_lane(expr)
             if args[0] not in (SemType.U32, SemType.INT):
                 self.report.error(
-                    Code.OPERAND_TYPE,
+                    codes.OPERAND_TYPE,
                     f"`hash` takes a `u32`, found {args[0].describe()}",
                     expr.args[0].span,
                     hint="convert with `as u32`",
@@ -119,7 +118,9 @@ class CallChecker(ExprChecker):
 
     def hash_lane(self, expr: ast.Call) -> None:
         if len(expr.type_args) != 1:
-            self.report.error(Code.ARITY, "`hash` takes one lane: `hash<k>(x)`", expr.span)
+            self.report.error(
+                codes.ARGUMENT_COUNT, "`hash` takes one lane: `hash<k>(x)`", expr.span
+            )
             return
         lane = expr.type_args[0]
         result = self.ctx.consts.eval(
@@ -132,7 +133,7 @@ class CallChecker(ExprChecker):
         count = min(len(self.profile.hash_functions), self.profile.lanes)
         if result[1] is SemType.BOOL or not 0 <= result[0] < count:
             self.report.error(
-                Code.HASH_LANE,
+                codes.HASH_LANE,
                 f"hash lane {result[0]} is out of range: `hash<k>` takes k in 0 .. {count - 1}",
                 lane.span,
                 hint=f"the lanes of {self.profile.name}: "
@@ -147,7 +148,7 @@ class CallChecker(ExprChecker):
             self.expr(target)
             self.expr(value)
             self.report.error(
-                Code.FETCH_TARGET,
+                codes.FETCH_TARGET,
                 f"the first argument of `{expr.func}` must be an array element: "
                 f"`{expr.func}(a[i], v)`",
                 target.span,
@@ -160,7 +161,7 @@ class CallChecker(ExprChecker):
             return SemType.ERROR
         if not assignable(ty, memory.elem):
             self.report.error(
-                Code.TYPE_MISMATCH,
+                codes.TYPE_MISMATCH,
                 f"`{target.array.text}` holds `{memory.elem.value}` words but the value is "
                 f"{ty.describe()}",
                 value.span,
@@ -173,7 +174,7 @@ class CallChecker(ExprChecker):
         func = expr.func
         if func in ACTION_NAMES:
             self.report.error(
-                Code.NOT_CALLABLE,
+                codes.NOT_CALLABLE,
                 f"`{func}` is an epilog action: a statement of its own, not a value",
                 expr.span,
             )
@@ -182,7 +183,7 @@ class CallChecker(ExprChecker):
         item = self.ctx.tables[self.module].item(func)
         if local is None and isinstance(item, DpfInfo):
             self.report.error(
-                Code.NOT_CALLABLE,
+                codes.NOT_CALLABLE,
                 f"`{func}` is a DPF: DPFs do not call each other",
                 expr.span,
                 hint=f"to run it after this one: `chain {func};`",
@@ -190,11 +191,11 @@ class CallChecker(ExprChecker):
             return
         if local is not None or item is not None:
             what = "a local" if local is not None or item is None else describe(item)
-            self.report.error(Code.NOT_CALLABLE, f"`{func}` is {what}, not a function", expr.span)
+            self.report.error(codes.NOT_CALLABLE, f"`{func}` is {what}, not a function", expr.span)
             return
         # A misspelt action or `push` statement parses as a call too: suggest those as well.
         self.report.error(
-            Code.UNKNOWN_FUNCTION,
+            codes.UNKNOWN_FUNCTION,
             f"unknown function `{func}`",
             expr.span,
             hint=did_you_mean(func, [*BUILTINS, *ACTION_NAMES, "push"])

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import did_you_mean
-from dpfc.sema.codes import Code
 from dpfc.sema.resolve import ConstInfo, DpfInfo, MemoryInfo, describe
 from dpfc.sema.scopes import BodyState
 from dpfc.sema.types import SemType, assignable, cast_hint, from_ast, join_words
@@ -49,7 +49,7 @@ class ExprChecker(BodyState, ABC):
         ty = self.expr(expr)
         if ty is SemType.BOOL:
             self.report.error(
-                Code.OPERAND_TYPE,
+                codes.OPERAND_TYPE,
                 f"{what} must be a word, found `bool`",
                 expr.span,
                 hint="convert with `as u32`",
@@ -70,7 +70,7 @@ class ExprChecker(BodyState, ABC):
         if isinstance(expr, ast.Meta):
             if self.profile.metadata_by_name(expr.field) is None:
                 self.report.error(
-                    Code.UNKNOWN_META,
+                    codes.UNKNOWN_META,
                     f"unknown metadata field `meta.{expr.field}`",
                     expr.span,
                     hint=did_you_mean(
@@ -117,7 +117,7 @@ class ExprChecker(BodyState, ABC):
         elif isinstance(item, DpfInfo):
             hint = f"to run it next: `chain {expr.text};`"
         self.report.error(
-            Code.WRONG_KIND,
+            codes.WRONG_KIND,
             f"`{expr.text}` is {describe(item)}, not a value",
             expr.span,
             hint=hint,
@@ -131,7 +131,7 @@ class ExprChecker(BodyState, ABC):
         if len(expr.array.parts) == 1 and self.local(expr.array.parts[0]) is not None:
             item = None
             self.report.error(
-                Code.WRONG_KIND,
+                codes.WRONG_KIND,
                 f"`{expr.array.text}` is a local, not an array",
                 expr.array.span,
             )
@@ -139,7 +139,7 @@ class ExprChecker(BodyState, ABC):
         self.ctx.types[id(expr.array)] = SemType.ERROR
         if item is not None and not isinstance(item, MemoryInfo):
             self.report.error(
-                Code.WRONG_KIND,
+                codes.WRONG_KIND,
                 f"`{expr.array.text}` is {describe(item)}, not an array",
                 expr.array.span,
             )
@@ -149,7 +149,7 @@ class ExprChecker(BodyState, ABC):
         want = item.key_type
         if index_ty is not SemType.ERROR and not assignable(index_ty, want):
             self.report.error(
-                Code.TYPE_MISMATCH,
+                codes.TYPE_MISMATCH,
                 f"an index of `{expr.array.text}` is `{want.value}`, found {index_ty.describe()}",
                 expr.index.span,
                 hint=cast_hint(index_ty, want),
@@ -163,7 +163,7 @@ class ExprChecker(BodyState, ABC):
         if expr.op is ast.UnaryOp.LNOT:
             if ty is not SemType.BOOL:
                 self.report.error(
-                    Code.OPERAND_TYPE,
+                    codes.OPERAND_TYPE,
                     f"`!` needs a `bool`, found {ty.describe()}",
                     expr.operand.span,
                     hint="for the bitwise complement of a word use `~`",
@@ -172,7 +172,7 @@ class ExprChecker(BodyState, ABC):
             return SemType.BOOL
         if ty is SemType.BOOL:
             self.report.error(
-                Code.OPERAND_TYPE,
+                codes.OPERAND_TYPE,
                 f"`{expr.op.value}` needs a word, found `bool`",
                 expr.operand.span,
                 hint="negate a `bool` with `!`" if expr.op is ast.UnaryOp.NOT else None,
@@ -190,7 +190,7 @@ class ExprChecker(BodyState, ABC):
             for side, ty in ((expr.left, left), (expr.right, right)):
                 if ty is not SemType.BOOL:
                     self.report.error(
-                        Code.OPERAND_TYPE,
+                        codes.OPERAND_TYPE,
                         f"`{op.value}` needs `bool` operands, found {ty.describe()}",
                         side.span,
                         hint="compare explicitly: `x != 0`",
@@ -203,7 +203,7 @@ class ExprChecker(BodyState, ABC):
         for side, ty in ((expr.left, left), (expr.right, right)):
             if ty is SemType.BOOL:
                 self.report.error(
-                    Code.OPERAND_TYPE,
+                    codes.OPERAND_TYPE,
                     f"`{op.value}` needs words, found `bool`",
                     side.span,
                     hint="convert with `as u32`",
@@ -217,7 +217,7 @@ class ExprChecker(BodyState, ABC):
             return SemType.BOOL
         if op is ast.BinaryOp.SHR and joined is SemType.I32:
             self.report.error(
-                Code.ARITH_SHIFT,
+                codes.ARITH_SHIFT,
                 "arithmetic shift is not supported; cast to u32",
                 expr.span,
                 hint="`(x as u32) >> n` shifts in zeros",
@@ -225,7 +225,7 @@ class ExprChecker(BodyState, ABC):
             return SemType.ERROR
         if op is ast.BinaryOp.MUL and not (self._constant(expr.left) or self._constant(expr.right)):
             self.report.error(
-                Code.MUL_NEEDS_CONSTANT,
+                codes.MUL_NEEDS_CONSTANT,
                 "`*` needs a constant operand: SwitchVM has no multiplier, the compiler turns "
                 "a multiplication by a constant into shifts and adds",
                 expr.span,
@@ -237,7 +237,7 @@ class ExprChecker(BodyState, ABC):
 
     def _mismatch(self, expr: ast.Binary, left: SemType, right: SemType) -> None:
         self.report.error(
-            Code.TYPE_MISMATCH,
+            codes.TYPE_MISMATCH,
             f"`{expr.op.value}` on different types: {left.describe()} and {right.describe()}",
             expr.span,
             hint="convert one side with `as u32` or `as i32`",

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Note, Span
-from dpfc.sema.codes import Code
 from dpfc.sema.consteval import ConstEvaluator
 from dpfc.sema.paths import PathState
 from dpfc.sema.report import Reporter
@@ -116,7 +116,7 @@ class BodyState:
         if first is not None:
             what = "parameter" if first.kind == "param" else "local"
             self.report.error(
-                Code.DUPLICATE,
+                codes.DUPLICATE_DEFINITION,
                 f"`{local.name}` is already a {what} of this block",
                 local.span,
                 notes=(Note(f"`{local.name}` is first declared here", first.span),),

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import contextlib
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Note, did_you_mean
 from dpfc.sema.calls import CallChecker
-from dpfc.sema.codes import Code
 from dpfc.sema.resolve import DpfInfo, MemoryInfo, describe
 from dpfc.sema.scopes import Edge, Local
 from dpfc.sema.types import SemType, assignable, cast_hint, concrete, from_ast
@@ -62,14 +62,14 @@ class BodyChecker(CallChecker):
         registers = self.profile.registers
         if len(params) > limit:
             self.report.error(
-                Code.STACK_DEPTH,
+                codes.STACK_DEPTH,
                 f"`{self.dpf.name}` pops {len(params)} parameters; the stack holds at most "
                 f"{limit} words on {self.profile.name}",
                 params[limit].span,
             )
         elif self.peek is not None and len(params) + 1 > limit:
             self.report.error(
-                Code.STACK_DEPTH,
+                codes.STACK_DEPTH,
                 f"`peek()` reads stack entry {len(params)}, below the {len(params)} "
                 f"parameters; the stack holds at most {limit} words on {self.profile.name}",
                 self.peek,
@@ -78,7 +78,7 @@ class BodyChecker(CallChecker):
             # The prolog POPs every parameter into a register of its own (paper §3.4: the
             # 2L registers A0..A(L-1), B0..B(L-1)); scheduling would fail with DPF6006.
             self.report.error(
-                Code.PROLOG_REGISTERS,
+                codes.PROLOG_REGISTERS,
                 f"`{self.dpf.name}` takes {len(params)} parameters, but the prolog loads each "
                 f"into a register and {self.profile.name} has {registers} "
                 f"(2 per lane, {self.profile.lanes} lanes)",
@@ -130,7 +130,7 @@ class BodyChecker(CallChecker):
         declared = from_ast(stmt.type.name) if stmt.type is not None else None
         if declared is not None and not assignable(ty, declared):
             self.report.error(
-                Code.TYPE_MISMATCH,
+                codes.TYPE_MISMATCH,
                 f"`{stmt.name}` is declared `{declared.value}` but the value is {ty.describe()}",
                 stmt.value.span,
                 hint=cast_hint(ty, declared),
@@ -145,7 +145,7 @@ class BodyChecker(CallChecker):
             item = self.ctx.tables[self.module].item(stmt.name)
             if item is not None:
                 self.report.error(
-                    Code.ASSIGN_NOT_LOCAL,
+                    codes.ASSIGN_NOT_LOCAL,
                     f"cannot assign to {_bare(describe(item))} `{stmt.name}`: only `let` locals can "
                     "be reassigned",
                     stmt.span,
@@ -155,7 +155,7 @@ class BodyChecker(CallChecker):
                 )
             else:
                 self.report.error(
-                    Code.ASSIGN_UNDECLARED,
+                    codes.ASSIGN_UNDECLARED,
                     f"assignment to undeclared `{stmt.name}`",
                     stmt.span,
                     hint=did_you_mean(stmt.name, self.visible("let"))
@@ -165,7 +165,7 @@ class BodyChecker(CallChecker):
         if local.kind != "let":
             what = "parameter" if local.kind == "param" else "loop variable"
             self.report.error(
-                Code.ASSIGN_NOT_LOCAL,
+                codes.ASSIGN_NOT_LOCAL,
                 f"cannot assign to {what} `{stmt.name}`",
                 stmt.span,
                 notes=(Note(f"`{stmt.name}` is declared here", local.span),),
@@ -176,7 +176,7 @@ class BodyChecker(CallChecker):
             return
         if not assignable(ty, local.type):
             self.report.error(
-                Code.TYPE_MISMATCH,
+                codes.TYPE_MISMATCH,
                 f"`{stmt.name}` is `{local.type.value}` but the value is {ty.describe()}",
                 stmt.value.span,
                 notes=(Note(f"`{stmt.name}` is declared here", local.span),),
@@ -190,7 +190,7 @@ class BodyChecker(CallChecker):
             return
         if not assignable(ty, memory.elem):
             self.report.error(
-                Code.TYPE_MISMATCH,
+                codes.TYPE_MISMATCH,
                 f"`{stmt.target.array.text}` holds `{memory.elem.value}` words but the value "
                 f"is {ty.describe()}",
                 stmt.value.span,
@@ -216,7 +216,7 @@ class BodyChecker(CallChecker):
         ty = self.expr(cond)
         if ty not in (SemType.BOOL, SemType.ERROR):
             self.report.error(
-                Code.OPERAND_TYPE,
+                codes.OPERAND_TYPE,
                 f"a condition must be `bool`, found {ty.describe()}",
                 cond.span,
                 hint="compare explicitly: `x != 0`",
@@ -233,7 +233,7 @@ class BodyChecker(CallChecker):
                 if self.expr(bound) is SemType.ERROR:
                     return
                 self.report.error(
-                    Code.LOOP_NOT_CONSTANT,
+                    codes.LOOP_NOT_CONSTANT,
                     "unbounded loop: `for` bounds must be constant expressions",
                     bound.span,
                     hint="loops are unrolled, so the number of iterations must be known "
@@ -247,7 +247,7 @@ class BodyChecker(CallChecker):
                 return
             if result[1] is SemType.BOOL:
                 self.report.error(
-                    Code.OPERAND_TYPE, "a loop bound is a word, not `bool`", bound.span
+                    codes.OPERAND_TYPE, "a loop bound is a word, not `bool`", bound.span
                 )
                 return
             bounds.append(result[0])
@@ -255,7 +255,7 @@ class BodyChecker(CallChecker):
         count = max(0, end - start)
         if count > MAX_ITERATIONS:
             self.report.error(
-                Code.LOOP_TOO_LONG,
+                codes.LOOP_TOO_LONG,
                 f"this loop runs {count} times; loops are unrolled and may run at most "
                 f"{MAX_ITERATIONS} times",
                 stmt.span,
@@ -265,7 +265,7 @@ class BodyChecker(CallChecker):
             self.unrolled += 1
             if self.unrolled > MAX_UNROLLED:
                 self.report.error(
-                    Code.UNROLL_BUDGET,
+                    codes.UNROLL_BUDGET,
                     f"unrolling the loops of `{self.dpf.name}` makes more than {MAX_UNROLLED} "
                     "copies of loop bodies",
                     stmt.span,
@@ -283,7 +283,7 @@ class BodyChecker(CallChecker):
         if len(stmt.args) != wants:
             example = f"`{name}(v)`" if wants else f"`{name}()`"
             self.report.error(
-                Code.ARITY,
+                codes.ARGUMENT_COUNT,
                 f"`{name}` takes {wants} argument{'s' if wants != 1 else ''}, got "
                 f"{len(stmt.args)}: {example}",
                 stmt.span,
@@ -295,7 +295,7 @@ class BodyChecker(CallChecker):
             return
         if self.dpf.pipeline == "egress" and name not in EGRESS_STEERING:
             self.report.error(
-                Code.EGRESS_STEERING,
+                codes.EGRESS_STEERING,
                 f"`{name}` in egress DPF `{self.dpf.name}`: the egress pipeline runs after the "
                 "output port is chosen, so an egress DPF can only pass or drop the packet",
                 stmt.span,
@@ -312,7 +312,7 @@ class BodyChecker(CallChecker):
                 # the ingress, egress_ptr in the egress): the next switch runs the target
                 # in that same pipeline.
                 self.report.error(
-                    Code.CHAIN_PIPELINE,
+                    codes.CHAIN_PIPELINE,
                     f"`chain {stmt.target.text}`: `{self.dpf.name}` is an {self.dpf.pipeline} "
                     f"DPF and `{target.name}` an {target.pipeline} DPF; a chain sets the "
                     f"{self.dpf.pipeline} pointer, so it names a DPF of the same pipeline",
@@ -330,7 +330,7 @@ class BodyChecker(CallChecker):
             ref = info.imports.get(head)
             if ref is None:
                 self.report.error(
-                    Code.CHAIN_UNKNOWN,
+                    codes.CHAIN_UNKNOWN,
                     f"`chain {name.text}`: no imported module `{head}`",
                     name.span,
                     hint=did_you_mean(head, info.imports),
@@ -343,14 +343,14 @@ class BodyChecker(CallChecker):
         if item is None:
             prefix = "".join(f"{part}." for part in name.parts[:-1])
             self.report.error(
-                Code.CHAIN_UNKNOWN,
+                codes.CHAIN_UNKNOWN,
                 f"`chain {name.text}`: no DPF named `{name.text}`",
                 name.span,
                 hint=did_you_mean(name.parts[-1], info.dpfs, prefix=prefix),
             )
         else:
             self.report.error(
-                Code.CHAIN_UNKNOWN,
+                codes.CHAIN_UNKNOWN,
                 f"`chain {name.text}`: `{name.text}` is {describe(item)}, not a DPF",
                 name.span,
             )

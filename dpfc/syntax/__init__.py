@@ -4,6 +4,7 @@
 ``format_module(ast.Module) -> str``; ``parse_module(format_module(t)) == t``.
 """
 
+from dpfc.syntax import ast
 from dpfc.syntax.parser import ACTION_NAMES, parse_module
 from dpfc.syntax.printer import format_expr, format_module, format_stmt
 from dpfc.syntax.syntax_errors import KEYWORDS
@@ -11,6 +12,7 @@ from dpfc.syntax.syntax_errors import KEYWORDS
 __all__ = [
     "ACTION_NAMES",
     "KEYWORDS",
+    "ast",
     "format_expr",
     "format_module",
     "format_stmt",

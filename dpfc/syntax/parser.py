@@ -23,11 +23,12 @@ import re
 from functools import cache
 from importlib import resources
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, SourceFile, Span
 from dpfc.parsing import Leaf, Node
 from dpfc.syntax import ast
 from dpfc.syntax.recovery import parse_recovering
-from dpfc.syntax.syntax_errors import KEYWORDS, Code, deepest_bracket
+from dpfc.syntax.syntax_errors import KEYWORDS, deepest_bracket
 
 # Call statements with these names are epilog actions, not expression statements.
 ACTION_NAMES = frozenset(
@@ -97,7 +98,7 @@ class _TooDeep(Exception):
 def _too_deep(source: SourceFile, offset: int) -> Diagnostic:
     span = Span(source, offset, offset + 1) if source.text else None
     return Diagnostic(
-        Code.TOO_DEEP,
+        codes.TOO_DEEP,
         f"nesting too deep: more than {MAX_NESTING} levels of expressions and blocks",
         span,
         hint="split the expression with `let` bindings",
@@ -146,7 +147,7 @@ class _Builder:
     def ident(self, leaf: Leaf) -> str:
         if leaf.value in KEYWORDS:
             self.error(
-                Code.KEYWORD_AS_NAME,
+                codes.KEYWORD_AS_NAME,
                 f"`{leaf.value}` is a keyword and cannot be used as a name",
                 leaf,
                 hint=f"rename it, e.g. `{leaf.value}_`",
@@ -221,14 +222,14 @@ class _Builder:
         kind = ast.MemoryKind(kind_leaf.value)
         if kind is ast.MemoryKind.MAP and len(types) == 1:
             self.error(
-                Code.MEMORY_SHAPE,
+                codes.MEMORY_SHAPE,
                 f"map `{name}` needs a key type",
                 types[0].span,
                 hint=f"write `{name}: u32 -> {types[0].name.value}[size]`",
             )
         if kind is ast.MemoryKind.ARRAY and len(types) == 2:
             self.error(
-                Code.MEMORY_SHAPE,
+                codes.MEMORY_SHAPE,
                 f"array `{name}` has no key type",
                 Span(self.source, types[0].span.start, types[1].span.end),
                 hint=f"write `{name}: {types[1].name.value}[size]`, or declare a `map`",
@@ -346,7 +347,7 @@ class _Builder:
         if isinstance(target, ast.Name) and len(target.parts) == 1:
             if op.value != "=":
                 self.error(
-                    Code.COMPOUND_ON_LOCAL,
+                    codes.COMPOUND_ON_LOCAL,
                     f"`{op.value}` applies only to array elements",
                     op,
                     hint=f"write `{target.parts[0]} = {target.parts[0]} {op.value[0]} ...;`",
@@ -354,7 +355,7 @@ class _Builder:
             return ast.Assign(span=span, name=target.parts[0], value=value)
         what = f"`{target.text}`" if isinstance(target, ast.Name) else "this expression"
         self.error(
-            Code.BAD_ASSIGN_TARGET,
+            codes.BAD_ASSIGN_TARGET,
             f"cannot assign to {what}",
             target_node,
             hint="only locals (`x = e;`) and array elements (`arr[i] = e;`) can be assigned",
@@ -418,7 +419,7 @@ class _Builder:
         value = parse_int_literal(leaf.value)
         if value is None:
             self.error(
-                Code.MALFORMED_INT,
+                codes.MALFORMED_INT,
                 f"malformed integer literal `{leaf.value}`",
                 leaf,
                 hint="integers are decimal, 0x hexadecimal or 0b binary, with optional `_` separators",
@@ -426,7 +427,7 @@ class _Builder:
             value = 0
         elif value > _MAX_WORD:
             self.error(
-                Code.INT_TOO_LARGE,
+                codes.INT_TOO_LARGE,
                 f"integer literal `{leaf.value}` does not fit in 32 bits",
                 leaf,
                 hint="the largest value is 0xffff_ffff (4294967295); negative numbers use unary `-`",
