@@ -20,8 +20,7 @@ from functools import cache
 from hypothesis import strategies as st
 
 from dpfc.diagnostics import SourceFile, Span
-from dpfc.syntax import KEYWORDS, ast
-from dpfc.syntax.parser import ACTION_NAMES
+from dpfc.syntax import ACTION_NAMES, KEYWORDS, ast
 
 SPAN = Span(SourceFile("<generated>", ""), 0, 0)
 

@@ -16,8 +16,7 @@ import pytest
 
 from dpfc.diagnostics import DiagnosticError, SourceFile, render_all
 from dpfc.driver import check_source
-from dpfc.syntax import KEYWORDS
-from dpfc.syntax.parser import parse_module
+from dpfc.syntax import KEYWORDS, parse_module
 from dpfc.syntax.printer import format_module
 from tests.conftest import ROOT
 

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given
 
 from dpfc.diagnostics import DiagnosticError, SourceFile
-from dpfc.syntax import KEYWORDS, ast
-from dpfc.syntax.parser import parse_int_literal, parse_module
+from dpfc.syntax import KEYWORDS, ast, parse_module
+from dpfc.syntax.bodies import parse_int_literal
 from dpfc.syntax.printer import format_expr, format_module
 from tests.conftest import ROOT, assert_golden
 from tests.dpf_strategies import SPAN, modules

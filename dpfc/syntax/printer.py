@@ -27,7 +27,7 @@ Example::
 from __future__ import annotations
 
 from dpfc.syntax import ast
-from dpfc.syntax.parser import parse_int_literal
+from dpfc.syntax.bodies import parse_int_literal
 
 INDENT = "    "
 
