@@ -13,9 +13,9 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import dpfc.link.errors as errors
 from dpfc.catalog import codes
 from dpfc.diagnostics import DiagnosticError
-from dpfc.link import errors
 from dpfc.link.image import Image, dpf_key
 from dpfc.link.resources import Instance
 from dpfc.machine.program import Placement

@@ -36,11 +36,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+import dpfc.link.errors as errors
 from dpfc.catalog import codes
 from dpfc.diagnostics import DiagnosticError
 from dpfc.encoding.header import encode_options
 from dpfc.isa.bundle import PC, PROLOG_STAGE
-from dpfc.link import errors
 from dpfc.link.edit import without
 from dpfc.link.image import (
     ChainTarget,

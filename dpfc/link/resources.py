@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+import dpfc.link.errors as errors
 from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.isa.bundle import Bundle, EpilogBundle, Imm, stage_name
 from dpfc.isa.opcodes import SelectorKind
-from dpfc.link import errors
 from dpfc.link.image import MemoryRequest, PermissionEntry, SteeringRequest
 from dpfc.link.place import CodeMemory
 from dpfc.machine.program import MachineProgram

@@ -14,21 +14,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import dpfc.passes.cleanup as cleanup
+import dpfc.passes.combine as combine
+import dpfc.passes.constfold as constfold
+import dpfc.passes.copyprop as copyprop
+import dpfc.passes.cse as cse
+import dpfc.passes.dce as dce
+import dpfc.passes.ifconvert as ifconvert
+import dpfc.passes.reassociate as reassociate
+import dpfc.passes.simplifycfg as simplifycfg
+import dpfc.passes.strength as strength
+import dpfc.passes.unroll as unroll
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Severity
 from dpfc.ir import Module, format_module, verify_module
-from dpfc.passes import (
-    cleanup,
-    combine,
-    constfold,
-    copyprop,
-    cse,
-    dce,
-    ifconvert,
-    reassociate,
-    simplifycfg,
-    strength,
-    unroll,
-)
 from dpfc.passes.base import FunctionPass
 
 PASSES: dict[str, FunctionPass] = {

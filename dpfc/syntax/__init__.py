@@ -9,7 +9,7 @@ back in canonical form.
 ``format_module(ast.Module) -> str``; ``parse_module(format_module(t)) == t``.
 """
 
-from dpfc.syntax import ast
+import dpfc.syntax.ast as ast
 from dpfc.syntax.bodies import ACTION_NAMES
 from dpfc.syntax.parser import parse_module
 from dpfc.syntax.printer import format_expr, format_module, format_stmt

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import re
 
+import dpfc.syntax.ast as ast
 from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, SourceFile, Span
 from dpfc.parsing import Leaf, Node
-from dpfc.syntax import ast
 from dpfc.syntax.syntax_errors import KEYWORDS
 
 # Call statements with these names are epilog actions, not expression statements.

@@ -13,10 +13,10 @@ Not responsible for: statements and expressions (:mod:`.bodies`), parsing the te
 
 from __future__ import annotations
 
+import dpfc.syntax.ast as ast
 from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, SourceFile, Span
 from dpfc.parsing import Node
-from dpfc.syntax import ast
 from dpfc.syntax.bodies import BodyBuilder, child, leaves_of, subtrees
 
 

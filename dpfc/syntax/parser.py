@@ -16,8 +16,8 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
+import dpfc.syntax.ast as ast
 from dpfc.diagnostics import Diagnostic, DiagnosticError, SourceFile
-from dpfc.syntax import ast
 from dpfc.syntax.bodies import NestingTooDeep, nesting_too_deep
 from dpfc.syntax.declarations import ModuleBuilder
 from dpfc.syntax.recovery import parse_recovering

@@ -26,7 +26,7 @@ Example::
 
 from __future__ import annotations
 
-from dpfc.syntax import ast
+import dpfc.syntax.ast as ast
 from dpfc.syntax.bodies import parse_int_literal
 
 INDENT = "    "
