@@ -30,14 +30,17 @@ from dpfc.isa.check import check_register
 from dpfc.isa.opcodes import InstructionSpec
 
 
-class OperandReader(AssemblerState):
+class OperandReader:
     """Reads the operands of one instruction; see the module docstring for the contract."""
 
-    def _arity(self, spec: InstructionSpec, instr: Instruction, *counts: int) -> bool:
+    def __init__(self, state: AssemblerState) -> None:
+        self.state = state
+
+    def arity(self, spec: InstructionSpec, instr: Instruction, *counts: int) -> bool:
         if len(instr.operands) in counts:
             return True
         forms = " or ".join(str(c) for c in counts)
-        self.error(
+        self.state.error(
             codes.ASM_OPERAND_COUNT,
             f"`{spec.mnemonic}` takes {forms} operand{'s' if counts != (1,) else ''} "
             f"({', '.join(o.value for o in spec.operands) or 'none'}), got {len(instr.operands)}",
@@ -45,25 +48,25 @@ class OperandReader(AssemblerState):
         )
         return False
 
-    def _register(self, op: Operand, what: str) -> Register | None:
+    def register(self, op: Operand, what: str) -> Register | None:
         match = REGISTER.match(op.text) if op.kind in ("name", "mem") else None
         if match is None:
-            self.error(
+            self.state.error(
                 codes.ASM_EXPECTED_REGISTER,
                 f"{what} must be a register (A0, B1, ...), got `{op.text}`",
                 op.span,
             )
             return None
         reg = Register(RegClass[match.group(1).upper()], int(match.group(2)))
-        for violation in check_register(reg, self.profile, ()):
-            self.error(violation.code, violation.message, op.span)
+        for violation in check_register(reg, self.state.profile, ()):
+            self.state.error(violation.code, violation.message, op.span)
             return None
         if reg.lane > 15:  # beyond the 4-bit lane field, whatever the profile says
-            self.error(codes.ISA_NO_SUCH_REGISTER, f"register {reg} does not exist", op.span)
+            self.state.error(codes.ISA_NO_SUCH_REGISTER, f"register {reg} does not exist", op.span)
             return None
         return reg
 
-    def _immediate(
+    def immediate(
         self,
         op: Operand,
         what: str,
@@ -74,7 +77,7 @@ class OperandReader(AssemblerState):
         why: str = "",
     ) -> int | None:
         if op.kind != "number" or op.number is None:
-            self.error(
+            self.state.error(
                 codes.ASM_EXPECTED_NUMBER_OR_LABEL,
                 f"{what} must be a number, got `{op.text}`",
                 op.span,
@@ -83,7 +86,7 @@ class OperandReader(AssemblerState):
         if not lo <= op.number <= hi:
             if not why and (lo, hi) == (WORD_MIN, WORD_MAX):
                 why = " (a 32-bit word, signed or unsigned)"
-            self.error(
+            self.state.error(
                 code,
                 f"{what} {op.text} out of range {hex_text(lo)}..{hex_text(hi)}{why}",
                 op.span,
@@ -91,21 +94,21 @@ class OperandReader(AssemblerState):
             return None
         return op.number & 0xFFFF_FFFF
 
-    def _reg_or_imm(self, b: BundleDraft, op: Operand, what: str) -> Register | Imm | None:
+    def reg_or_imm(self, b: BundleDraft, op: Operand, what: str) -> Register | Imm | None:
         if op.kind == "number":
-            value = self._immediate(op, what)
+            value = self.immediate(op, what)
             if value is None:
                 return None
             b.immediate_spans.setdefault(value, op.span)
             return Imm(value)
-        return self._register(op, what)
+        return self.register(op, what)
 
-    def _target(
+    def target(
         self, group: Group, op: Operand, *, halt: bool = False, prolog: bool = False
     ) -> PC | None:
         if op.kind == "pcref":
             if op.text not in ("switch", "packet") or op.number is None:
-                self.error(
+                self.state.error(
                     codes.ASM_EXPECTED_NUMBER_OR_LABEL,
                     f"an address is `@switch:N` or `@packet:N`, got `@{op.text}`",
                     op.span,
@@ -113,17 +116,17 @@ class OperandReader(AssemblerState):
                 return None
             return PC(op.text == "packet", op.number)
         if op.kind != "name" or REGISTER.match(op.text):
-            self.error(
+            self.state.error(
                 codes.ASM_EXPECTED_NUMBER_OR_LABEL,
                 f"expected a label or `@switch:N`/`@packet:N`, got `{op.text}`",
                 op.span,
             )
             return None
-        target = self.labels.get(op.text)
+        target = self.state.labels.get(op.text)
         if target is None:
-            self.error(
+            self.state.error(
                 codes.ASM_UNKNOWN_LABEL,
-                f"unknown label `{op.text}`" + suggest(op.text, list(self.labels)),
+                f"unknown label `{op.text}`" + suggest(op.text, list(self.state.labels)),
                 op.span,
             )
             return None
@@ -133,12 +136,12 @@ class OperandReader(AssemblerState):
             return PC(False, 0)
         if prolog:
             wanted = PROLOG_STAGE
-        elif halt or group.stage == self.profile.num_eus:
+        elif halt or group.stage == self.state.profile.num_eus:
             wanted = EPILOG_STAGE
         else:
             wanted = group.stage + 1
         if target.stage != wanted:
-            self.error(
+            self.state.error(
                 codes.ASM_LABEL_WRONG_STAGE,
                 f"label `{op.text}` is {with_article(stage_name(target.stage))} bundle but this "
                 f"{'NEXT_PC' if prolog else 'HALT' if halt else 'target'} must name "
