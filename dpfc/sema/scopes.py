@@ -2,8 +2,8 @@
 
 Contract: :class:`BodyContext` holds what the check of one program collects over all its
 DPF bodies (the type of every expression, the ``chain`` edges, the DPFs that use each
-array); :class:`BodyState` is the state of the check of one DPF body and the base of the
-layers that walk it (:mod:`.expressions`, :mod:`.calls`, :mod:`.statements`):
+array); :class:`BodyState` is the state of the check of one DPF body, held by each of the
+checkers that walk it (:mod:`.statements`, :mod:`.expressions`, :mod:`.calls`):
 
 * locals are block-scoped: a name resolves to the innermost declaration, an inner block may
   shadow an outer name, and a second declaration of one name in one block is DPF5102;
