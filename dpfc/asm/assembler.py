@@ -29,9 +29,8 @@ from dpfc.diagnostics import Diagnostic, Note, SourceFile
 from dpfc.encoding.code import encode_stage_bundle
 from dpfc.encoding.errors import EncodingError
 from dpfc.encoding.header import encode_options
-from dpfc.isa.bundle import PROLOG_STAGE, stage_name
-from dpfc.isa.check import check_image
-from dpfc.machine.program import MachineProgram, PlacedBundle
+from dpfc.isa import PROLOG_STAGE, check_image, stage_name
+from dpfc.machine import MachineProgram, PlacedBundle
 from dpfc.target.profile import TargetProfile
 
 

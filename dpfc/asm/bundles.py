@@ -20,18 +20,24 @@ from dpfc.asm.syntax import Instruction
 from dpfc.asm.units import UnitReader
 from dpfc.catalog import codes
 from dpfc.diagnostics import Span
-from dpfc.isa.bundle import (
+from dpfc.isa import (
+    BY_MNEMONIC,
     EPILOG_STAGE,
     PROLOG_STAGE,
+    AluOp,
     Bundle,
     EpilogBundle,
+    InstructionSpec,
+    MemOp,
     StageBundle,
     Steering,
+    Unit,
+    Violation,
+    check_bundle,
+    check_epilog,
     stage_name,
 )
-from dpfc.isa.check import Violation, check_bundle, check_epilog
-from dpfc.isa.opcodes import BY_MNEMONIC, AluOp, InstructionSpec, MemOp, Unit
-from dpfc.machine.program import PlacedBundle
+from dpfc.machine import PlacedBundle
 
 
 class BundleBuilder:

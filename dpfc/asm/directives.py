@@ -22,8 +22,8 @@ from dpfc.asm.state import (
 )
 from dpfc.asm.syntax import Directive
 from dpfc.catalog import codes
-from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE
-from dpfc.machine.program import ArrayBinding, Pipeline, Placement
+from dpfc.isa import EPILOG_STAGE, PROLOG_STAGE
+from dpfc.machine import ArrayBinding, Pipeline, Placement
 from dpfc.target.profile import BUILTIN_PROFILES
 
 

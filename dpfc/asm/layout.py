@@ -19,8 +19,8 @@ from dpfc.asm.state import AssemblerState, Group, parse_stage
 from dpfc.asm.syntax import Head, Instruction
 from dpfc.catalog import codes
 from dpfc.diagnostics import Note, Span
-from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, stage_name
-from dpfc.machine.program import Placement
+from dpfc.isa import EPILOG_STAGE, PC, PROLOG_STAGE, stage_name
+from dpfc.machine import Placement
 
 
 class BundleLayout:

@@ -25,10 +25,8 @@ from dpfc.asm.assembler import Assembler
 from dpfc.asm.syntax import AsmLine, Directive, Head, parse_lines
 from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, SourceFile, Span
-from dpfc.machine.encoded import encode_program
-from dpfc.machine.printer import format_program
-from dpfc.machine.program import MachineProgram
-from dpfc.objfile.model import ObjectFile
+from dpfc.machine import MachineProgram, encode_program, format_program
+from dpfc.objfile import ObjectFile
 from dpfc.target.profile import TargetProfile
 
 

@@ -25,9 +25,17 @@ from dpfc.asm.state import (
 from dpfc.asm.syntax import Instruction, Operand
 from dpfc.catalog import codes
 from dpfc.diagnostics import Note
-from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, Imm, RegClass, Register, stage_name
-from dpfc.isa.check import check_register
-from dpfc.isa.opcodes import InstructionSpec
+from dpfc.isa import (
+    EPILOG_STAGE,
+    PC,
+    PROLOG_STAGE,
+    Imm,
+    InstructionSpec,
+    RegClass,
+    Register,
+    check_register,
+    stage_name,
+)
 
 
 class OperandReader:

@@ -24,17 +24,18 @@ from dataclasses import dataclass, field
 
 from dpfc.asm.syntax import Head, Instruction
 from dpfc.diagnostics import Diagnostic, Note, SourceFile, Span
-from dpfc.isa.bundle import (
+from dpfc.isa import (
     EPILOG_STAGE,
     PC,
     PROLOG_STAGE,
+    AluOp,
     Control,
+    MemOp,
     Register,
     Selector,
     Steering,
 )
-from dpfc.isa.opcodes import AluOp, MemOp
-from dpfc.machine.program import ArrayBinding, Pipeline, Placement, Relocation
+from dpfc.machine import ArrayBinding, Pipeline, Placement, Relocation
 from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
 
 REGISTER = re.compile(r"^([ABab])(\d+)$")

@@ -18,9 +18,23 @@ from dpfc.asm.state import REGISTER, AssemblerState, BundleDraft, Group, suggest
 from dpfc.asm.syntax import Instruction
 from dpfc.catalog import codes
 from dpfc.diagnostics import Note
-from dpfc.isa.bundle import PC, Control, Imm, RegClass, Register, Selector, Steering, stage_name
-from dpfc.isa.opcodes import UNARY_ALU_OPS, AluOp, CtrlOp, InstructionSpec, MemOp, SelectorKind
-from dpfc.machine.program import PLACEHOLDER, Relocation
+from dpfc.isa import (
+    PC,
+    UNARY_ALU_OPS,
+    AluOp,
+    Control,
+    CtrlOp,
+    Imm,
+    InstructionSpec,
+    MemOp,
+    RegClass,
+    Register,
+    Selector,
+    SelectorKind,
+    Steering,
+    stage_name,
+)
+from dpfc.machine import PLACEHOLDER, Relocation
 
 
 class UnitReader:

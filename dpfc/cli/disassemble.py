@@ -29,9 +29,7 @@ from dpfc.link import MAGIC as IMAGE_MAGIC
 from dpfc.link import format_image, image_id, read_image
 from dpfc.machine import disassemble_header
 from dpfc.objfile import format_object, read_object
-from dpfc.packet.build import describe_packet
-from dpfc.packet.layers import read_pcap
-from dpfc.packet.wire import parse_packet
+from dpfc.packet import describe_packet, parse_packet, read_pcap
 from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
 
 PCAP_MAGICS = (

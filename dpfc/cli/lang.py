@@ -27,7 +27,7 @@ from dpfc.cli.files import display_name, is_stdio, read_bytes, read_source, writ
 from dpfc.cli.numbers import number as _number
 from dpfc.cli.numbers import parse_stack_text
 from dpfc.cli.progress import Progress, wanted
-from dpfc.codegen.report import format_report
+from dpfc.codegen import format_report
 from dpfc.diagnostics import SourceFile
 from dpfc.driver import (
     CompiledUnit,
@@ -38,8 +38,7 @@ from dpfc.driver import (
     optimise,
 )
 from dpfc.ir import format_module as format_ir
-from dpfc.objfile.model import ObjectFile
-from dpfc.objfile.read import read_object
+from dpfc.objfile import ObjectFile, read_object
 from dpfc.schedule.driver import DEFAULT_GUARD_S, ScheduleOptions
 from dpfc.schedule.explain import format_grid
 from dpfc.schedule.limits import Budget

@@ -34,31 +34,36 @@ from dataclasses import dataclass
 from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Span
 from dpfc.encoding.errors import EncodingError
-from dpfc.isa.bundle import (
+from dpfc.isa import (
     EPILOG_STAGE,
     PC,
     PROLOG_STAGE,
+    AluOp,
     Bundle,
     Control,
+    CtrlOp,
     EpilogBundle,
     Imm,
+    MemOp,
     Operand,
     Register,
     Selector,
+    SelectorKind,
     StageBundle,
     Steering,
 )
-from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
-from dpfc.machine.encoded import EncodedProgram, encode_program
-from dpfc.machine.printer import format_program, program_lines
-from dpfc.machine.program import (
+from dpfc.machine import (
     PLACEHOLDER,
     ArrayBinding,
+    EncodedProgram,
     MachineProgram,
     Pipeline,
     PlacedBundle,
     Placement,
     Relocation,
+    encode_program,
+    format_program,
+    program_lines,
 )
 from dpfc.schedule.problem import Branch, Exit, Kind, Problem
 from dpfc.schedule.schedule import Schedule, Source

@@ -24,9 +24,7 @@ from dpfc.deploy.plan import (
     inverse,
     plan,
 )
-from dpfc.link.format import image_bytes, image_id
-from dpfc.link.image import Image
-from dpfc.link.linker import LinkInput, LinkOptions, link
+from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, image_id, link
 from dpfc.target.driver import DriverError, SwitchDriver
 
 

@@ -9,8 +9,7 @@ the hardware would compute. Ops whose value is not a function of their operands 
 from __future__ import annotations
 
 from dpfc.ir.core import WORD_MASK, Op
-from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp
-from dpfc.isa.semantics import alu, branch_taken
+from dpfc.isa import AluOp, CtrlOp, MemOp, alu, branch_taken
 
 ALU_OPS: dict[Op, AluOp] = {
     Op.ADD: AluOp.ADD,

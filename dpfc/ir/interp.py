@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from dpfc.ir.core import WORD_MASK, Block, Br, Exit, Function, Instr, Jump, Module, Op
 from dpfc.ir.evaluate import MEM_OPS, fold_op
-from dpfc.isa.semantics import hash_word, memory
+from dpfc.isa import hash_word, memory
 from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
 
 MemoryContents = Mapping[str, Mapping[int, int] | Sequence[int]]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dpfc.diagnostics import Diagnostic, Note, SourceFile, Span
-from dpfc.objfile.model import SourceLocation
+from dpfc.objfile import SourceLocation
 
 
 def source_span(location: SourceLocation | None) -> Span | None:

@@ -29,12 +29,12 @@ from typing import Any
 from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.encoding.errors import DecodeError
-from dpfc.isa.bundle import stage_name
+from dpfc.isa import stage_name
 from dpfc.link.image import (
     Image,
 )
 from dpfc.link.validate import ImageReader
-from dpfc.objfile.fields import Fields
+from dpfc.objfile import Fields
 from dpfc.target.profile import TargetProfile
 
 MAGIC = b"DPFCIMG\x00"

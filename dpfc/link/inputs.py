@@ -18,8 +18,8 @@ from dpfc.catalog import codes
 from dpfc.diagnostics import DiagnosticError
 from dpfc.link.image import Image, dpf_key
 from dpfc.link.resources import Instance
-from dpfc.machine.program import Placement
-from dpfc.objfile.model import ObjectFile
+from dpfc.machine import Placement
+from dpfc.objfile import ObjectFile
 from dpfc.target.profile import TargetProfile
 
 

@@ -40,7 +40,7 @@ import dpfc.link.errors as errors
 from dpfc.catalog import codes
 from dpfc.diagnostics import DiagnosticError
 from dpfc.encoding.header import encode_options
-from dpfc.isa.bundle import PC, PROLOG_STAGE
+from dpfc.isa import PC, PROLOG_STAGE
 from dpfc.link.edit import without
 from dpfc.link.image import (
     ChainTarget,
@@ -69,7 +69,7 @@ from dpfc.link.resources import (
     permission_entries,
     steering_requests,
 )
-from dpfc.machine.program import MachineProgram, Placement
+from dpfc.machine import MachineProgram, Placement
 
 
 def link(inputs: Sequence[LinkInput], options: LinkOptions | None = None) -> Image:

@@ -25,12 +25,11 @@ from dataclasses import dataclass, replace
 import dpfc.link.errors as errors
 from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError
-from dpfc.isa.bundle import Bundle, EpilogBundle, Imm, stage_name
-from dpfc.isa.opcodes import SelectorKind
+from dpfc.isa import Bundle, EpilogBundle, Imm, SelectorKind, stage_name
 from dpfc.link.image import MemoryRequest, PermissionEntry, SteeringRequest
 from dpfc.link.place import CodeMemory
-from dpfc.machine.program import MachineProgram
-from dpfc.objfile.model import ObjectDPF, SourceLocation
+from dpfc.machine import MachineProgram
+from dpfc.objfile import ObjectDPF, SourceLocation
 from dpfc.target.profile import TargetProfile
 
 

@@ -26,8 +26,7 @@ from dpfc.encoding.code import PackedCode
 from dpfc.encoding.errors import EncodingError
 from dpfc.encoding.header import EncodedOptions, encode_options, pack_checked
 from dpfc.encoding.words import encode_slot, stage_kind
-from dpfc.isa.bundle import PC, stage_name
-from dpfc.isa.check import check_stage_bundle
+from dpfc.isa import PC, check_stage_bundle, stage_name
 from dpfc.machine.program import MachineProgram, Placement
 
 Words = dict[tuple[int, int], bytes]  # (stage, local slot) -> code-memory word

@@ -21,7 +21,7 @@ from dpfc.encoding.code import pack_code
 from dpfc.encoding.errors import DecodeError
 from dpfc.encoding.header import decode_options, encode_options
 from dpfc.encoding.words import decode_slot, stage_kind
-from dpfc.isa.bundle import (
+from dpfc.isa import (
     EPILOG_STAGE,
     PC,
     PROLOG_STAGE,
@@ -29,15 +29,16 @@ from dpfc.isa.bundle import (
     StageBundle,
     stage_name,
 )
-from dpfc.machine.encoded import EncodedProgram, Words
-from dpfc.machine.printer import program_lines
-from dpfc.machine.program import (
+from dpfc.machine import (
     ArrayBinding,
+    EncodedProgram,
     MachineProgram,
     Pipeline,
     PlacedBundle,
     Placement,
     Relocation,
+    Words,
+    program_lines,
 )
 from dpfc.objfile.fields import Fields
 from dpfc.objfile.model import FORMAT, VERSION, ObjectDPF, ObjectFile, SourceLocation

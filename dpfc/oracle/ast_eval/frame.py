@@ -14,7 +14,7 @@ outcome (:mod:`.run`).
 
 from __future__ import annotations
 
-from dpfc.isa.semantics import hash_word, to_signed
+from dpfc.isa import hash_word, to_signed
 from dpfc.oracle.ast_eval.program import Program
 from dpfc.oracle.ast_eval.values import (
     COMPARE,
