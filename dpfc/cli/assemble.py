@@ -19,12 +19,10 @@ from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.files import is_stdio, output_option, read_source, write_file, write_with
 from dpfc.cli.numbers import number, parse_stack_text
 from dpfc.encoding import decode_options, encode_options, slot_bytes, stage_kind
-from dpfc.isa.bundle import stage_name
-from dpfc.machine import EncodedProgram, disassemble_header, encode_program
-from dpfc.machine.printer import format_program
+from dpfc.isa import stage_name
+from dpfc.machine import EncodedProgram, disassemble_header, encode_program, format_program
 from dpfc.objfile import write_object
-from dpfc.packet.build import PacketSpec, build_packet
-from dpfc.packet.layers import write_pcap
+from dpfc.packet import PacketSpec, build_packet, write_pcap
 from dpfc.target.profile import TargetProfile, load_profile
 
 TARGET_HELP = "target profile: tofino1 (default), tofino2, bmv2, or a .toml profile file"

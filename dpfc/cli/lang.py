@@ -27,7 +27,7 @@ from dpfc.cli.files import display_name, is_stdio, read_bytes, read_source, writ
 from dpfc.cli.numbers import number as _number
 from dpfc.cli.numbers import parse_stack_text
 from dpfc.cli.progress import Progress, wanted
-from dpfc.codegen.report import format_report
+from dpfc.codegen import format_report
 from dpfc.diagnostics import SourceFile
 from dpfc.driver import (
     CompiledUnit,
@@ -37,16 +37,15 @@ from dpfc.driver import (
     lower,
     optimise,
 )
-from dpfc.ir.printer import format_module as format_ir
-from dpfc.objfile.model import ObjectFile
-from dpfc.objfile.read import read_object
+from dpfc.ir import format_module as format_ir
+from dpfc.objfile import ObjectFile, read_object
 from dpfc.schedule.driver import DEFAULT_GUARD_S, ScheduleOptions
 from dpfc.schedule.explain import format_grid
 from dpfc.schedule.limits import Budget
 from dpfc.schedule.picture import render_svg
 from dpfc.schedule.picture_png import render_png, require_pillow
 from dpfc.sema import CheckedProgram
-from dpfc.syntax.printer import format_module as format_source
+from dpfc.syntax import format_module as format_source
 from dpfc.target.profile import TargetProfile, load_profile
 
 TARGET_HELP = (

@@ -31,22 +31,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
+from dpfc.catalog import codes
 from dpfc.codegen.emit import CompiledDPF, generate, qualified
 from dpfc.codegen.objfile import module_object
 from dpfc.diagnostics import Diagnostic, DiagnosticError, SourceFile
 from dpfc.driver.profile import resolve_profile
-from dpfc.ir.core import Function, Module
-from dpfc.ir.printer import format_function
+from dpfc.ir import Function, Module, format_function
 from dpfc.isa.bundle import PC
 from dpfc.lower import lower_program
 from dpfc.objfile.model import ObjectFile
-from dpfc.passes.manager import DEFAULT_PIPELINE, run_pipeline
+from dpfc.passes import DEFAULT_PIPELINE, run_pipeline
 from dpfc.schedule.driver import ScheduleOptions, ScheduleResult
 from dpfc.schedule.module import schedule_module
 from dpfc.schedule.problem import Problem
 from dpfc.schedule.schedule import Schedule
 from dpfc.sema import CheckedProgram, check_program, load_program
-from dpfc.sema.codes import Code
 from dpfc.target.profile import TargetProfile
 
 Source = str | Path | SourceFile
@@ -260,7 +259,7 @@ def object_bindings(
         if decl.pin is not None and decl.pin != where:
             raise DiagnosticError(
                 Diagnostic(
-                    Code.BINDING_CONFLICT,
+                    codes.BINDING_CONFLICT,
                     f"array `{binding.name}` is pinned to EU{decl.pin[0]} lane {decl.pin[1]}, "
                     f"but {path} binds it to EU{where[0]} lane {where[1]}",
                     decl.span,

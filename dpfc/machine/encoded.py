@@ -31,8 +31,7 @@ from dpfc.encoding import (
     pack_checked,
     stage_kind,
 )
-from dpfc.isa.bundle import PC, stage_name
-from dpfc.isa.check import check_stage_bundle
+from dpfc.isa import PC, check_stage_bundle, stage_name
 from dpfc.machine.program import MachineProgram, Placement
 
 Words = dict[tuple[int, int], bytes]  # (stage, local slot) -> code-memory word

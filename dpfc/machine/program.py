@@ -22,17 +22,17 @@ from enum import Enum
 
 from dpfc.diagnostics import Span
 from dpfc.encoding import SwitchVMHeader
-from dpfc.isa.bundle import (
+from dpfc.isa import (
     EPILOG_STAGE,
     PC,
     PROLOG_STAGE,
     Bundle,
     CodeImage,
     Control,
+    CtrlOp,
     EpilogBundle,
     StageBundle,
 )
-from dpfc.isa.opcodes import CtrlOp
 from dpfc.target.profile import TargetProfile
 
 

@@ -25,8 +25,13 @@ left to do, no MUL has a constant operand (bounded by :data:`MAX_ROUNDS`, far mo
 
 from __future__ import annotations
 
-from dpfc.ir.core import Function
-from dpfc.passes import constfold, copyprop, cse, dce, simplifycfg, strength
+import dpfc.passes.constfold as constfold
+import dpfc.passes.copyprop as copyprop
+import dpfc.passes.cse as cse
+import dpfc.passes.dce as dce
+import dpfc.passes.simplifycfg as simplifycfg
+import dpfc.passes.strength as strength
+from dpfc.ir import Function
 from dpfc.passes.base import FunctionPass
 
 MAX_ROUNDS = 16

@@ -1,4 +1,4 @@
-"""The pass registry, the default pipeline and the driver that runs passes over a module.
+"""The pass registry, the default pipeline and the runner that runs passes over a module.
 
 ``DEFAULT_PIPELINE`` is the ordered list ``dpfc compile`` and ``dpfc opt`` (without ``-p``)
 run; ``dpfc opt --list-passes`` prints :func:`describe_passes`. With ``verify=True`` the IR
@@ -9,28 +9,24 @@ is a compiler bug (:class:`PassVerificationError`).
 
 from __future__ import annotations
 
-import importlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import dpfc.passes.cleanup as cleanup
+import dpfc.passes.combine as combine
+import dpfc.passes.constfold as constfold
+import dpfc.passes.copyprop as copyprop
+import dpfc.passes.cse as cse
+import dpfc.passes.dce as dce
+import dpfc.passes.ifconvert as ifconvert
+import dpfc.passes.reassociate as reassociate
+import dpfc.passes.simplifycfg as simplifycfg
+import dpfc.passes.strength as strength
+import dpfc.passes.unroll as unroll
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Severity
-from dpfc.ir.core import Module
-from dpfc.ir.printer import format_module
-from dpfc.passes import (
-    cleanup,
-    combine,
-    constfold,
-    copyprop,
-    cse,
-    dce,
-    ifconvert,
-    reassociate,
-    simplifycfg,
-    strength,
-    unroll,
-)
+from dpfc.ir import Module, format_module, verify_module
 from dpfc.passes.base import FunctionPass
 
 PASSES: dict[str, FunctionPass] = {
@@ -112,26 +108,14 @@ def parse_pipeline(text: str) -> list[str]:
     return names
 
 
-def _verifier() -> Callable[[Module], list[Diagnostic]] | None:
-    try:
-        module = importlib.import_module("dpfc.ir.verify")
-    except ImportError:
-        return None
-    verify: Callable[[Module], list[Diagnostic]] = module.verify_module
-    return verify
-
-
 def _errors(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return [d for d in diagnostics if d.severity is Severity.ERROR]
 
 
 def verify_input(module: Module) -> list[Diagnostic]:
-    """Reject IR the verifier finds invalid (a user error: DiagnosticError), if it exists;
-    return its warnings (an unreachable block, DPF5323) for the caller to report."""
-    verifier = _verifier()
-    if verifier is None:
-        return []
-    found = verifier(module)
+    """Reject IR the verifier finds invalid (a user error: DiagnosticError); return its
+    warnings (an unreachable block, DPF5323) for the caller to report."""
+    found = verify_module(module)
     errors = _errors(found)
     if errors:
         raise DiagnosticError(errors)
@@ -158,7 +142,6 @@ def run_pipeline(
     for name in names:
         if name not in PASSES:
             raise UnknownPassError(f"unknown pass `{name}`")
-    verifier = _verifier() if verify else None
     if verify:
         verify_input(module)
     runs: list[PassRun] = []
@@ -166,8 +149,8 @@ def run_pipeline(
         start = time.perf_counter()
         changed = PASSES[name].run(module)
         runs.append(PassRun(name, time.perf_counter() - start, changed))
-        if verifier is not None:
-            errors = _errors(verifier(module))
+        if verify:
+            errors = _errors(verify_module(module))
             if errors:
                 rendered = "\n".join(d.render() for d in errors)
                 raise PassVerificationError(f"the IR is invalid after pass `{name}`:\n{rendered}")

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError
-from dpfc.ir.core import Br, Exit, Function, Instr, Jump, Module, Op
+from dpfc.ir import Br, Exit, Function, Instr, Jump, Module, Op
 from dpfc.schedule.build_conditions import Cont, Value, Walk, branch_on
 from dpfc.schedule.build_instr import record_instr
 from dpfc.schedule.build_state import BuildState

@@ -23,7 +23,7 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import replace
 
 from dpfc.diagnostics import DiagnosticError
-from dpfc.ir.core import Function, Module
+from dpfc.ir import Function, Module
 from dpfc.schedule.bounds import compute_bounds
 from dpfc.schedule.build import build_problem
 from dpfc.schedule.driver import ScheduleOptions, ScheduleResult, schedule_problem
