@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from weakref import WeakKeyDictionary
 
-from dpfc.backends.sim import ControlPlane, SimDriver
+from dpfc.backends.sim import ControlPlane, SimControl
 from dpfc.deploy import Deployment, Step
 from dpfc.encoding.words import encode_slot, stage_kind
 from dpfc.isa.bundle import PC, StageBundle
@@ -46,7 +46,7 @@ class Installed:
 
 def deployment(control: ControlPlane) -> Deployment:
     if control not in _DEPLOYMENTS:
-        _DEPLOYMENTS[control] = Deployment(SimDriver(control))
+        _DEPLOYMENTS[control] = Deployment(SimControl(control))
     return _DEPLOYMENTS[control]
 
 

@@ -14,6 +14,7 @@ from functools import cached_property
 
 from dpfc.encoding.header import OPTIONS_MAX
 from dpfc.encoding.words import StageKind, slot_layout
+from dpfc.switch import EXECUTION_COUNTERS
 from dpfc.target.profile import TargetProfile
 
 INGRESS = "SwitchVMIngress"
@@ -26,16 +27,7 @@ CODE_OPTION_WORDS = 31
 STACK_OPTION_WORDS = 31
 FOREIGN_OPTIONS = 4  # Geneve options of other classes kept before / after SwitchVM's
 MAX_TENANT_SLOTS = 4096  # tenants with a constant table or counters (a driver allocates)
-COUNTERS = (
-    "packets",
-    "executed",
-    "unauthorized",
-    "refused",
-    "unmapped",
-    "stack_underflow",
-    "faults",
-    "gas_exhausted",
-)
+COUNTERS = EXECUTION_COUNTERS  # per tenant slot: packets, DPF runs, violations
 
 
 class LayoutError(ValueError):

@@ -35,6 +35,7 @@ from dpfc.backends.p4.ast import (
     struct,
 )
 from dpfc.backends.p4.layout import EGRESS, INGRESS, Layout
+from dpfc.switch import XORSHIFT32_SHIFTS
 
 meta, hdr, sm = n("meta"), n("hdr"), n("sm")
 
@@ -195,9 +196,10 @@ class V1Model(Architecture):
                 [],
                 [
                     Do(n("rng_state.read").call(rng, meta.dot("eg_phase").cast(32))),
-                    Assign(rng, rng ^ (rng << 13)),
-                    Assign(rng, rng ^ (rng >> 17)),
-                    Assign(rng, rng ^ (rng << 5)),
+                    *[
+                        Assign(rng, rng ^ (rng << amount if direction == "<<" else rng >> amount))
+                        for direction, amount in XORSHIFT32_SHIFTS
+                    ],
                     Do(n("rng_state.write").call(meta.dot("eg_phase").cast(32), rng)),
                 ],
             ),

@@ -15,6 +15,7 @@ from dpfc.encoding.errors import EncodingError
 from dpfc.encoding.header import SwitchVMHeader
 from dpfc.isa.bundle import PC, CodeImage
 from dpfc.packet.wire import ParsedPacket
+from dpfc.switch import Destination, Permissions, TenantStats
 from dpfc.target.profile import TargetProfile
 
 from .deparse import DeparseError, codec_for, rebuild_frame, swap_addresses
@@ -28,7 +29,7 @@ from .outcome import (
     _route_plain,
     _unauthorized,
 )
-from .state import Destination, Permissions, PipeState, TenantStats
+from .state import PipeState
 
 
 class Steering:

@@ -33,7 +33,7 @@ from dpfc.link.image import LinkedDPF
 from dpfc.machine import encode_program
 from dpfc.objfile import ObjectFile
 from dpfc.packet.layers import build_frame, build_inner
-from dpfc.target.driver import Destination, Grant
+from dpfc.switch import Destination, Grant
 from dpfc.target.profile import TargetProfile
 from tests.conformance.targets import Bmv2Target, Frames, SimTarget
 from tests.link_fixtures import obj

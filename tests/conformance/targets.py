@@ -1,7 +1,7 @@
 """Two targets behind one interface: the simulator and a bmv2 simple_switch.
 
 Contract: :class:`SimTarget` and :class:`Bmv2Target` both give ``driver`` (the switch-driver
-protocol, :class:`~dpfc.target.driver.SwitchDriver`), the operator settings the protocol
+protocol, :class:`~dpfc.target.driver.SwitchControl`), the operator settings the protocol
 leaves to a deployment (``set_default_port``, ``set_route``, ``set_constant``,
 ``seed_random``), ``send(port, frame)`` → the frames that left the switch as (port, bytes)
 — recirculations done inside, as a switch does them — and ``reset()``, which empties the
@@ -18,9 +18,9 @@ from pathlib import Path
 
 from dpfc.backends.p4.bmv2 import Switch as Bmv2Switch
 from dpfc.backends.p4.bmv2 import Toolchain
-from dpfc.backends.p4.cli import Cli
-from dpfc.backends.p4.driver import Bmv2Driver
-from dpfc.backends.sim import SimDriver, Switch
+from dpfc.backends.p4.bmv2_control import Bmv2Control
+from dpfc.backends.p4.simple_switch_cli import Cli
+from dpfc.backends.sim import SimControl, Switch
 from dpfc.target.profile import TargetProfile
 
 PORTS = 16
@@ -39,7 +39,7 @@ class SimTarget:
 
     def reset(self) -> None:
         self.switch = Switch("s", self.profile, ports_per_pipe=PORTS, switch_id=SWITCH_ID)
-        self.driver = SimDriver(self.switch.control)
+        self.driver = SimControl(self.switch.control)
         self.switch.seed_random(SEED)
 
     def set_default_port(self, port: int | None) -> None:
@@ -79,7 +79,7 @@ class Bmv2Target:
         self._fresh_driver()
 
     def _fresh_driver(self) -> None:
-        self.driver = Bmv2Driver(self.cli, self.profile, self.program_json)
+        self.driver = Bmv2Control(self.cli, self.profile, self.program_json)
         self.driver.configure(switch_id=SWITCH_ID, ports=PORTS)
         self.driver.seed_random(SEED)
 

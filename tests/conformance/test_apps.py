@@ -33,7 +33,7 @@ from dpfc.isa.semantics import hash_word
 from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, image_id, link
 from dpfc.objfile import ObjectFile
 from dpfc.packet.wire import parse_packet
-from dpfc.target.driver import Destination
+from dpfc.switch import Destination
 from tests.conformance.conftest import PROFILE, P4Build
 from tests.conformance.fabric import Fabric, frame
 from tests.conformance.targets import Bmv2Target, SimTarget
