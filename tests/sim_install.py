@@ -1,6 +1,6 @@
 """Installing machine programs on a simulated switch in tests, the way dpfc deploys code:
 each program becomes a one-DPF object, is linked into the image the switch holds (nothing
-installed moves) and the image change is applied through the simulator's switch driver,
+installed moves) and the image change is applied through the simulator's control protocol,
 prologs last.
 
 Each install gets its own symbol (``counter#2``), so a test may install one program

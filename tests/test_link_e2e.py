@@ -4,7 +4,7 @@ real packets, equal to the IR interpreter.
 * KVS (§4.1): kvs.dpf and count_min.dpf are compiled, their objects written and read back,
   linked into one image for a two-pipe switch (cache-get and cache-put on pipe 0,
   count-min on pipe 1), the image's bytes read back and deployed through the simulator's
-  switch driver; a client's GET requests (the in-packet code the image holds, its chain
+  control protocol; a client's GET requests (the in-packet code the image holds, its chain
   target filled in) hit the cache or go on, across the pipes' cable, through count-min to
   the server.
 * Paxos (§4.3): one object, two images: the acceptor installed on three acceptor switches,

@@ -6,7 +6,7 @@
   too, and passes p4c's front and mid end (``p4test``) for the small profile, tofino1 and
   tofino2 (skipped, with the reason, without p4test);
 * ``dpfc p4 bfrt`` writes the bfrt_python script of an image (golden), valid Python, whose
-  entries are exactly the ones the bmv2 driver writes for the same image.
+  entries are exactly the ones the bmv2 control writes for the same image.
 """
 
 from __future__ import annotations
@@ -254,11 +254,11 @@ BFRT_ADD = re.compile(r"bfrt\.switchvm\.pipe\.(\S+)\.(add|mod)_with_(\w+)\((.*)\
 
 
 def _bmv2_entries(image: Image) -> list[tuple[str, str, str, tuple[int, ...]]]:
-    """(table, action, kind, numbers) of every entry the bmv2 driver writes for the plan."""
+    """(table, action, kind, numbers) of every entry the bmv2 control writes for the plan."""
     cli = _Cli()
-    driver = Bmv2Control(cli, image.profile)  # type: ignore[arg-type]
+    control = Bmv2Control(cli, image.profile)  # type: ignore[arg-type]
     for step in plan(None, image):
-        execute(driver, step)
+        execute(control, step)
     handles: dict[str, str] = {}  # a modify names the handle; the add named the key
     out = []
     for number, line in enumerate(cli.history, start=1):
@@ -289,7 +289,7 @@ def _bfrt_entries(script: str) -> list[tuple[str, str, str, tuple[int, ...]]]:
     return out
 
 
-def test_bfrt_writes_what_the_bmv2_driver_writes() -> None:
+def test_bfrt_writes_what_the_bmv2_control_writes() -> None:
     image = _image()
     assert _bfrt_entries(bfrt_script(image, TOFINO1)) == _bmv2_entries(image)
 

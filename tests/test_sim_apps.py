@@ -618,7 +618,7 @@ def test_lb2_replaced_by_lb3_in_place_under_traffic() -> None:
         steps, new, image = plan_replace(control, current, program)
         assert new.entry == current.entry and len(steps) > 2
         first = len(net.records)
-        # packets between every two driver calls
+        # packets between every two control calls
         deployment(control).apply(image, between=lambda _step: burst(2))
         phases.append((current, new, first, len(net.records)))
         burst(30)

@@ -1,7 +1,7 @@
 """Ingress and egress DPFs end to end (docs/isa.md §6 item 20, docs/simulator.md R23).
 
 One module of DPFs (``SOURCE``) is compiled, linked for one tenant into an install image for
-two-pipe switches and deployed through the simulator's switch driver; real frames go
+two-pipe switches and deployed through the simulator's control protocol; real frames go
 through :class:`dpfc.backends.sim.Network`:
 
 * an in-packet and an in-switch egress DPF run in the egress of the pipe that owns the

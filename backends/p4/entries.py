@@ -46,6 +46,7 @@ from dpfc.switch import (
     RequestLedger,
     Revoked,
     UnauthorizedAction,
+    WordsWritten,
     lane_grid,
 )
 from dpfc.target.profile import TargetProfile
@@ -135,6 +136,12 @@ class EntryDataPlane:
                 self.put(str(self.names["forwarding"]), q("destination"), (tenant, index), params)
             case MulticastSet(tenant, group, destinations):
                 self.multicast(tenant, group, destinations)
+            case WordsWritten(pipeline, eu, lane, physical, values):
+                base = self.base(pipeline)
+                register = q(self.layout.memory(eu, lane))
+                _, addresses = physical[0]  # one pipe, or every pipe alike
+                for address, value in zip(addresses, values, strict=True):
+                    self.writer.write_register(register, base + address, value & WORD_MASK)
 
     def grant(self, tenant: int, app_ids: Sequence[int], entry: Permissions) -> None:
         """The tenant's permission entry and one app-token entry per id, in ``app_ids``'
@@ -230,20 +237,6 @@ class EntryDataPlane:
         base = self.base(pipeline)
         register = self.qualified(self.layout.memory(eu, lane))
         return self.writer.read_register(register, [base + p for p in physical])
-
-    def write_words(
-        self,
-        pipeline: str,
-        eu: int,
-        lane: int,
-        physical: Sequence[tuple[int, Sequence[int]]],
-        values: Sequence[int],
-    ) -> None:
-        base = self.base(pipeline)
-        register = self.qualified(self.layout.memory(eu, lane))
-        _, addresses = physical[0]  # one pipe, or every pipe alike
-        for address, value in zip(addresses, values, strict=True):
-            self.writer.write_register(register, base + address, value & WORD_MASK)
 
 
 def destination_params(destination: Destination) -> list[int]:

@@ -238,10 +238,10 @@ class ControlPlane:
     ) -> list[int]:
         """Words at virtual ``vaddr .. vaddr+count-1`` of (tenant, EU, lane), through the
         tenant's translation (every address must be mapped)."""
-        physical = self.ledger.memory.words_to_read(
+        state, physical = self.ledger.memory.words_to_read(
             tenant, eu, lane, vaddr, count, pipe=pipe, pipeline=pipeline
         )
-        words = self.pipes[pipe].memories(pipeline)[eu][lane].words
+        words = state.memories(pipeline)[eu][lane].words
         return [words[p] for p in physical]
 
     def write_memory(

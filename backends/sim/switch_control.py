@@ -7,7 +7,7 @@ install an image on a simulated switch.
 rules the operator's calls and the P4 back ends pass — and changes nothing when it fails.
 The ledger's tables are the pipes' states the data path reads, so :class:`SimDataPlane`
 has nothing to carry but a new table generation (what the JIT compiled is stale) and the
-lane words of reads and writes. Memory calls name a ``pipeline`` (ingress by default):
+lane words of reads and writes (which change no table). Memory calls name a ``pipeline`` (ingress by default):
 each pipe's egress lane memories are other state than its ingress ones; code words,
 permission entries and steering serve both pipelines (the simulator keeps one copy of
 those tables).
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dpfc.switch import Change, LedgerControl
+from dpfc.switch import Change, LedgerControl, WordsWritten
 
 from .control import ControlPlane
 from .memory import LaneMemory
@@ -30,7 +30,13 @@ class SimDataPlane:
         self.control = control
 
     def apply(self, change: Change) -> None:
-        del change  # recorded by the ledger in the tables the data path reads
+        if isinstance(change, WordsWritten):  # words in place: no table changes
+            for pipe, addresses in change.physical:
+                lane = self.control.pipes[pipe].memories(change.pipeline)[change.eu][change.lane]
+                for address, value in zip(addresses, change.values, strict=True):
+                    lane.words[address] = value
+            return
+        # the ledger recorded the change in the tables the data path reads
         self.control.generation += 1
 
     def read_words(
@@ -38,19 +44,6 @@ class SimDataPlane:
     ) -> list[int]:
         words = self.control.pipes[pipe].memories(pipeline)[eu][lane].words
         return [words[address] for address in physical]
-
-    def write_words(
-        self,
-        pipeline: str,
-        eu: int,
-        lane: int,
-        physical: Sequence[tuple[int, Sequence[int]]],
-        values: Sequence[int],
-    ) -> None:
-        for pipe, addresses in physical:
-            words = self.control.pipes[pipe].memories(pipeline)[eu][lane].words
-            for address, value in zip(addresses, values, strict=True):
-                words[address] = value
 
 
 class SimControl(LedgerControl[LaneMemory]):

@@ -41,6 +41,7 @@ from dpfc.switch.ledger import (
     Pipes,
     RequestLedger,
     Revoked,
+    WordsWritten,
     segment_pieces,
 )
 from dpfc.switch.rand import (
@@ -99,6 +100,7 @@ __all__ = [
     "TenantSegments",
     "TenantStats",
     "UnauthorizedAction",
+    "WordsWritten",
     "Xorshift32",
     "lane_grid",
     "next_state",

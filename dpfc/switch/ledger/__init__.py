@@ -27,6 +27,7 @@ from dpfc.switch.ledger.changes import (
     MemoryUnmapped,
     MulticastSet,
     Revoked,
+    WordsWritten,
 )
 from dpfc.switch.ledger.checks import (
     INDEX_LIMIT,
@@ -68,5 +69,6 @@ __all__ = [
     "Revoked",
     "SteeringLedger",
     "TenantLedger",
+    "WordsWritten",
     "segment_pieces",
 ]

@@ -5,7 +5,8 @@ the :class:`~.requests.RequestLedger` first; then it hands the accepted change â
 the records below â€” to the back end's :class:`DataPlane`, which carries it to the switch
 (the bmv2 and BF-RT back ends: table entries; the simulator, whose tables are the ledger's
 records: nothing but a new table generation). Lane words, which only the data plane holds,
-are read and written through it at the physical addresses the ledger translated.
+are written (:class:`WordsWritten`) and read through it at the physical addresses the
+ledger translated.
 
 Memory changes name what changed on the first pipe the request named: a back end that
 writes several pipes at once writes every pipe alike (bmv2 has one; a BF-RT script's
@@ -92,6 +93,18 @@ class MulticastSet:
     destinations: tuple[Destination, ...]
 
 
+@dataclass(frozen=True)
+class WordsWritten:
+    """``values`` written at consecutive virtual addresses of one lane memory: the physical
+    address of each, per pipe (pipe index, addresses). No table changes."""
+
+    pipeline: str
+    eu: int
+    lane: int
+    physical: tuple[tuple[int, tuple[int, ...]], ...]
+    values: tuple[int, ...]
+
+
 Change = (
     CodeWritten
     | CodeCleared
@@ -101,6 +114,7 @@ Change = (
     | MemoryUnmapped
     | ForwardingSet
     | MulticastSet
+    | WordsWritten
 )
 
 
@@ -115,16 +129,6 @@ class DataPlane(Protocol):
     ) -> list[int]:
         """The words at these physical addresses of one lane memory of ``pipe``."""
 
-    def write_words(
-        self,
-        pipeline: str,
-        eu: int,
-        lane: int,
-        physical: Sequence[tuple[int, Sequence[int]]],
-        values: Sequence[int],
-    ) -> None:
-        """Write ``values`` at the physical addresses of each (pipe, addresses) pair."""
-
 
 __all__ = [
     "Change",
@@ -138,4 +142,5 @@ __all__ = [
     "MemoryUnmapped",
     "MulticastSet",
     "Revoked",
+    "WordsWritten",
 ]

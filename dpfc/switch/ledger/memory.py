@@ -305,9 +305,9 @@ class MemoryLedger(Generic[LaneT]):
         *,
         pipe: int = 0,
         pipeline: str = "ingress",
-    ) -> list[int]:
-        """The physical words of virtual ``vaddr .. vaddr+count-1`` of (tenant, EU, lane) on
-        ``pipe``, through the tenant's translation (every address must be mapped)."""
+    ) -> tuple[PipeTables[LaneT], list[int]]:
+        """The pipe and the physical words of virtual ``vaddr .. vaddr+count-1`` of (tenant,
+        EU, lane) on it, through the tenant's translation (every address must be mapped)."""
         state = self.checks.targets(pipe)[0]
         self.checks.authorized(tenant, [state])
         self.checks.lane(eu, lane)
@@ -316,7 +316,9 @@ class MemoryLedger(Generic[LaneT]):
             raise SwitchRefused("DPF4015", f"count {count!r} must be a non-negative int")
         self.checks.address(vaddr)
         self.checks.address(vaddr + max(count - 1, 0))
-        return [self.physical(state, tenant, eu, lane, vaddr + i, pipeline) for i in range(count)]
+        return state, [
+            self.physical(state, tenant, eu, lane, vaddr + i, pipeline) for i in range(count)
+        ]
 
     def words_to_write(
         self,

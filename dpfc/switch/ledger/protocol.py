@@ -30,6 +30,7 @@ from .changes import (
     MemoryUnmapped,
     MulticastSet,
     Revoked,
+    WordsWritten,
 )
 from .requests import RequestLedger
 
@@ -138,10 +139,10 @@ class LedgerControl(Generic[LaneT]):
         pipeline: str = "ingress",
     ) -> list[int]:
         memory = self.ledger.memory
-        physical = memory.words_to_read(
+        state, physical = memory.words_to_read(
             tenant, eu, lane, vaddr, count, pipe=pipe, pipeline=pipeline
         )
-        return self.data_plane.read_words(pipe, pipeline, eu, lane, physical)
+        return self.data_plane.read_words(state.index, pipeline, eu, lane, physical)
 
     def write_memory(
         self,
@@ -157,8 +158,8 @@ class LedgerControl(Generic[LaneT]):
         plan = self.ledger.memory.words_to_write(
             tenant, eu, lane, vaddr, list(values), pipes=list(pipes), pipeline=pipeline
         )
-        physical = [(pipe.index, words) for pipe, words in plan]
-        self.data_plane.write_words(pipeline, eu, lane, physical, list(values))
+        physical = tuple((pipe.index, tuple(words)) for pipe, words in plan)
+        self.data_plane.apply(WordsWritten(pipeline, eu, lane, physical, tuple(values)))
 
 
 __all__ = ["LedgerControl"]
