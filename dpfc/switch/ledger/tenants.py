@@ -21,7 +21,7 @@ from dpfc.switch.lanes import LaneMap
 from dpfc.switch.tables import LaneT, Permissions, UnauthorizedAction
 
 from .changes import LaneMappings
-from .checks import WORD_MASK, Pipes, RequestChecks
+from .checks import PIPELINES, WORD_MASK, Pipes, RequestChecks
 
 
 class TenantLedger(Generic[LaneT]):
@@ -149,7 +149,7 @@ class TenantLedger(Generic[LaneT]):
         freed: dict[int, list[LaneMappings]] = {}
         for pipe in targets:
             lanes = freed[pipe.index] = []
-            for pipeline in ("ingress", "egress"):  # the ingress's and the egress's
+            for pipeline in PIPELINES:  # the ingress's lane memories and the egress's
                 for eu, memories in enumerate(pipe.memories(pipeline)):
                     for lane, memory in enumerate(memories):
                         mine = _free_tenant(memory, tenant, pipeline, eu, lane)
@@ -166,6 +166,7 @@ class TenantLedger(Generic[LaneT]):
 
 
 def _free_tenant(memory: LaneMap, tenant: int, pipeline: str, eu: int, lane: int) -> LaneMappings:
+    """Remove the tenant's mappings of one lane memory (its words freed); what they were."""
     directs = tuple(
         (vaddr, memory.direct[(tenant, vaddr)]) for vaddr in memory.tenant_directs(tenant)
     )
