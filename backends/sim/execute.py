@@ -29,6 +29,7 @@ from __future__ import annotations
 from dpfc.encoding import DecodeError
 from dpfc.isa.bundle import PC
 from dpfc.packet.wire import ParsedPacket, parse_packet
+from dpfc.switch import RandomSource
 
 from .deparse import codec_for
 from .machine import Machine
@@ -42,7 +43,6 @@ from .outcome import (
     _route_plain,
     _unauthorized,
 )
-from .rand import RandomSource
 from .state import PipeState
 from .trace import PacketTrace
 
