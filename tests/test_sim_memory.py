@@ -32,6 +32,7 @@ from dpfc.backends.sim import (
     Segment,
     Switch,
 )
+from dpfc.catalog import codes
 from dpfc.encoding import SwitchVMHeader
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
@@ -788,7 +789,8 @@ def test_error_cases_cover_every_code_the_control_plane_raises() -> None:
         path.read_text(encoding="utf-8")
         for path in sorted((ROOT / "dpfc/switch/ledger").glob("*.py"))
     )
-    raised = set(re.findall(r'"(DPF4\d{3})"', source))
+    named = {name: code for name, code in vars(codes).items() if name.isupper()}
+    raised = {named[name] for name in re.findall(r"\bcodes\.([A-Z_0-9]+)", source)}
     covered = {code for _, code, _ in ERROR_CASES}
     assert raised <= covered
     assert raised >= {"DPF4001", "DPF4011", "DPF4020"}

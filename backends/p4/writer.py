@@ -16,7 +16,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-REFUSED = "DPF4099"  # the switch refused a table or register operation (or cannot do it)
+from dpfc.catalog import codes
+
+REFUSED = codes.SWITCH_REFUSED  # the switch refused a table or register operation (or cannot do it)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from dpfc.asm import assemble_module
 from dpfc.backends.sim import Network, SimControl
+from dpfc.catalog import codes
 from dpfc.deploy import Deployment
 from dpfc.diagnostics import DiagnosticError, Note, decode_source
 from dpfc.driver import CompileOptions, compile_source
@@ -158,7 +159,7 @@ def link_switches(
             try:
                 done[switch] = _link_switch(files, network, switch, by_switch[switch], done)
             except DiagnosticError as exc:
-                if [d.code for d in exc.diagnostics] != ["DPF7001"]:
+                if [d.code for d in exc.diagnostics] != [codes.LINK_UNRESOLVED_CHAIN]:
                     raise
                 failures.append(exc)
                 continue

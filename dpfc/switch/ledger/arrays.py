@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Generic
 
+from dpfc.catalog import codes
 from dpfc.switch.control import SwitchRefused
 from dpfc.switch.tables import LaneT
 
@@ -58,7 +59,7 @@ class ArrayLedger(Generic[LaneT]):
             directs = tuple((v, first.direct[(tenant, v)]) for v in range(size))
             return LaneMappings(pipeline, eu, lane, directs=directs)
         if mapping != "segment":
-            raise SwitchRefused("DPF4005", f"unknown mapping {mapping!r}")
+            raise SwitchRefused(codes.SWITCH_BAD_ADDRESS, f"unknown mapping {mapping!r}")
         done: list[int] = []
         segments = []
         try:

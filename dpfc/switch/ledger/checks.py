@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Generic
 
+from dpfc.catalog import codes
 from dpfc.switch.control import SwitchRefused
 from dpfc.switch.lanes import WORD_SPACE
 from dpfc.switch.tables import LaneT, PipeTables
@@ -56,13 +57,14 @@ class RequestChecks(Generic[LaneT]):
         for index in wanted:
             if not isinstance(index, int) or not 0 <= index < len(self.pipes):
                 raise SwitchRefused(
-                    "DPF4016", f"no pipe {index!r}: the switch has pipes 0..{len(self.pipes) - 1}"
+                    codes.SWITCH_NO_SUCH_PIPE,
+                    f"no pipe {index!r}: the switch has pipes 0..{len(self.pipes) - 1}",
                 )
         if not wanted:
-            raise SwitchRefused("DPF4016", "no pipe given")
+            raise SwitchRefused(codes.SWITCH_NO_SUCH_PIPE, "no pipe given")
         if self.every_pipe is not None and sorted(set(wanted)) != list(range(len(self.pipes))):
             raise SwitchRefused(
-                "DPF4016",
+                codes.SWITCH_NO_SUCH_PIPE,
                 f"a step for pipes {sorted(set(wanted))} of {len(self.pipes)}: {self.every_pipe}",
             )
         return [self.pipes[i] for i in dict.fromkeys(wanted)]
@@ -71,7 +73,7 @@ class RequestChecks(Generic[LaneT]):
     def tenant(tenant: int) -> None:
         if not isinstance(tenant, int) or not 0 <= tenant < TENANT_LIMIT:
             raise SwitchRefused(
-                "DPF4001",
+                codes.SWITCH_BAD_TENANT,
                 f"tenant id {tenant!r} is not a 24-bit Geneve VNI (0..{TENANT_LIMIT - 1})",
             )
 
@@ -80,39 +82,46 @@ class RequestChecks(Generic[LaneT]):
         for pipe in targets:
             if tenant not in pipe.permissions:
                 raise SwitchRefused(
-                    "DPF4002", f"tenant {tenant} is not authorized on pipe {pipe.index}"
+                    codes.SWITCH_NO_PERMISSION,
+                    f"tenant {tenant} is not authorized on pipe {pipe.index}",
                 )
 
     def lane(self, eu: int, lane: int) -> None:
         p = self.profile
         if not isinstance(eu, int) or not 0 <= eu < p.num_eus:
-            raise SwitchRefused("DPF4004", f"no EU {eu!r}: {p.name} has EUs 0..{p.num_eus - 1}")
+            raise SwitchRefused(
+                codes.SWITCH_NO_SUCH_LANE, f"no EU {eu!r}: {p.name} has EUs 0..{p.num_eus - 1}"
+            )
         if not isinstance(lane, int) or not 0 <= lane < p.lanes:
-            raise SwitchRefused("DPF4004", f"no lane {lane!r}: {p.name} has lanes 0..{p.lanes - 1}")
+            raise SwitchRefused(
+                codes.SWITCH_NO_SUCH_LANE, f"no lane {lane!r}: {p.name} has lanes 0..{p.lanes - 1}"
+            )
 
     @staticmethod
     def pipeline(pipeline: str) -> None:
         if pipeline not in PIPELINES:
             raise SwitchRefused(
-                "DPF4021", f"no pipeline {pipeline!r}: lane memories are ingress or egress"
+                codes.SWITCH_NO_SUCH_PIPELINE,
+                f"no pipeline {pipeline!r}: lane memories are ingress or egress",
             )
 
     @staticmethod
     def address(vaddr: int) -> None:
         if not isinstance(vaddr, int) or not 0 <= vaddr < WORD_SPACE:
             raise SwitchRefused(
-                "DPF4005", f"virtual address {vaddr!r} is not a 32-bit word address"
+                codes.SWITCH_BAD_ADDRESS, f"virtual address {vaddr!r} is not a 32-bit word address"
             )
 
     @staticmethod
     def word(value: int) -> None:
         if not isinstance(value, int) or not 0 <= value <= WORD_MASK:
-            raise SwitchRefused("DPF4015", f"value {value!r} is not a 32-bit word")
+            raise SwitchRefused(codes.SWITCH_VALUE_RANGE, f"value {value!r} is not a 32-bit word")
 
     def port(self, port: int) -> None:
         if not isinstance(port, int) or not 0 <= port < self.ports:
             raise SwitchRefused(
-                "DPF4017", f"no port {port!r}: the switch has ports 0..{self.ports - 1}"
+                codes.SWITCH_NO_SUCH_PORT,
+                f"no port {port!r}: the switch has ports 0..{self.ports - 1}",
             )
 
 

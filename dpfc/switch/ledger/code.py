@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Generic
 
+from dpfc.catalog import codes
 from dpfc.encoding.errors import DecodeError
 from dpfc.encoding.words import decode_slot, stage_kind
 from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE, StageBundle, stage_name
@@ -57,7 +58,8 @@ class CodeLedger(Generic[LaneT]):
         for pipe in targets:
             if slot not in pipe.code.get(stage, {}):
                 raise SwitchRefused(
-                    "DPF4020", f"slot {slot} of {stage_name(stage)} is empty on pipe {pipe.index}"
+                    codes.SWITCH_EMPTY_SLOT,
+                    f"slot {slot} of {stage_name(stage)} is empty on pipe {pipe.index}",
                 )
         for pipe in targets:
             del pipe.code[stage][slot]
@@ -72,19 +74,21 @@ class CodeLedger(Generic[LaneT]):
         valid = [PROLOG_STAGE, *range(1, profile.num_eus + 1), EPILOG_STAGE]
         if stage not in valid:
             raise SwitchRefused(
-                "DPF4012",
+                codes.SWITCH_NO_SUCH_SLOT,
                 f"no stage {stage!r}: stages are 0 (prolog), 1..{profile.num_eus} (EUs), 31 (epilog)",
             )
         if not isinstance(slot, int) or not 0 <= slot < profile.code_slots_per_stage:
             raise SwitchRefused(
-                "DPF4012", f"slot {slot!r} is not in 0..{profile.code_slots_per_stage - 1}"
+                codes.SWITCH_NO_SUCH_SLOT,
+                f"slot {slot!r} is not in 0..{profile.code_slots_per_stage - 1}",
             )
 
     def decode(self, stage: int, slot: int, word: bytes) -> StageBundle:
         """The bundle a code-memory word holds, every ISA rule of its stage checked."""
         if not isinstance(word, bytes):
             raise SwitchRefused(
-                "DPF4012", f"slot {slot} of {stage_name(stage)} takes a code-memory word (bytes)"
+                codes.SWITCH_NO_SUCH_SLOT,
+                f"slot {slot} of {stage_name(stage)} takes a code-memory word (bytes)",
             )
         try:
             return decode_slot(stage_kind(stage), word, self.checks.profile)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Generic
 
+from dpfc.catalog import codes
 from dpfc.switch.control import SwitchRefused
 from dpfc.switch.lanes import WORD_SPACE, LaneMap, Segment
 from dpfc.switch.tables import LaneT, PipeTables
@@ -60,7 +61,7 @@ class MemoryLedger(Generic[LaneT]):
             clash = table.overlapping(vaddr, size) if table else None
             if clash is not None:
                 raise SwitchRefused(
-                    "DPF4006",
+                    codes.SWITCH_SEGMENT_OVERLAP,
                     f"segment {vaddr:#x}+{size} overlaps tenant {tenant}'s segment "
                     f"{clash.vbase:#x}+{clash.size} on EU{eu} lane {lane}{egress(pipeline)}",
                 )
@@ -95,7 +96,7 @@ class MemoryLedger(Generic[LaneT]):
             table = memory.segments.get(tenant)
             if table is not None and table.null is not None:
                 raise SwitchRefused(
-                    "DPF4006",
+                    codes.SWITCH_SEGMENT_OVERLAP,
                     f"tenant {tenant} already has a null segment on EU{eu} lane {lane}"
                     f"{egress(pipeline)}",
                 )
@@ -111,11 +112,12 @@ class MemoryLedger(Generic[LaneT]):
     def segment_shape(vaddr: int, size: int) -> None:
         if not isinstance(size, int) or size <= 0 or size & (size - 1) or size > WORD_SPACE:
             raise SwitchRefused(
-                "DPF4005", f"segment size {size!r} is not a power of two between 1 and 2^32"
+                codes.SWITCH_BAD_ADDRESS,
+                f"segment size {size!r} is not a power of two between 1 and 2^32",
             )
         if vaddr % size:
             raise SwitchRefused(
-                "DPF4005",
+                codes.SWITCH_BAD_ADDRESS,
                 f"virtual address {vaddr:#x} is not aligned to the segment size {size} "
                 "(the TCAM matches value/mask)",
             )
@@ -132,12 +134,12 @@ class MemoryLedger(Generic[LaneT]):
         at = where(eu, lane, pipe, pipeline)
         if memory.segment_count >= memory.segment_capacity:
             raise SwitchRefused(
-                "DPF4008",
+                codes.SWITCH_SEGMENT_TABLE_FULL,
                 f"the segment table of {at} is full ({memory.segment_capacity} entries)",
             )
         if memory.allocator.find(words) is None:
             raise SwitchRefused(
-                "DPF4007",
+                codes.SWITCH_NO_ROOM,
                 f"no {words} contiguous free words on {at} "
                 f"({memory.allocator.capacity - memory.allocator.used} free in all)",
             )
@@ -164,21 +166,22 @@ class MemoryLedger(Generic[LaneT]):
             at = where(eu, lane, pipe, pipeline)
             if memory.direct_capacity == 0:
                 raise SwitchRefused(
-                    "DPF4009",
+                    codes.SWITCH_NO_DIRECT_ENTRY,
                     f"{at} has no direct-mapping table ({self.checks.profile.name}: direct mappings "
                     "on the first lane of each EU only)",
                 )
             if (tenant, vaddr) in memory.direct:
                 raise SwitchRefused(
-                    "DPF4010", f"tenant {tenant} already maps {vaddr:#x} directly on {at}"
+                    codes.SWITCH_MAPPED_TWICE,
+                    f"tenant {tenant} already maps {vaddr:#x} directly on {at}",
                 )
             if len(memory.direct) >= memory.direct_capacity:
                 raise SwitchRefused(
-                    "DPF4009",
+                    codes.SWITCH_NO_DIRECT_ENTRY,
                     f"the direct table of {at} is full ({memory.direct_capacity} entries)",
                 )
             if memory.allocator.find(1) is None:
-                raise SwitchRefused("DPF4007", f"no free word on {at}")
+                raise SwitchRefused(codes.SWITCH_NO_ROOM, f"no free word on {at}")
         return [
             (pipe, pipe.memories(pipeline)[eu][lane].add_direct(tenant, vaddr)) for pipe in targets
         ]
@@ -199,24 +202,25 @@ class MemoryLedger(Generic[LaneT]):
         targets = self.lane_targets(tenant, eu, lane, pipeline, pipes)
         self.checks.address(vaddr)
         if not isinstance(count, int) or count < 1:
-            raise SwitchRefused("DPF4015", f"count {count!r} must be a positive int")
+            raise SwitchRefused(codes.SWITCH_VALUE_RANGE, f"count {count!r} must be a positive int")
         self.checks.address(vaddr + count - 1)
         for pipe in targets:
             memory = pipe.memories(pipeline)[eu][lane]
             at = where(eu, lane, pipe, pipeline)
             if len(memory.direct) + count > memory.direct_capacity:
                 raise SwitchRefused(
-                    "DPF4009",
+                    codes.SWITCH_NO_DIRECT_ENTRY,
                     f"the direct table of {at} has room for "
                     f"{memory.direct_capacity - len(memory.direct)} entries, not {count}",
                 )
             if memory.allocator.capacity - memory.allocator.used < count:
-                raise SwitchRefused("DPF4007", f"no {count} free words on {at}")
+                raise SwitchRefused(codes.SWITCH_NO_ROOM, f"no {count} free words on {at}")
             mine = memory.direct_by_tenant.get(tenant, set())
             clash = next((v for v in mine if vaddr <= v < vaddr + count), None)
             if clash is not None:
                 raise SwitchRefused(
-                    "DPF4010", f"tenant {tenant} already maps {clash:#x} directly on {at}"
+                    codes.SWITCH_MAPPED_TWICE,
+                    f"tenant {tenant} already maps {clash:#x} directly on {at}",
                 )
         for pipe in targets:
             memory = pipe.memories(pipeline)[eu][lane]
@@ -247,7 +251,7 @@ class MemoryLedger(Generic[LaneT]):
         physical = pipe.memories(pipeline)[eu][lane].direct.get((tenant, vaddr))
         if physical is None:
             raise SwitchRefused(
-                "DPF4011",
+                codes.SWITCH_NO_SUCH_MAPPING,
                 f"tenant {tenant} has no direct mapping of {vaddr!r} on "
                 f"{where(eu, lane, pipe, pipeline)}",
             )
@@ -278,7 +282,7 @@ class MemoryLedger(Generic[LaneT]):
         segment = next((s for s in table.all() if s.vbase == vaddr), None) if table else None
         if segment is None:
             raise SwitchRefused(
-                "DPF4011",
+                codes.SWITCH_NO_SUCH_MAPPING,
                 f"tenant {tenant} has no segment at {vaddr!r} on {where(eu, lane, pipe, pipeline)}",
             )
         return segment
@@ -289,7 +293,7 @@ class MemoryLedger(Generic[LaneT]):
         physical = pipe.memories(pipeline)[eu][lane].translate(tenant, vaddr)
         if physical is None:
             raise SwitchRefused(
-                "DPF4011",
+                codes.SWITCH_NO_SUCH_MAPPING,
                 f"virtual address {vaddr:#x} of tenant {tenant} is not mapped on "
                 f"{where(eu, lane, pipe, pipeline)}",
             )
@@ -313,7 +317,9 @@ class MemoryLedger(Generic[LaneT]):
         self.checks.lane(eu, lane)
         self.checks.pipeline(pipeline)
         if not isinstance(count, int) or count < 0:
-            raise SwitchRefused("DPF4015", f"count {count!r} must be a non-negative int")
+            raise SwitchRefused(
+                codes.SWITCH_VALUE_RANGE, f"count {count!r} must be a non-negative int"
+            )
         self.checks.address(vaddr)
         self.checks.address(vaddr + max(count - 1, 0))
         return state, [
@@ -355,7 +361,9 @@ class MemoryLedger(Generic[LaneT]):
         self.checks.authorized(tenant, targets)
         entries = self.checks.profile.const_table_entries
         if not isinstance(index, int) or not 0 <= index < entries:
-            raise SwitchRefused("DPF4015", f"constant index {index!r} is not in 0..{entries - 1}")
+            raise SwitchRefused(
+                codes.SWITCH_VALUE_RANGE, f"constant index {index!r} is not in 0..{entries - 1}"
+            )
         self.checks.word(value)
         for pipe in targets:
             pipe.constants.setdefault(tenant, [0] * entries)[index] = value

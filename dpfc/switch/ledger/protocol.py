@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Generic
 
+from dpfc.catalog import codes
 from dpfc.isa.bundle import PC
 from dpfc.switch.control import Destination, Grant, SwitchRefused
 from dpfc.switch.tables import LaneT
@@ -61,7 +62,7 @@ class LedgerControl(Generic[LaneT]):
 
     def grant(self, tenant: int, grant: Grant, pipes: Sequence[int]) -> None:
         if not grant.app_ids:
-            raise SwitchRefused("DPF4018", "a permission entry needs an app id")
+            raise SwitchRefused(codes.SWITCH_BAD_APP_ID, "a permission entry needs an app id")
         default = None if grant.default_dpf is None else PC(False, grant.default_dpf)
         entry = self.ledger.tenants.authorize(
             tenant,

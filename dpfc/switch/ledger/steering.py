@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Generic
 
+from dpfc.catalog import codes
 from dpfc.switch.control import Destination, SwitchRefused
 from dpfc.switch.tables import LaneT
 
@@ -42,7 +43,10 @@ class SteeringLedger(Generic[LaneT]):
                 not present
                 and pipe.forwarding_entries_used() >= self.checks.profile.forwarding_entries
             ):
-                raise SwitchRefused("DPF4014", f"the forwarding table of pipe {pipe.index} is full")
+                raise SwitchRefused(
+                    codes.SWITCH_BAD_FORWARDING,
+                    f"the forwarding table of pipe {pipe.index} is full",
+                )
         for pipe in targets:
             pipe.forwarding.setdefault(tenant, {})[index] = destination
 
@@ -51,7 +55,10 @@ class SteeringLedger(Generic[LaneT]):
         self.checks.authorized(tenant, targets)
         for pipe in targets:
             if index not in pipe.forwarding.get(tenant, {}):
-                raise SwitchRefused("DPF4011", f"tenant {tenant} has no forwarding entry {index!r}")
+                raise SwitchRefused(
+                    codes.SWITCH_NO_SUCH_MAPPING,
+                    f"tenant {tenant} has no forwarding entry {index!r}",
+                )
         for pipe in targets:
             del pipe.forwarding[tenant][index]
 
@@ -68,7 +75,9 @@ class SteeringLedger(Generic[LaneT]):
         self.checks.authorized(tenant, targets)
         self.steering_index(group, "multicast group")
         if not destinations:
-            raise SwitchRefused("DPF4014", "a multicast group needs at least one destination")
+            raise SwitchRefused(
+                codes.SWITCH_BAD_FORWARDING, "a multicast group needs at least one destination"
+            )
         for destination in destinations:
             self.destination(destination)
         for pipe in targets:
@@ -77,31 +86,44 @@ class SteeringLedger(Generic[LaneT]):
                 pipe.forwarding_entries_used() - old + len(destinations)
                 > self.checks.profile.forwarding_entries
             ):
-                raise SwitchRefused("DPF4014", f"the forwarding table of pipe {pipe.index} is full")
+                raise SwitchRefused(
+                    codes.SWITCH_BAD_FORWARDING,
+                    f"the forwarding table of pipe {pipe.index} is full",
+                )
         for pipe in targets:
             pipe.multicast.setdefault(tenant, {})[group] = tuple(destinations)
 
     def steering_index(self, index: int, what: str) -> None:
         if not isinstance(index, int) or not 0 <= index < INDEX_LIMIT:
-            raise SwitchRefused("DPF4014", f"{what} {index!r} is not a 16-bit value")
+            raise SwitchRefused(
+                codes.SWITCH_BAD_FORWARDING, f"{what} {index!r} is not a 16-bit value"
+            )
 
     def destination(self, destination: Destination) -> None:
         if not isinstance(destination, Destination):
-            raise SwitchRefused("DPF4014", f"not a Destination: {destination!r}")
+            raise SwitchRefused(codes.SWITCH_BAD_FORWARDING, f"not a Destination: {destination!r}")
         if destination.port is None and destination.ip_dst is None:
-            raise SwitchRefused("DPF4014", "a destination needs a port or an IPv4 address")
+            raise SwitchRefused(
+                codes.SWITCH_BAD_FORWARDING, "a destination needs a port or an IPv4 address"
+            )
         if destination.port is not None:
             self.checks.port(destination.port)
         if destination.ip_dst is not None and len(destination.ip_dst) != 4:
-            raise SwitchRefused("DPF4014", "a destination's IPv4 address is 4 bytes")
+            raise SwitchRefused(
+                codes.SWITCH_BAD_FORWARDING, "a destination's IPv4 address is 4 bytes"
+            )
         if destination.eth_dst is not None and len(destination.eth_dst) != 6:
-            raise SwitchRefused("DPF4014", "a destination's MAC address is 6 bytes")
+            raise SwitchRefused(
+                codes.SWITCH_BAD_FORWARDING, "a destination's MAC address is 6 bytes"
+            )
 
     def set_route(self, ip_dst: bytes, port: int, *, pipes: Pipes = None) -> None:
         """The operator's L3 route: packets to outer IPv4 ``ip_dst`` leave through ``port``."""
         targets = self.checks.targets(pipes)
         if not isinstance(ip_dst, bytes) or len(ip_dst) != 4:
-            raise SwitchRefused("DPF4014", f"an IPv4 address is 4 bytes, got {ip_dst!r}")
+            raise SwitchRefused(
+                codes.SWITCH_BAD_FORWARDING, f"an IPv4 address is 4 bytes, got {ip_dst!r}"
+            )
         self.checks.port(port)
         for pipe in targets:
             pipe.routes[ip_dst] = port

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import fields
 from typing import Generic
 
+from dpfc.catalog import codes
 from dpfc.isa.bundle import PC
 from dpfc.switch.control import SwitchRefused
 from dpfc.switch.lanes import LaneMap
@@ -57,7 +58,7 @@ class TenantLedger(Generic[LaneT]):
                 and len(pipe.permissions) >= checks.permission_entries
             ):
                 raise SwitchRefused(
-                    "DPF4003",
+                    codes.SWITCH_PERMISSIONS_FULL,
                     f"the permission table of pipe {pipe.index} is full "
                     f"({checks.permission_entries} entries)",
                 )
@@ -79,27 +80,32 @@ class TenantLedger(Generic[LaneT]):
         try:
             tokens = frozenset(app_ids)
         except TypeError:
-            raise SwitchRefused("DPF4018", f"app ids {app_ids!r} are not a set of ints") from None
+            raise SwitchRefused(
+                codes.SWITCH_BAD_APP_ID, f"app ids {app_ids!r} are not a set of ints"
+            ) from None
         for token in (app_id, *tokens):
             if not isinstance(token, int) or not 0 <= token <= WORD_MASK:
-                raise SwitchRefused("DPF4018", f"app id {token!r} does not fit in 32 bits")
+                raise SwitchRefused(
+                    codes.SWITCH_BAD_APP_ID, f"app id {token!r} does not fit in 32 bits"
+                )
         slots = self.checks.profile.code_slots_per_stage
         if default_dpf is not None:
             if not isinstance(default_dpf, PC) or default_dpf.in_packet:
                 raise SwitchRefused(
-                    "DPF4013",
+                    codes.SWITCH_BAD_DEFAULT_DPF,
                     f"a default DPF is an in-switch prolog slot (@switch:N), got {default_dpf}",
                 )
             if not 0 <= default_dpf.index < slots:
                 raise SwitchRefused(
-                    "DPF4013",
+                    codes.SWITCH_BAD_DEFAULT_DPF,
                     f"default DPF {default_dpf} is beyond the {slots} prolog slots",
                 )
         try:
             action = UnauthorizedAction(unauthorized)
         except ValueError:
             raise SwitchRefused(
-                "DPF4019", f"unauthorized action must be drop or pass, got {unauthorized!r}"
+                codes.SWITCH_BAD_PERMISSION_FIELD,
+                f"unauthorized action must be drop or pass, got {unauthorized!r}",
             ) from None
         return Permissions(
             app_id,
@@ -118,7 +124,10 @@ class TenantLedger(Generic[LaneT]):
         known = {f.name for f in fields(Permissions)}
         unknown = sorted(set(changes) - known)
         if unknown:
-            raise SwitchRefused("DPF4019", f"unknown permission field(s): {', '.join(unknown)}")
+            raise SwitchRefused(
+                codes.SWITCH_BAD_PERMISSION_FIELD,
+                f"unknown permission field(s): {', '.join(unknown)}",
+            )
         updated = []
         for pipe in targets:
             merged = {
