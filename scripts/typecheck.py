@@ -1,11 +1,14 @@
-"""mypy --strict over the package as it is installed: ``python scripts/typecheck.py``.
+"""mypy --strict over the package as it is installed, its tests and these scripts:
+``python scripts/typecheck.py``.
 
 The repository keeps ``dpfc.backends`` in ``backends/`` and ``dpfc.stdlib`` in ``stdlib/``
 (setup.py maps them), a layout mypy cannot follow from the source tree. This script builds,
 in ``.typecheck/`` (ignored by git, rebuilt on each run, so mypy's cache stays warm), the
 tree a wheel installs, as links to the repository's files: ``dpfc/`` with ``backends`` and
-``stdlib`` inside. It runs mypy there with the settings of pyproject.toml and prints the
-errors with the repository's paths. Exit status: mypy's.
+``stdlib`` inside, and beside it ``tests/`` (the ``tests`` package, which imports ``dpfc``
+as installed) and ``scripts/``. It runs mypy there with the settings of pyproject.toml
+(``files``: those three folders, one ``strict`` for all) and prints the errors with the
+repository's paths. Exit status: mypy's.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ def build_tree() -> Path:
             (package / entry.name).symlink_to(entry)
     for inside, folder in MOVED.items():
         (TREE / inside).symlink_to(ROOT / folder)
-    (TREE / "tests").symlink_to(ROOT / "tests")
+    for folder in ("tests", "scripts"):
+        (TREE / folder).symlink_to(ROOT / folder)
     return TREE
 
 

@@ -421,6 +421,7 @@ def evaluate_function(module: Module, name: str, inputs: Inputs) -> Outcome:
 def _type_problems(instr: Instr) -> list[str]:
     op = instr.op
     types = [a.ty for a in instr.args]
+    expected: list[Ty | None]
     if op is Op.ZEXT:
         expected = [Ty.BOOL]
     elif op is Op.SELECT:

@@ -187,7 +187,7 @@ def run_compiled(
     if egress:
         switch.egress_rngs[switch.pipe_of(DEFAULT_PORT)] = _ListRandom(draws)
     else:
-        switch.rngs[0] = _ListRandom(draws)  # type: ignore[assignment]
+        switch.rngs[0] = _ListRandom(draws)
     control = switch.control
     control.authorize(
         TENANT,
@@ -258,7 +258,8 @@ def run_compiled(
     if egress and result.egress:  # the egress run decides whether the frame leaves
         verdict, reason = result.egress[0].verdict, result.egress[0].reason
     port = stack = dpf_ptr = code_present = returned = None
-    leaving = result.outputs[0] if result.outputs else None
+    # (port, frame) of the frame that leaves; a recirculated frame leaves through no port
+    leaving: tuple[int | None, bytes] | None = result.outputs[0] if result.outputs else None
     if leaving is None and result.recirculated is not None:
         leaving = (None, result.recirculated)
     if leaving is not None:

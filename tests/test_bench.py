@@ -9,11 +9,14 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dpfc.backends.p4.bmv2 import ToolchainMissing, compile_program, find_toolchain
+from dpfc.backends.sim import Network, Switch
 from dpfc.bench import workloads
 from dpfc.bench.__main__ import main
 from dpfc.bench.compile import SETS, compile_rows, format_compile_table
@@ -68,7 +71,7 @@ def one_example(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return directory
 
 
-def _results(path: Path) -> dict[str, object]:
+def _results(path: Path) -> dict[str, Any]:
     document = json.loads(path.read_text())
     assert isinstance(document, dict)
     assert {"schema", "command", "date", "machine", "results", "skipped"} <= set(document)
@@ -101,7 +104,7 @@ def test_sim_workloads_take_the_paths_they_are_named_after() -> None:
         "eu chain": "pass",
         "installed": "return_to_sender",
     }
-    setups = {
+    setups: dict[str, Callable[[], tuple[Network, Switch, list[bytes]]]] = {
         "counter, in-switch": lambda: workloads.counter(PROFILE),
         "counter, in-packet": lambda: workloads.counter(PROFILE, "packet"),
         "cache_get hits": lambda: workloads.cache_get(PROFILE, hits=True),

@@ -10,8 +10,8 @@ from __future__ import annotations
 import gc
 import re
 import warnings
-from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 from click.testing import CliRunner, Result
@@ -26,8 +26,14 @@ COUNTER = str(EXAMPLES / "counter.dpfasm")
 PCAP_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d")
 
 
+class Invoke(Protocol):
+    """The ``run`` fixture: ``run("asm", FILE, ...)`` runs ``dpfc asm FILE ...``."""
+
+    def __call__(self, *args: str) -> Result: ...
+
+
 @pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
     """Invoke ``dpfc ARGS...`` in ``tmp_path``; returns click's Result."""
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
@@ -90,7 +96,9 @@ def alpha_rename(text: str) -> str:
     ],
 )
 @pytest.mark.parametrize("flag", ["--help", "-h"])
-def test_help(run, command: tuple[str, ...], must_mention: tuple[str, ...], flag: str) -> None:
+def test_help(
+    run: Invoke, command: tuple[str, ...], must_mention: tuple[str, ...], flag: str
+) -> None:
     result = run(*command, flag)
     assert_ok(result)
     assert result.stdout.startswith("Usage: dpfc")
@@ -98,7 +106,7 @@ def test_help(run, command: tuple[str, ...], must_mention: tuple[str, ...], flag
         assert word in result.stdout, f"`dpfc {' '.join(command)} {flag}` does not mention {word}"
 
 
-def test_version(run) -> None:
+def test_version(run: Invoke) -> None:
     """dpfc's version, then the versions of the libraries its output depends on."""
     result = run("--version")
     assert_ok(result)
@@ -108,7 +116,7 @@ def test_version(run) -> None:
         assert any(re.fullmatch(rf"  {library} \d[\w.]*", line) for line in lines), library
 
 
-def test_unknown_command_and_option_are_usage_errors(run) -> None:
+def test_unknown_command_and_option_are_usage_errors(run: Invoke) -> None:
     """Usage errors are user errors: exit 1, DPF0003 (click alone would exit 2)."""
     assert_user_error(run("assemble"), "error[DPF0003]", "no such command `assemble`")
     assert_user_error(
@@ -119,7 +127,7 @@ def test_unknown_command_and_option_are_usage_errors(run) -> None:
 # -- asm outputs and their round trips through disasm --------------------------------------------
 
 
-def test_asm_without_output_prints_a_size_report(run) -> None:
+def test_asm_without_output_prints_a_size_report(run: Invoke) -> None:
     result = run("asm", CACHE_GET)
     assert_ok(result)
     assert "cache_get: target tofino1, placement packet, 8 bundles" in result.stdout
@@ -127,7 +135,7 @@ def test_asm_without_output_prints_a_size_report(run) -> None:
     assert result.stderr == ""
 
 
-def test_asm_writes_a_pcap_that_disasm_explains(run, tmp_path: Path) -> None:
+def test_asm_writes_a_pcap_that_disasm_explains(run: Invoke, tmp_path: Path) -> None:
     result = run("asm", CACHE_GET, "-o", "X.pcap", "--tenant", "5", "--stack", "0x2a")
     assert_ok(result)
     assert "wrote X.pcap (" in result.stderr
@@ -144,7 +152,7 @@ def test_asm_writes_a_pcap_that_disasm_explains(run, tmp_path: Path) -> None:
     assert "NEXT_PC @switch:1" in text
 
 
-def test_raw_options_round_trip_to_the_canonical_text(run, tmp_path: Path) -> None:
+def test_raw_options_round_trip_to_the_canonical_text(run: Invoke, tmp_path: Path) -> None:
     assert_ok(run("asm", CACHE_GET, "--emit", "asm", "-o", "canonical.dpfasm"))
     canonical = (tmp_path / "canonical.dpfasm").read_text()
     assert_ok(run("asm", CACHE_GET, "-o", "X.bin"))
@@ -161,7 +169,7 @@ def test_raw_options_round_trip_to_the_canonical_text(run, tmp_path: Path) -> No
     assert (tmp_path / "again.bin").read_bytes() == options
 
 
-def test_object_round_trips_exactly(run, tmp_path: Path) -> None:
+def test_object_round_trips_exactly(run: Invoke, tmp_path: Path) -> None:
     assert_ok(run("asm", CACHE_GET, "--emit", "asm", "-o", "canonical.dpfasm"))
     assert_ok(run("asm", CACHE_GET, "-o", "X.dpfo"))
     result = run("disasm", "X.dpfo")
@@ -169,7 +177,7 @@ def test_object_round_trips_exactly(run, tmp_path: Path) -> None:
     assert result.stdout == (tmp_path / "canonical.dpfasm").read_text()
 
 
-def test_in_switch_program_round_trips_through_an_object(run, tmp_path: Path) -> None:
+def test_in_switch_program_round_trips_through_an_object(run: Invoke, tmp_path: Path) -> None:
     assert_ok(run("asm", COUNTER, "--emit", "asm", "-o", "canonical.dpfasm"))
     assert_ok(run("asm", COUNTER, "--emit", "obj", "-o", "counter.json"))
     result = run("disasm", "counter.json")
@@ -178,31 +186,31 @@ def test_in_switch_program_round_trips_through_an_object(run, tmp_path: Path) ->
     assert ".placement switch" in result.stdout
 
 
-def test_emit_needs_an_output_file(run) -> None:
+def test_emit_needs_an_output_file(run: Invoke) -> None:
     assert_user_error(run("asm", CACHE_GET, "--emit", "pcap"), "needs -o FILE")
 
 
 # -- targets -------------------------------------------------------------------------------------
 
 
-def test_target_tofino2(run) -> None:
+def test_target_tofino2(run: Invoke) -> None:
     result = run("asm", COUNTER, "--target", "tofino2")
     assert_ok(result)
     assert "target tofino2" in result.stdout
 
 
-def test_target_tofino2_checks_stage_successors(run) -> None:
+def test_target_tofino2_checks_stage_successors(run: Invoke) -> None:
     # cache_get's eu3 jumps to the epilog, which is only right with 4 EUs.
     assert_user_error(run("asm", CACHE_GET, "--target", "tofino2"), "error[DPF0121]", "eu4")
 
 
-def test_unknown_target_is_a_user_error(run) -> None:
+def test_unknown_target_is_a_user_error(run: Invoke) -> None:
     assert_user_error(run("asm", CACHE_GET, "--target", "nosuch"), "nosuch", "tofino1")
     assert_user_error(run("target", "nosuch"), "nosuch")
     assert_user_error(run("disasm", "whatever.bin", "--target", "nosuch"))
 
 
-def test_target_command(run) -> None:
+def test_target_command(run: Invoke) -> None:
     listed = run("target", "--list")
     assert_ok(listed)
     for name in ("tofino1", "tofino2", "bmv2"):
@@ -212,7 +220,7 @@ def test_target_command(run) -> None:
     assert "4 EUs x 4 lanes" in shown.stdout
 
 
-def test_toml_profile(run, tmp_path: Path) -> None:
+def test_toml_profile(run: Invoke, tmp_path: Path) -> None:
     (tmp_path / "two_lanes.toml").write_text('base = "tofino1"\nlanes = 2\n')
     shown = run("target", "two_lanes.toml")
     assert_ok(shown)
@@ -227,7 +235,7 @@ def test_toml_profile(run, tmp_path: Path) -> None:
     assert f"{CACHE_GET}:27:9: error[DPF1001]" in failed.stderr
 
 
-def test_broken_toml_profile_is_a_user_error(run, tmp_path: Path) -> None:
+def test_broken_toml_profile_is_a_user_error(run: Invoke, tmp_path: Path) -> None:
     (tmp_path / "bad.toml").write_text('base = "tofino1"\nlanes = 99\n')
     assert_user_error(run("asm", COUNTER, "--target", "bad.toml"), "lanes")
     (tmp_path / "garbage.toml").write_text("lanes = = 2\n")
@@ -237,27 +245,27 @@ def test_broken_toml_profile_is_a_user_error(run, tmp_path: Path) -> None:
 # -- input files ---------------------------------------------------------------------------------
 
 
-def test_missing_input_file(run) -> None:
+def test_missing_input_file(run: Invoke) -> None:
     assert_user_error(run("asm", "nothere.dpfasm"), "cannot read nothere.dpfasm")
     assert_user_error(run("disasm", "nothere.pcap"), "cannot read nothere.pcap")
     assert_user_error(run("packet", "--tenant", "1", "--code", "nothere.dpfasm"), "nothere.dpfasm")
 
 
-def test_input_that_is_not_utf8(run, tmp_path: Path) -> None:
+def test_input_that_is_not_utf8(run: Invoke, tmp_path: Path) -> None:
     (tmp_path / "binary.dpfasm").write_bytes(b"\xff\xfe\x00prolog")
     assert_user_error(
         run("asm", "binary.dpfasm"), "binary.dpfasm:1:1: error[DPF0002]: not UTF-8 text"
     )
 
 
-def test_unwritable_output(run, tmp_path: Path) -> None:
+def test_unwritable_output(run: Invoke, tmp_path: Path) -> None:
     assert_user_error(run("asm", CACHE_GET, "-o", "no/such/dir/X.bin"), "cannot write")
 
 
 # -- packet --------------------------------------------------------------------------------------
 
 
-def test_packet_command_and_disasm(run, tmp_path: Path) -> None:
+def test_packet_command_and_disasm(run: Invoke, tmp_path: Path) -> None:
     result = run("packet", "--tenant", "7", "--dpf", "@switch:3", "--stack", "1,2", "-o", "p.pcap")
     assert_ok(result)
     assert "wrote p.pcap (" in result.stderr
@@ -269,7 +277,7 @@ def test_packet_command_and_disasm(run, tmp_path: Path) -> None:
     assert "stack (top first): 0x1, 0x2" in explained.stdout
 
 
-def test_packet_with_in_packet_code(run) -> None:
+def test_packet_with_in_packet_code(run: Invoke) -> None:
     assert_ok(run("packet", "--tenant", "9", "--code", CACHE_GET, "--stack", "42", "-o", "c.pcap"))
     explained = run("disasm", "c.pcap")
     assert_ok(explained)
@@ -291,11 +299,13 @@ def test_packet_with_in_packet_code(run) -> None:
         (("--tenant", "7", "--app", "0x1_0000_0000"), "app id"),
     ],
 )
-def test_packet_bad_values_are_user_errors(run, args: tuple[str, ...], fragment: str) -> None:
+def test_packet_bad_values_are_user_errors(
+    run: Invoke, args: tuple[str, ...], fragment: str
+) -> None:
     assert_user_error(run("packet", *args), fragment)
 
 
-def test_asm_bad_stack_and_tenant_are_user_errors(run) -> None:
+def test_asm_bad_stack_and_tenant_are_user_errors(run: Invoke) -> None:
     assert_user_error(run("asm", CACHE_GET, "--stack", "1,,2"), "stack values")
     assert_user_error(run("asm", CACHE_GET, "--tenant", "nope"), "tenant id")
 
@@ -303,7 +313,7 @@ def test_asm_bad_stack_and_tenant_are_user_errors(run) -> None:
 # -- disasm of malformed input --------------------------------------------------------------------
 
 
-def _frame_bytes(run, tmp_path: Path) -> bytes:
+def _frame_bytes(run: Invoke, tmp_path: Path) -> bytes:
     assert_ok(run("packet", "--tenant", "7", "--dpf", "@switch:3", "--stack", "1,2", "-o", "p.bin"))
     return (tmp_path / "p.bin").read_bytes()
 
@@ -319,14 +329,14 @@ def _frame_bytes(run, tmp_path: Path) -> bytes:
         pytest.param(b"\xff\xff\x01", id="options-class-truncated"),
     ],
 )
-def test_disasm_malformed_bytes(run, tmp_path: Path, content: bytes) -> None:
+def test_disasm_malformed_bytes(run: Invoke, tmp_path: Path, content: bytes) -> None:
     (tmp_path / "bad.bin").write_bytes(content)
     result = run("disasm", "bad.bin")
     assert_user_error(result)
     assert re.search(r"error\[DPF\d{4}\]", result.stderr), result.stderr
 
 
-def test_disasm_random_bytes(run, tmp_path: Path) -> None:
+def test_disasm_random_bytes(run: Invoke, tmp_path: Path) -> None:
     import random
 
     rng = random.Random(2024)
@@ -335,7 +345,7 @@ def test_disasm_random_bytes(run, tmp_path: Path) -> None:
         assert_user_error(run("disasm", "random.bin"))
 
 
-def test_disasm_truncated_frame(run, tmp_path: Path) -> None:
+def test_disasm_truncated_frame(run: Invoke, tmp_path: Path) -> None:
     frame = _frame_bytes(run, tmp_path)
     for cut in (1, 14, 30, 44, len(frame) - 50):
         (tmp_path / "cut.bin").write_bytes(frame[:cut])
@@ -343,7 +353,7 @@ def test_disasm_truncated_frame(run, tmp_path: Path) -> None:
         assert_user_error(result, "malformed input at byte")
 
 
-def test_disasm_truncated_pcap(run, tmp_path: Path) -> None:
+def test_disasm_truncated_pcap(run: Invoke, tmp_path: Path) -> None:
     assert_ok(
         run("packet", "--tenant", "7", "--dpf", "@switch:3", "--stack", "1,2", "-o", "p.pcap")
     )
@@ -355,13 +365,13 @@ def test_disasm_truncated_pcap(run, tmp_path: Path) -> None:
         assert_user_error(result, "t.pcap")
 
 
-def test_disasm_wrong_explicit_input_kind(run, tmp_path: Path) -> None:
+def test_disasm_wrong_explicit_input_kind(run: Invoke, tmp_path: Path) -> None:
     assert_ok(run("asm", CACHE_GET, "-o", "X.bin"))
     assert_user_error(run("disasm", "--input", "object", "X.bin"))
     assert_user_error(run("disasm", "--input", "pcap", "X.bin"))
 
 
-def test_disasm_bad_pcap_closes_its_file(run, tmp_path: Path) -> None:
+def test_disasm_bad_pcap_closes_its_file(run: Invoke, tmp_path: Path) -> None:
     (tmp_path / "t.pcap").write_bytes(b"\x00" * 10)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)

@@ -39,6 +39,7 @@ from dpfc.schedule.build import build_problem
 from dpfc.schedule.driver import ScheduleOptions, ScheduleResult
 from dpfc.schedule.limits import Budget
 from dpfc.schedule.module import schedule_module
+from dpfc.schedule.problem import Exit
 from tests.dpf_programs import GeneratedProgram, generate, inputs_for, programs
 from tests.sim_harness import arrays_of, assert_same, rand_order, reference, run_compiled
 
@@ -71,7 +72,7 @@ def compile_and_compare(program: GeneratedProgram, seed: int) -> bool:
     assert_reassociation_adds_no_eus(program, compiled)
     rng = random.Random(seed)
     for unit in compiled.units:
-        chains = {n.end.chain for n in unit.problem.nodes if n.is_leaf}
+        chains = {n.end.chain for n in unit.problem.nodes if isinstance(n.end, Exit)}
         targets = {c: PC(False, 200) for c in chains if isinstance(c, str)}
         schedule = unit.result.schedule
         program_code = generate_code(schedule, chain_targets=targets).program

@@ -223,9 +223,10 @@ def test_mutated_option_areas(options: bytes) -> None:
 def resized_option_areas(draw: st.DrawFn) -> bytes:
     """Mutations that keep the options area well-formed at the Geneve level (4-byte
     aligned, lengths consistent), so that they reach the code and stack decoders."""
-    pieces = [list(p) for p in split_options(draw(st.sampled_from(SEEDS)).options)]
+    options = split_options(draw(st.sampled_from(SEEDS)).options)
+    pieces = [list(p) for p in options]
     target = draw(st.integers(0, len(pieces) - 1))
-    payload = bytearray(pieces[target][3])
+    payload = bytearray(options[target][3])
     if payload:
         payload[draw(st.integers(0, len(payload) - 1))] = draw(st.integers(0, 255))
     pieces[target][3] = bytes(payload)
@@ -381,7 +382,7 @@ def test_fuzz_helpers_detect_a_lying_decoder(monkeypatch: pytest.MonkeyPatch) ->
     """check_packet really compares: a decoder returning another header is caught."""
     import dpfc.packet.wire as wire
 
-    real = wire.decode_options
+    real = decode_options  # what wire calls (wire imports it from dpfc.encoding)
 
     def lying(data: bytes, profile: TargetProfile, base_offset: int = 0) -> object:
         header = real(data, profile, base_offset)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -589,7 +590,7 @@ def _signed(x: int) -> int:
 
 def test_interp_matches_python_on_all_boundary_pairs() -> None:
     """An independent formula for every binary op on all 25 pairs of boundary words."""
-    formulas = {
+    formulas: dict[Op, Callable[[int, int], int]] = {
         Op.ADD: lambda a, b: (a + b) % 2**32,
         Op.SUB: lambda a, b: (a - b) % 2**32,
         Op.AND: lambda a, b: a & b,
@@ -706,7 +707,7 @@ def test_interp_load_store_and_bounds() -> None:
     load = Instr(Op.LOAD, [i], symbol="a")
     store = Instr(Op.STORE, [i, v], None, symbol="b")
     module = _single([i, v, load, store], Exit([load]), params=2, a=4, b=4)
-    memory = {"a": [10, 20, 30, 40, 50], "b": {}}
+    memory: dict[str, list[int] | dict[int, int]] = {"a": [10, 20, 30, 40, 50], "b": {}}
     for index, loaded, stored in [
         (3, 40, {"b": {3: 7}}),
         (4, 0, {}),  # index == size: unmapped, although the input has a word there

@@ -10,6 +10,7 @@ from __future__ import annotations
 import binascii
 import itertools
 import zlib
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -134,7 +135,7 @@ def test_to_signed_is_twos_complement() -> None:
 
 
 # -- memory --------------------------------------------------------------------------------
-MEM_ORACLE = {
+MEM_ORACLE: dict[MemOp, Callable[[int, int], tuple[int, int | None]]] = {
     # op: (new memory word, value written to B or None)
     MemOp.NOP: lambda old, data: (old, None),
     MemOp.LOAD: lambda old, data: (old, old),
@@ -195,7 +196,7 @@ def test_which_memory_ops_write_memory_and_b() -> None:
 
 
 # -- branches --------------------------------------------------------------------------------
-BRANCH_ORACLE = {
+BRANCH_ORACLE: dict[CtrlOp, Callable[[int, int], bool]] = {
     CtrlOp.JMP: lambda x, y: True,
     CtrlOp.HALT: lambda x, y: True,
     CtrlOp.BEQ: lambda x, y: x == y,

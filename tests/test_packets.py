@@ -55,7 +55,7 @@ def assert_scapy_agrees(frame: bytes, parsed: ParsedPacket) -> Packet:
     """scapy's dissection of ``frame`` matches our parser's, option by option."""
     header = parsed.header
     assert header is not None
-    geneve = dissect(frame)[GENEVE]
+    geneve: Packet = dissect(frame)[GENEVE]  # scapy types a layer lookup as Any
     assert geneve.vni == parsed.tenant_id
     assert geneve.optionlen * 4 == len(parsed.options)
     ours = split_options(parsed.options)

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import itertools
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -107,8 +109,8 @@ def _violations(s: Schedule) -> list[str]:
             if not any(x.node == n.id and x.eu == k for x in s.steps):
                 out.append(f"node {n.id} has no step in EU{k}")
     per_eu: dict[int, int] = {}
-    for x in s.steps:
-        per_eu[x.eu] = per_eu.get(x.eu, 0) + 1
+    for placed in s.steps:
+        per_eu[placed.eu] = per_eu.get(placed.eu, 0) + 1
     if p.placement == "packet" and max(per_eu.values(), default=0) > prof.packet_bundles_per_stage:
         out.append("too many in-packet bundles in one EU")
     below: dict[int, set[int]] = {}
@@ -119,6 +121,7 @@ def _violations(s: Schedule) -> list[str]:
     def run(t: int, state: list[int]) -> None:
         n = p.nodes[t]
         span = s.spans[t]
+        src: Register | int | None  # where a branch operand or the steering value comes from
         for k in span.eus():
             step = s.step(t, k)
             entry = list(state)
@@ -364,15 +367,15 @@ MEMS = [MemOp.LOAD, MemOp.STORE, MemOp.FAADD, MemOp.FAMAX, MemOp.FAOR]
 def random_problem(seed: int, profile: TargetProfile) -> Problem:
     """A random tree of pure, memory and branch operations (not always schedulable)."""
     rng = random.Random(seed)
-    ops = []
-    consts = {}
+    ops: list[Operation] = []
+    consts: dict[int, int] = {}
 
-    def add(**kw):
+    def add(**kw: Any) -> int:
         o = Operation(len(ops), **kw)
         ops.append(o)
         return o.id
 
-    def const(v):
+    def const(v: int) -> int:
         if v not in consts:
             consts[v] = add(kind=Kind.CONST, owner=0, value=v)
         return consts[v]
@@ -386,7 +389,7 @@ def random_problem(seed: int, profile: TargetProfile) -> Problem:
     if rng.random() < 0.1:
         inputs.append(add(kind=Kind.RAND, owner=0, index=0))
     narr = rng.randint(0, 4)
-    arrays = {}
+    arrays: dict[str, ArrayInfo] = {}
     for a in range(narr):
         pin = (
             (rng.randrange(profile.num_eus), rng.randrange(profile.lanes))
@@ -394,18 +397,20 @@ def random_problem(seed: int, profile: TargetProfile) -> Problem:
             else None
         )
         arrays[f"a{a}"] = ArrayInfo(f"a{a}", rng.choice(["direct", "segment"]), 64, pin)
-    nodes = []
+    # node id -> node; ids are handed out in preorder, a node's before its children's
+    nodes: dict[int, TreeNode] = {}
+    node_ids = itertools.count()
 
-    def val(avail):
+    def val(avail: list[int]) -> int:
         if not avail or rng.random() < 0.2:
             return const(rng.choice([0, 1, 7, 0x3FF, 0x80000000, 12345]))
         return rng.choice(avail)
 
-    def build(parent, avail, used_arrays, depth):
-        nid = len(nodes)
-        nodes.append(None)
+    def build(parent: int | None, avail: list[int], used_arrays: frozenset[str], depth: int) -> int:
+        nid = next(node_ids)
         avail = list(avail)
-        mine = []
+        mine: list[int] = []
+        opsd: tuple[int, ...]  # the operands of an operation
         for _ in range(rng.randint(0, 4)):
             r = rng.random()
             if r < 0.45:
@@ -433,6 +438,7 @@ def random_problem(seed: int, profile: TargetProfile) -> Problem:
                     continue
             mine.append(v)
             avail.append(v)
+        end: Branch | Exit
         if depth < 2 and rng.random() < 0.5:
             x, y = val(avail), val(avail)
             t = build(nid, avail, used_arrays, depth + 1)
@@ -454,7 +460,7 @@ def random_problem(seed: int, profile: TargetProfile) -> Problem:
         rng.choice(["packet", "switch"]),
         None,
         tuple(ops),
-        tuple(nodes),
+        tuple(nodes[nid] for nid in range(len(nodes))),
         arrays,
     )
 

@@ -52,7 +52,7 @@ EXPECTED_EUS = {
 }
 
 
-def problems(path: Path | str, profile: TargetProfile = TOFINO1) -> list[Problem]:
+def problems(path: Path | str | SourceFile, profile: TargetProfile = TOFINO1) -> list[Problem]:
     module = optimised_ir(check_source(path, profile))
     return [build_problem(module, f, profile) for f in module.functions]
 

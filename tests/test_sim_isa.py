@@ -124,10 +124,16 @@ def make_frame(
 
 
 def new_switch(
-    profile: TargetProfile = P, *, pipes: int = 1, seed: int = 0, **perms: bool
+    profile: TargetProfile = P,
+    *,
+    pipes: int = 1,
+    seed: int = 0,
+    metadata: bool = False,
+    privileged: bool = False,
+    recirculate: bool = False,
 ) -> Switch:
     sw = Switch("s1", profile, pipes=pipes, switch_id=0xABC, seed=seed)
-    sw.control.authorize(TENANT, **perms)
+    sw.control.authorize(TENANT, metadata=metadata, privileged=privileged, recirculate=recirculate)
     sw.control.set_default_port(OUT_PORT)
     return sw
 

@@ -750,7 +750,9 @@ class World:
 @pytest.mark.slow  # about 12 s for 10,000 packets (most of it hypothesis generating them)
 def test_hostile_traffic_never_breaks_isolation() -> None:
     world = World()
-    examples = max(10, 10 * settings.default.max_examples // PACKETS_PER_EXAMPLE)
+    profile_settings = settings.default  # the loaded profile's (None only while hypothesis loads)
+    assert profile_settings is not None
+    examples = max(10, 10 * profile_settings.max_examples // PACKETS_PER_EXAMPLE)
 
     @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
     @given(st.lists(hostile_frames(), min_size=PACKETS_PER_EXAMPLE, max_size=PACKETS_PER_EXAMPLE))

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import re
 from collections.abc import Callable
@@ -415,8 +416,10 @@ class AllocatorMachine(RuleBasedStateMachine):
 
 
 TestAllocatorMachine = AllocatorMachine.TestCase
+PROFILE_SETTINGS = settings.default  # the loaded profile's (None only while hypothesis loads)
+assert PROFILE_SETTINGS is not None
 TestAllocatorMachine.settings = settings(
-    settings.default, stateful_step_count=40, max_examples=min(settings.default.max_examples, 300)
+    PROFILE_SETTINGS, stateful_step_count=40, max_examples=min(PROFILE_SETTINGS.max_examples, 300)
 )
 
 
@@ -457,7 +460,7 @@ def test_direct_mapping_lanes_first() -> None:
     sw = small()
     sw.control.map_direct(T, 3, 0, 1)
     for lane in range(1, L):
-        refused("DPF4009", lambda lane=lane: sw.control.map_direct(T, 3, lane, 1))
+        refused("DPF4009", functools.partial(sw.control.map_direct, T, 3, lane, 1))
         sw.control.map_segment(T, 3, lane, 0, 1)  # segments still work on those lanes
     all_lanes = new_switch(replace(SMALL, direct_mapping_lanes=DirectMappingLanes.ALL))
     all_lanes.control.map_direct(T, 3, 3, 1)

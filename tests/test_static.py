@@ -1,5 +1,6 @@
 """Static checks run by the test command: ruff (lint and format) and mypy --strict (through
-scripts/typecheck.py, which type-checks the package laid out as a wheel installs it)."""
+scripts/typecheck.py, which type-checks the package laid out as a wheel installs it, the
+tests and scripts/, all with the same settings)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from tests.conftest import ROOT
 
 SOURCES = ("dpfc", "backends", "stdlib", "tests", "scripts", "setup.py")
+TYPED = ("dpfc", "backends", "stdlib", "tests", "scripts")  # every module of them, for mypy
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -33,3 +35,7 @@ def test_mypy_strict() -> None:
         pytest.fail("mypy is not installed: run `pip install -e '.[test]'`")
     result = _run(sys.executable, str(ROOT / "scripts" / "typecheck.py"))
     assert result.returncode == 0, result.stdout + result.stderr
+    # mypy saw every module: the package, the tests (their sub-packages and conftest files
+    # too) and the scripts
+    modules = sum(len(list((ROOT / folder).rglob("*.py"))) for folder in TYPED)
+    assert f"no issues found in {modules} source files" in result.stdout, result.stdout

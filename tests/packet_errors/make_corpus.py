@@ -48,7 +48,7 @@ PAYLOAD = b"SwitchVM"
 def _checksum(data: bytes) -> int:
     if len(data) % 2:
         data += b"\0"
-    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    total: int = sum(struct.unpack(f"!{len(data) // 2}H", data))
     while total > 0xFFFF:
         total = (total & 0xFFFF) + (total >> 16)
     return ~total & 0xFFFF
