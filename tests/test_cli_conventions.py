@@ -402,7 +402,12 @@ def test_readme_table_lists_every_command() -> None:
     assert not missing, f"commands missing from the README table: {sorted(missing)}"
 
 
-@pytest.mark.parametrize(("words", "options"), readme_rows(), ids=lambda v: str(v))
+# ids from sorted words: parallel workers must collect the same ids (a set's order is not fixed)
+@pytest.mark.parametrize(
+    ("words", "options"),
+    readme_rows(),
+    ids=lambda v: " ".join(sorted(v)) if isinstance(v, set) else str(v),
+)
 def test_readme_table_options_exist(run: Invoke, words: tuple[str, ...], options: set[str]) -> None:
     help_text = ok(run(*words, "--help")).stdout
     for option in sorted(options):
