@@ -34,7 +34,7 @@ ENTRY_POINTS = {"cli", "bench", "__main__"}
 SIMULATOR_MAY_USE = {"encoding", "isa", "packet", "target"}
 ADAPTERS = {
     "lark": {"dpfc/parsing.py"},
-    "z3": {"dpfc/schedule/z3model.py"},
+    "z3": {"dpfc/schedule/z3/adapter.py"},
     "scapy": {"dpfc/packet/layers.py"},
     "networkx": {"dpfc/ir/cfg.py"},
     "llvmlite": {"backends/jit/llvm.py"},  # the JIT's adapter

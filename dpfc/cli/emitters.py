@@ -25,7 +25,7 @@ from dpfc.driver import CompiledModule, CompiledUnit
 from dpfc.objfile.write import write_object
 from dpfc.packet.build import PacketSpec, build_packet
 from dpfc.packet.layers import write_pcap
-from dpfc.schedule.explain import format_grid
+from dpfc.schedule import format_grid
 
 
 @dataclass(frozen=True)

@@ -40,11 +40,15 @@ from dpfc.driver import (
 from dpfc.ir.printer import format_module as format_ir
 from dpfc.objfile.model import ObjectFile
 from dpfc.objfile.read import read_object
-from dpfc.schedule.driver import DEFAULT_GUARD_S, ScheduleOptions
-from dpfc.schedule.explain import format_grid
-from dpfc.schedule.limits import Budget
-from dpfc.schedule.picture import render_svg
-from dpfc.schedule.picture_png import render_png, require_pillow
+from dpfc.schedule import (
+    DEFAULT_GUARD_S,
+    Budget,
+    ScheduleOptions,
+    format_grid,
+    render_png,
+    render_svg,
+    require_pillow,
+)
 from dpfc.sema import CheckedProgram
 from dpfc.syntax.printer import format_module as format_source
 from dpfc.target.profile import TargetProfile, load_profile

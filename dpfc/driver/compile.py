@@ -41,10 +41,7 @@ from dpfc.isa.bundle import PC
 from dpfc.lower import lower_program
 from dpfc.objfile.model import ObjectFile
 from dpfc.passes.manager import DEFAULT_PIPELINE, run_pipeline
-from dpfc.schedule.driver import ScheduleOptions, ScheduleResult
-from dpfc.schedule.module import schedule_module
-from dpfc.schedule.problem import Problem
-from dpfc.schedule.schedule import Schedule
+from dpfc.schedule import Problem, Schedule, ScheduleOptions, ScheduleResult, schedule_module
 from dpfc.sema import CheckedProgram, check_program, load_program
 from dpfc.sema.codes import Code
 from dpfc.target.profile import TargetProfile

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from dpfc.isa.bundle import RegClass, Register
 from dpfc.isa.opcodes import AluOp, MemOp, SelectorKind
-from dpfc.schedule.problem import Branch, Exit, Kind, Problem
+from dpfc.schedule.problem.tree import Branch, Exit, Kind, Problem
 from dpfc.schedule.schedule import Schedule, Source, Step
 from dpfc.target.profile import BranchOperands, MemoryAddress
 

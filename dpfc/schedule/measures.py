@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import astuple, dataclass
 
-from dpfc.schedule.bounds import Bounds
-from dpfc.schedule.problem import Branch, Exit, Kind, Problem
+from dpfc.schedule.problem.bounds import Bounds
+from dpfc.schedule.problem.tree import Branch, Exit, Kind, Problem
 from dpfc.schedule.schedule import Schedule
 
 CodeBytes = Callable[[Schedule], int]  # bytes of the code generated from a schedule
