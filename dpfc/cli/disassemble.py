@@ -31,7 +31,7 @@ from dpfc.objfile import format_object, read_object
 from dpfc.packet.build import describe_packet
 from dpfc.packet.layers import read_pcap
 from dpfc.packet.wire import parse_packet
-from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
+from dpfc.target import DEFAULT_PROFILE, TargetProfile
 
 PCAP_MAGICS = (
     b"\xa1\xb2\xc3\xd4",
@@ -158,7 +158,7 @@ def disasm_command(
     """Explain SwitchVM bytes (FILE, or - for stdin): a pcap, a raw frame, raw Geneve
     options, an object file or an install image; with --source, an object annotated with
     the source lines."""
-    profile = profile_of(target) or BUILTIN_PROFILES["tofino1"]
+    profile = profile_of(target) or DEFAULT_PROFILE
     data = read_bytes(input_file)
     name = display_name(input_file)
     kind = detect_input(data, input_file) if input_kind == "auto" else input_kind

@@ -51,11 +51,11 @@ from dpfc.schedule import (
 )
 from dpfc.sema import CheckedProgram
 from dpfc.syntax.printer import format_module as format_source
-from dpfc.target.profile import TargetProfile, load_profile
+from dpfc.target import BUILTIN_PROFILES, DEFAULT_PROFILE, TargetProfile, load_profile
 
 TARGET_HELP = (
-    "target profile: tofino1, tofino2, bmv2 or a .toml file; wins over @target "
-    "(default: the profile @target names, else tofino1)"
+    f"target profile: {', '.join(BUILTIN_PROFILES)} or a .toml file; wins over @target "
+    f"(default: the profile @target names, else {DEFAULT_PROFILE.name})"
 )
 FRONT_END = ("ast", "ir", "opt-ir")
 EMITS = [*EMITTERS, *FRONT_END]

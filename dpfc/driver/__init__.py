@@ -15,10 +15,9 @@ from dpfc.driver.compile import (
     optimised_ir,
     scheduled_functions,
 )
-from dpfc.driver.profile import DEFAULT_TARGET, declared_targets, resolve_profile
+from dpfc.driver.profile import declared_targets, resolve_profile
 
 __all__ = [
-    "DEFAULT_TARGET",
     "CompileOptions",
     "CompiledModule",
     "CompiledUnit",

@@ -81,7 +81,6 @@ class CompiledModule:
 
     @property
     def profile(self) -> TargetProfile:
-        assert self.checked.profile is not None
         return self.checked.profile
 
     def unit(self, name: str) -> CompiledUnit:
@@ -139,7 +138,6 @@ def compile_checked(
     """Schedule and generate code for the optimised IR ``module`` of ``checked``."""
     options = options or CompileOptions()
     profile = checked.profile
-    assert profile is not None, "the driver checks every program for a resolved profile"
     bindings, bound_by = object_bindings(module, options.objects)
     wanted = scheduled_functions(module, options.only)
     subset = replace(module, functions=[f for f in module.functions if f.name in wanted])
