@@ -19,10 +19,10 @@ import click
 import pytest
 from click.testing import CliRunner, Result
 
-from dpfc.cli import lang
 from dpfc.cli import progress as progress_module
 from dpfc.cli.main import main
 from dpfc.cli.progress import Progress
+from dpfc.driver import compile as compile_driver
 from tests.conftest import ROOT
 
 DPF = ROOT / "examples" / "dpf"
@@ -203,13 +203,13 @@ def test_several_kinds_from_one_compile(
     run: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls = []
-    real = lang.compile_checked
+    real = compile_driver.schedule_module
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(lang, "compile_checked", counting)
+    monkeypatch.setattr(compile_driver, "schedule_module", counting)
     kinds = "obj,asm,header,pcap,schedule,ast,ir,opt-ir"
     result = ok(run("compile", KVS, "--emit", kinds, "-o", "out/kvs.dpfo", "--dpf", "cache_get"))
     assert len(calls) == 1  # one schedule (one Z3 run) for every kind

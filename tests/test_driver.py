@@ -127,7 +127,7 @@ def test_options_are_validated_before_any_phase_runs(
 
         return record
 
-    monkeypatch.setattr("dpfc.cli.lang.check_source", phase("check"))
+    monkeypatch.setattr("dpfc.driver.compile.check_source", phase("check"))
     monkeypatch.setattr("dpfc.driver.compile.schedule_module", phase("schedule"))
     code, _, stderr = run("compile", str(source), *options)
     assert code == 1 and message in stderr, stderr

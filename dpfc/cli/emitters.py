@@ -20,7 +20,7 @@ import click
 
 from dpfc.cli.errors import UserError
 from dpfc.cli.files import is_stdio, write_file, write_with
-from dpfc.codegen.emit import format_module
+from dpfc.codegen import format_module
 from dpfc.driver import CompiledModule, CompiledUnit
 from dpfc.objfile.write import write_object
 from dpfc.packet.build import PacketSpec, build_packet
