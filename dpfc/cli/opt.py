@@ -2,8 +2,8 @@
 
 ``-p pass,pass`` picks the passes (default: the default pipeline), ``--print-after-all``
 writes the IR after every pass to stderr, ``--time-passes`` a timing table to stderr,
-``--list-passes`` the registered passes. The input is verified first (when the verifier is
-present) and, with ``--verify-each``, after every pass. Exit 1 on a user error (bad IR,
+``--list-passes`` the registered passes. The input is verified first and, with
+``--verify-each``, after every pass. Exit 1 on a user error (bad IR,
 unknown pass), 2 on an internal one (a pass that breaks the IR). ``FILE.ir`` may be ``-``
 (standard input), as may ``-o``.
 
@@ -14,18 +14,14 @@ whose CRC is the profile's), and the profile first matters when scheduling.
 
 from __future__ import annotations
 
-import importlib
 import sys
-from collections.abc import Callable
 
 import click
 
 from dpfc.cli.conventions import TARGET
 from dpfc.cli.errors import UserError, handle_errors, report_diagnostics
 from dpfc.cli.files import output_option, read_source, write_file
-from dpfc.diagnostics import SourceFile
-from dpfc.ir.core import Module
-from dpfc.ir.printer import format_module
+from dpfc.ir import format_module, parse_ir
 from dpfc.passes import (
     UnknownPassError,
     describe_passes,
@@ -33,18 +29,7 @@ from dpfc.passes import (
     run_pipeline,
     verify_input,
 )
-from dpfc.target.profile import load_profile
-
-
-def _parser() -> Callable[[SourceFile], Module]:
-    # dpfc.ir.parser is the inverse of the printer; imported lazily so `--list-passes`
-    # works on its own.
-    try:
-        module = importlib.import_module("dpfc.ir.parser")
-    except ImportError:
-        raise UserError("reading textual IR needs dpfc.ir.parser, which is missing") from None
-    parse: Callable[[SourceFile], Module] = module.parse_ir
-    return parse
+from dpfc.target import load_profile
 
 
 @click.command("opt")
@@ -94,7 +79,7 @@ def opt_command(
     except UnknownPassError as exc:
         raise UserError(str(exc)) from None
     source_file = read_source(source)
-    module = _parser()(source_file)
+    module = parse_ir(source_file)
     warnings = verify_input(module)
     if warnings:
         report_diagnostics(warnings)

@@ -26,11 +26,16 @@ left to do, no MUL has a constant operand (bounded by :data:`MAX_ROUNDS`, far mo
 from __future__ import annotations
 
 from dpfc.ir.core import Function
-from dpfc.passes import constfold, copyprop, cse, dce, simplifycfg, strength
 from dpfc.passes.base import FunctionPass
+from dpfc.passes.constfold import PASS as CONSTFOLD
+from dpfc.passes.copyprop import PASS as COPYPROP
+from dpfc.passes.cse import PASS as CSE
+from dpfc.passes.dce import PASS as DCE
+from dpfc.passes.simplifycfg import PASS as SIMPLIFYCFG
+from dpfc.passes.strength import PASS as STRENGTH
 
 MAX_ROUNDS = 16
-GROUP = (strength.PASS, constfold.PASS, copyprop.PASS, cse.PASS, dce.PASS, simplifycfg.PASS)
+GROUP = (STRENGTH, CONSTFOLD, COPYPROP, CSE, DCE, SIMPLIFYCFG)
 
 
 def cleanup_function(function: Function) -> bool:

@@ -9,44 +9,40 @@ is a compiler bug (:class:`PassVerificationError`).
 
 from __future__ import annotations
 
-import importlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Severity
-from dpfc.ir.core import Module
-from dpfc.ir.printer import format_module
-from dpfc.passes import (
-    cleanup,
-    combine,
-    constfold,
-    copyprop,
-    cse,
-    dce,
-    ifconvert,
-    reassociate,
-    simplifycfg,
-    strength,
-    unroll,
-)
+from dpfc.ir import Module, format_module, verify_module
 from dpfc.passes.base import FunctionPass
+from dpfc.passes.cleanup import PASS as CLEANUP
+from dpfc.passes.combine import PASS as COMBINE
+from dpfc.passes.constfold import PASS as CONSTFOLD
+from dpfc.passes.copyprop import PASS as COPYPROP
+from dpfc.passes.cse import PASS as CSE
+from dpfc.passes.dce import PASS as DCE
+from dpfc.passes.ifconvert import PASS as IFCONVERT
+from dpfc.passes.reassociate import PASS as REASSOCIATE
+from dpfc.passes.simplifycfg import PASS as SIMPLIFYCFG
+from dpfc.passes.strength import PASS as STRENGTH
+from dpfc.passes.unroll import PASS as UNROLL
 
 PASSES: dict[str, FunctionPass] = {
     p.name: p
     for p in (
-        unroll.PASS,
-        strength.PASS,
-        constfold.PASS,
-        combine.PASS,
-        reassociate.PASS,
-        copyprop.PASS,
-        cse.PASS,
-        simplifycfg.PASS,
-        ifconvert.PASS,
-        dce.PASS,
-        cleanup.PASS,
+        UNROLL,
+        STRENGTH,
+        CONSTFOLD,
+        COMBINE,
+        REASSOCIATE,
+        COPYPROP,
+        CSE,
+        SIMPLIFYCFG,
+        IFCONVERT,
+        DCE,
+        CLEANUP,
     )
 }
 
@@ -112,26 +108,14 @@ def parse_pipeline(text: str) -> list[str]:
     return names
 
 
-def _verifier() -> Callable[[Module], list[Diagnostic]] | None:
-    try:
-        module = importlib.import_module("dpfc.ir.verify")
-    except ImportError:
-        return None
-    verify: Callable[[Module], list[Diagnostic]] = module.verify_module
-    return verify
-
-
 def _errors(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return [d for d in diagnostics if d.severity is Severity.ERROR]
 
 
 def verify_input(module: Module) -> list[Diagnostic]:
-    """Reject IR the verifier finds invalid (a user error: DiagnosticError), if it exists;
-    return its warnings (an unreachable block, DPF5323) for the caller to report."""
-    verifier = _verifier()
-    if verifier is None:
-        return []
-    found = verifier(module)
+    """Reject IR the verifier finds invalid (a user error: DiagnosticError); return its
+    warnings (an unreachable block, DPF5323) for the caller to report."""
+    found = verify_module(module)
     errors = _errors(found)
     if errors:
         raise DiagnosticError(errors)
@@ -158,7 +142,6 @@ def run_pipeline(
     for name in names:
         if name not in PASSES:
             raise UnknownPassError(f"unknown pass `{name}`")
-    verifier = _verifier() if verify else None
     if verify:
         verify_input(module)
     runs: list[PassRun] = []
@@ -166,8 +149,8 @@ def run_pipeline(
         start = time.perf_counter()
         changed = PASSES[name].run(module)
         runs.append(PassRun(name, time.perf_counter() - start, changed))
-        if verifier is not None:
-            errors = _errors(verifier(module))
+        if verify:
+            errors = _errors(verify_module(module))
             if errors:
                 rendered = "\n".join(d.render() for d in errors)
                 raise PassVerificationError(f"the IR is invalid after pass `{name}`:\n{rendered}")
