@@ -23,7 +23,7 @@ MIN and MAX of the ALU instead:
 * a word select: ``y ^ ((x ^ y) & -c)`` (``-c`` is all ones when c is 1).
 
 They take two or three ALU levels (EUs) per compare where the branch takes one, but no
-paths: the compile driver schedules a DPF both ways when it has such values and keeps the
+paths: the scheduler schedules a DPF both ways when it has such values and keeps the
 better schedule (:func:`dpfc.schedule.module.schedule_module`).
 """
 
