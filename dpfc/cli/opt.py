@@ -3,9 +3,9 @@
 ``-p pass,pass`` picks the passes (default: the default pipeline), ``--print-after-all``
 writes the IR after every pass to stderr, ``--time-passes`` a timing table to stderr,
 ``--list-passes`` the registered passes. The input is verified first and, with
-``--verify-each``, after every pass. Exit 1 on a user error (bad IR,
-unknown pass), 2 on an internal one (a pass that breaks the IR). ``FILE.ir`` may be ``-``
-(standard input), as may ``-o``.
+``--verify-each``, after every pass. Exit 1 on a user error (bad IR, unknown pass), 2 on an
+internal one (a pass that breaks the IR). ``FILE.ir`` may be ``-`` (standard input), as may
+``-o``.
 
 ``--target`` is accepted and checked like every command's, but no pass depends on the
 profile: the IR is target-independent (that is why ``constfold`` leaves ``hash`` alone,
@@ -29,7 +29,7 @@ from dpfc.passes import (
     run_pipeline,
     verify_input,
 )
-from dpfc.target import load_profile
+from dpfc.target.profile import load_profile
 
 
 @click.command("opt")

@@ -25,17 +25,17 @@ left to do, no MUL has a constant operand (bounded by :data:`MAX_ROUNDS`, far mo
 
 from __future__ import annotations
 
-from dpfc.ir.core import Function
+import dpfc.passes.constfold as constfold
+import dpfc.passes.copyprop as copyprop
+import dpfc.passes.cse as cse
+import dpfc.passes.dce as dce
+import dpfc.passes.simplifycfg as simplifycfg
+import dpfc.passes.strength as strength
+from dpfc.ir import Function
 from dpfc.passes.base import FunctionPass
-from dpfc.passes.constfold import PASS as CONSTFOLD
-from dpfc.passes.copyprop import PASS as COPYPROP
-from dpfc.passes.cse import PASS as CSE
-from dpfc.passes.dce import PASS as DCE
-from dpfc.passes.simplifycfg import PASS as SIMPLIFYCFG
-from dpfc.passes.strength import PASS as STRENGTH
 
 MAX_ROUNDS = 16
-GROUP = (STRENGTH, CONSTFOLD, COPYPROP, CSE, DCE, SIMPLIFYCFG)
+GROUP = (strength.PASS, constfold.PASS, copyprop.PASS, cse.PASS, dce.PASS, simplifycfg.PASS)
 
 
 def cleanup_function(function: Function) -> bool:

@@ -1,4 +1,4 @@
-"""The pass registry, the default pipeline and the driver that runs passes over a module.
+"""The pass registry, the default pipeline and the runner that runs passes over a module.
 
 ``DEFAULT_PIPELINE`` is the ordered list ``dpfc compile`` and ``dpfc opt`` (without ``-p``)
 run; ``dpfc opt --list-passes`` prints :func:`describe_passes`. With ``verify=True`` the IR
@@ -14,35 +14,35 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import dpfc.passes.cleanup as cleanup
+import dpfc.passes.combine as combine
+import dpfc.passes.constfold as constfold
+import dpfc.passes.copyprop as copyprop
+import dpfc.passes.cse as cse
+import dpfc.passes.dce as dce
+import dpfc.passes.ifconvert as ifconvert
+import dpfc.passes.reassociate as reassociate
+import dpfc.passes.simplifycfg as simplifycfg
+import dpfc.passes.strength as strength
+import dpfc.passes.unroll as unroll
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Severity
 from dpfc.ir import Module, format_module, verify_module
 from dpfc.passes.base import FunctionPass
-from dpfc.passes.cleanup import PASS as CLEANUP
-from dpfc.passes.combine import PASS as COMBINE
-from dpfc.passes.constfold import PASS as CONSTFOLD
-from dpfc.passes.copyprop import PASS as COPYPROP
-from dpfc.passes.cse import PASS as CSE
-from dpfc.passes.dce import PASS as DCE
-from dpfc.passes.ifconvert import PASS as IFCONVERT
-from dpfc.passes.reassociate import PASS as REASSOCIATE
-from dpfc.passes.simplifycfg import PASS as SIMPLIFYCFG
-from dpfc.passes.strength import PASS as STRENGTH
-from dpfc.passes.unroll import PASS as UNROLL
 
 PASSES: dict[str, FunctionPass] = {
     p.name: p
     for p in (
-        UNROLL,
-        STRENGTH,
-        CONSTFOLD,
-        COMBINE,
-        REASSOCIATE,
-        COPYPROP,
-        CSE,
-        SIMPLIFYCFG,
-        IFCONVERT,
-        DCE,
-        CLEANUP,
+        unroll.PASS,
+        strength.PASS,
+        constfold.PASS,
+        combine.PASS,
+        reassociate.PASS,
+        copyprop.PASS,
+        cse.PASS,
+        simplifycfg.PASS,
+        ifconvert.PASS,
+        dce.PASS,
+        cleanup.PASS,
     )
 }
 

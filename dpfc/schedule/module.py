@@ -23,7 +23,7 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import replace
 
 from dpfc.diagnostics import DiagnosticError
-from dpfc.ir.core import Function, Module
+from dpfc.ir import Function, Module
 from dpfc.schedule.measures import CodeBytes, measure
 from dpfc.schedule.problem.bounds import compute_bounds
 from dpfc.schedule.problem.build import build_problem

@@ -41,7 +41,7 @@ class ScheduleOptions:
     # On failure, explain it (unsat core, EUs needed) rather than just say it failed.
     explain_failure: bool = True
     # A word select/zext of a condition: "best" (both ways, the better kept), "branch" or
-    # "alu" (.boolwords).
+    # "alu" (.problem.boolwords).
     booleans: str = "best"
     # Told what the scheduler is doing ("scheduling kvs.get (z3, 3 EUs asked)") at each
     # step, for a progress line; it never changes the result (nor the cache key).

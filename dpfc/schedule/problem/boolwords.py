@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dpfc.ir.core import Op
+from dpfc.ir import Op
 from dpfc.isa.opcodes import AluOp
 
 SIGN = 0x8000_0000

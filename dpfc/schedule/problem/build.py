@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError
-from dpfc.ir.core import Br, Exit, Function, Instr, Jump, Module, Op
+from dpfc.ir import Br, Exit, Function, Instr, Jump, Module, Op
 from dpfc.schedule.problem.conditions import Cont, Value, Walk, branch_on
 from dpfc.schedule.problem.instructions import record_instr
 from dpfc.schedule.problem.materialise import materialise_constants

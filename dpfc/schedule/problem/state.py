@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, Span
-from dpfc.ir.core import Function, Instr, Module, Op
+from dpfc.ir import Function, Instr, Module, Op
 from dpfc.schedule.problem.tree import Branch, Kind, Operation
 from dpfc.schedule.problem.tree import Exit as ProblemExit
 from dpfc.target.profile import TargetProfile

@@ -35,7 +35,6 @@ from dpfc.schedule.z3.adapter import Formula, Lit
 Choice = tuple[str, int]  # ("mov", source register index) | ("imm", const op) | ("hash", op)
 Lits = dict[int, Lit]  # value / operation id -> literal
 States = list[list[list[Lits]]]  # [node][EU][register] -> the values it may hold
-Copy = tuple[int, int]  # (tree node, EU)
 CopyUnit = tuple[int, int, int]  # (tree node, EU, register or lane)
 
 
