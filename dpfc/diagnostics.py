@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
+from dpfc.catalog import codes
+
 
 @dataclass(frozen=True)
 class SourceFile:
@@ -173,7 +175,7 @@ def decode_source(name: str, data: bytes) -> SourceFile:
         offset = len(data[: exc.start].decode("utf-8"))
         raise DiagnosticError(
             Diagnostic(
-                "DPF0002",
+                codes.USER_ERROR,
                 f"not UTF-8 text: byte {data[exc.start]:#04x} cannot be decoded",
                 Span(shown, offset, offset + 1),
                 hint="save the file as UTF-8 (ASCII is UTF-8)",

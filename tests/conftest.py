@@ -22,8 +22,16 @@ settings.register_profile(
 settings.load_profile(os.environ.get("DPFC_HYPOTHESIS", "ci"))
 
 ROOT = Path(__file__).resolve().parent.parent
-# `dpfc compile` caches schedules (docs/scheduling.md); the tests never touch the user's cache.
+# `dpfc compile` caches schedules (docs/scheduling.md); the tests never touch the user's cache
+# (one cache per process: each parallel worker has its own).
 os.environ["DPFC_CACHE_DIR"] = tempfile.mkdtemp(prefix="dpfc-test-schedules-")
+# Parallel workers (pytest-xdist: gw0, gw1, ...) each start their bmv2 switches on Thrift
+# ports of a range of their own, below Linux's ephemeral ports, so that no two switches race
+# for one port (backends/p4/bmv2.py, free_port).
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if WORKER.startswith("gw"):
+    _first = 20_000 + 500 * int(WORKER[2:])
+    os.environ["DPFC_BMV2_PORTS"] = f"{_first}-{_first + 499}"
 BLESS = os.environ.get("DPFC_BLESS") == "1"
 
 

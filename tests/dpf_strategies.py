@@ -20,9 +20,7 @@ from functools import cache
 from hypothesis import strategies as st
 
 from dpfc.diagnostics import SourceFile, Span
-from dpfc.syntax import ast
-from dpfc.syntax.parser import ACTION_NAMES
-from dpfc.syntax.syntax_errors import KEYWORDS
+from dpfc.syntax import ACTION_NAMES, KEYWORDS, ast
 
 SPAN = Span(SourceFile("<generated>", ""), 0, 0)
 

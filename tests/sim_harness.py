@@ -60,11 +60,11 @@ from dataclasses import dataclass, field, replace
 
 from dpfc.backends.jit import JitSwitch
 from dpfc.backends.sim import Destination, Network, PassResult, Switch
-from dpfc.encoding.errors import EncodingError
-from dpfc.encoding.header import (
+from dpfc.encoding import (
     HEADER_DATA_LEN,
     OPTIONS_MAX,
     STACK_ENTRIES_PER_OPTION,
+    EncodingError,
     encode_options,
 )
 from dpfc.ir.core import Module, Op

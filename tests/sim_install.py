@@ -19,7 +19,7 @@ from weakref import WeakKeyDictionary
 
 from dpfc.backends.sim import ControlPlane, SimDriver
 from dpfc.deploy import Deployment, Step
-from dpfc.encoding.words import encode_slot, stage_kind
+from dpfc.encoding import encode_slot, stage_kind
 from dpfc.isa.bundle import PC, StageBundle
 from dpfc.link import Image, LinkInput, LinkOptions, dpf_key, link
 from dpfc.machine import MachineProgram, encode_program

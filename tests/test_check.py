@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from dpfc.catalog import codes as code_names
 from dpfc.isa.bundle import (
     PC,
     Bundle,
@@ -394,7 +395,7 @@ def test_image_bundle_violations_carry_stage_and_index() -> None:
 
 def test_every_violation_code_has_a_test() -> None:
     source = (ROOT / "dpfc" / "isa" / "check.py").read_text(encoding="utf-8")
-    defined = set(re.findall(r'"(DPF1\d{3})"', source))
+    defined = {getattr(code_names, name) for name in re.findall(r"\bcodes\.(\w+)", source)}
     tested = set(re.findall(r"dpf(1\d{3})", Path(__file__).read_text(encoding="utf-8")))
     assert defined == {f"DPF{code}" for code in tested}
 

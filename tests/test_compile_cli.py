@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from dpfc.cli.main import main
 from dpfc.diagnostics import DiagnosticError
 from dpfc.driver import CompileOptions, compile_source
-from dpfc.encoding.header import decode_options
+from dpfc.encoding import decode_options
 from dpfc.machine import encode_program
 from dpfc.objfile import read_object, write_object
 from dpfc.packet.layers import read_pcap

@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 
 from dpfc.diagnostics import DiagnosticError, SourceFile
 from dpfc.driver import check_source
+from dpfc.ir import verify_module
 from dpfc.ir.interp import Inputs, run_function
-from dpfc.ir.verify import verify_module
 from dpfc.lower import lower_program
-from dpfc.oracle.ast_eval import evaluate
+from dpfc.oracle import evaluate
 from dpfc.passes.manager import run_pipeline
 from dpfc.sema import CheckedProgram
 from tests.dpf_programs import GeneratedProgram, generate, inputs_for, programs

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from dpfc.catalog import codes
 from dpfc.cli.files import read_source
 from dpfc.diagnostics import (
     Diagnostic,
@@ -31,7 +32,6 @@ from dpfc.diagnostics import (
 )
 from dpfc.driver import check_source
 from dpfc.syntax.recovery import MAX_SYNTAX_ERRORS
-from dpfc.syntax.syntax_errors import Code
 from tests.conftest import ROOT, assert_golden
 from tests.corpus import (
     ERROR_LINE,
@@ -44,9 +44,7 @@ from tests.corpus import (
 
 CORPUS_DIR = ROOT / "tests" / "errors"
 CORPUS = sorted(CORPUS_DIR.glob("*.dpf"))
-SYNTAX_CODES = {
-    value for key, value in vars(Code).items() if not key.startswith("_") and isinstance(value, str)
-}
+SYNTAX_CODES = {code for code in vars(codes).values() if str(code).startswith("DPF50")}
 
 
 def _expected_code(path: Path) -> str:

@@ -16,9 +16,8 @@ import pytest
 
 from dpfc.diagnostics import DiagnosticError, SourceFile, render_all
 from dpfc.driver import check_source
-from dpfc.syntax.parser import parse_module
+from dpfc.syntax import KEYWORDS, parse_module
 from dpfc.syntax.printer import format_module
-from dpfc.syntax.syntax_errors import KEYWORDS
 from tests.conftest import ROOT
 
 SEEDS = ROOT / "tests" / "golden" / "syntax"

@@ -19,9 +19,9 @@ from dpfc.driver import check_source
 from dpfc.ir.interp import Inputs, Outcome, run_function
 from dpfc.isa.semantics import hash_word
 from dpfc.lower import lower_program
-from dpfc.oracle.ast_eval import evaluate
+from dpfc.oracle import evaluate
 from dpfc.passes import run_pipeline
-from dpfc.syntax.parser import parse_module
+from dpfc.syntax import parse_module
 from dpfc.target.profile import BUILTIN_PROFILES
 from tests.conftest import ROOT, assert_golden
 

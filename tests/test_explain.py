@@ -1,8 +1,10 @@
 """`dpfc explain`: every diagnostic code has an explanation, and the examples still work.
 
-* Completeness: the codes used in the package's source (string literals and f-strings,
-  docstrings and comments left out) and the catalogue's entries are the same set; the
-  failure names each code without an entry and each stale entry.
+* Completeness: the codes used in the package's source and the catalogue's entries are the
+  same set; the failure names each code without an entry and each stale entry. A code is
+  used where the source names its constant (``codes.UNKNOWN_NAME``, the constants of
+  dpfc/catalog/codes.py) or writes it in a string literal or f-string (docstrings and
+  comments left out); a constant no module names is stale like an entry.
 * Executable examples: every entry with a ``command`` (and no ``unchecked`` reason) is run
   in a fresh directory holding its files, through the real CLI, and must report its code.
   The DPF-language codes (syntax, names and types, rules, scheduling) have a checked
@@ -22,7 +24,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dpfc.catalog import SECTIONS, Entry, close_codes, load_catalog, normalize_code
+from dpfc.catalog import SECTIONS, Entry, close_codes, codes, load_catalog, normalize_code
 from dpfc.cli.main import main
 from tests.conftest import ROOT, assert_golden
 from tests.modules import modules
@@ -30,8 +32,16 @@ from tests.modules import modules
 PACKAGE = ROOT / "dpfc"
 SOURCE_FILES = [module.path for module in modules()]
 CODE = re.compile(r"\bDPF\d{4}\b")
-# The catalogue itself and its command mention codes as examples, not as diagnostics.
+# The catalogue itself and its command mention codes as examples, not as diagnostics (their
+# string literals are not scanned; the constants they name are).
 NOT_SCANNED = {PACKAGE / "catalog", PACKAGE / "cli" / "explain.py"}
+CODES_MODULE = PACKAGE / "catalog" / "codes.py"
+# name -> code of every constant of the codes module
+NAMED_CODES = {
+    name: value
+    for name, value in vars(codes).items()
+    if name.isupper() and isinstance(value, str) and CODE.fullmatch(value)
+}
 # DPF-language codes: every one has a checked `.dpf` example.
 LANGUAGE = re.compile(r"^DPF(50|51|52|60)\d\d$")
 # Language codes no small program reaches through the CLI: the checker reports the same
@@ -52,13 +62,36 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return out
 
 
+def _codes_aliases(tree: ast.AST) -> set[str]:
+    """The names the codes module is bound to (``from dpfc.catalog import codes``)."""
+    return {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "dpfc.catalog"
+        for alias in node.names
+        if alias.name == "codes"
+    }
+
+
 def codes_in_source() -> dict[str, list[str]]:
-    """Every code in a string literal or f-string of the package, with where it is used."""
+    """Every code the package uses, with where: each ``codes.NAME`` and each code in a string
+    literal or f-string."""
     found: dict[str, list[str]] = {}
     for path in SOURCE_FILES:
-        if any(path == skip or skip in path.parents for skip in NOT_SCANNED):
+        if path == CODES_MODULE:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases = _codes_aliases(tree)
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+            ):
+                code = NAMED_CODES[node.attr]  # a KeyError: a name the codes module lacks
+                found.setdefault(code, []).append(f"{path.relative_to(ROOT)}:{node.lineno}")
+        if any(path == skip or skip in path.parents for skip in NOT_SCANNED):
+            continue
         skip = _docstrings(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):

@@ -16,9 +16,9 @@ from dpfc.encoding import (
     decode_slot,
     encode_options,
     encode_slot,
+    split_options,
     stage_kind,
 )
-from dpfc.encoding.header import split_options
 from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, EpilogBundle, stage_name
 from dpfc.machine import format_program
 from dpfc.target import BUILTIN_PROFILES

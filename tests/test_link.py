@@ -13,8 +13,7 @@ from dpfc.asm import assemble_text
 from dpfc.cli.main import main
 from dpfc.diagnostics import DiagnosticError
 from dpfc.driver import CompileOptions, compile_source
-from dpfc.encoding.header import decode_options
-from dpfc.encoding.words import decode_slot, stage_kind
+from dpfc.encoding import decode_options, decode_slot, stage_kind
 from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, EpilogBundle
 from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, image_id, link
 from dpfc.link.image import install_rank

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 from dpfc.backends.sim import Destination, Host, Network, SimDriver, Switch
 from dpfc.deploy import Deployment
-from dpfc.encoding.header import SwitchVMHeader, decode_options, encode_options
+from dpfc.encoding import SwitchVMHeader, decode_options, encode_options
 from dpfc.ir.core import Module
 from dpfc.ir.interp import Inputs, Outcome, canonical_memory, run_function
 from dpfc.isa.bundle import PC

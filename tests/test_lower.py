@@ -19,12 +19,12 @@ from click.testing import CliRunner
 from dpfc.cli.main import main
 from dpfc.diagnostics import DiagnosticError, Severity, SourceFile
 from dpfc.driver import check_source
+from dpfc.ir import verify_module
 from dpfc.ir.core import Op
 from dpfc.ir.interp import Inputs, run_function
 from dpfc.ir.printer import format_module
-from dpfc.ir.verify import verify_module
 from dpfc.lower import lower_program
-from dpfc.oracle.ast_eval import evaluate
+from dpfc.oracle import evaluate
 from tests.conftest import ROOT, assert_golden
 from tests.dpf_programs import generate, inputs_for
 

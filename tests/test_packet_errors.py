@@ -16,8 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from dpfc.cli.main import main
-from dpfc.encoding.errors import DecodeError
-from dpfc.encoding.header import decode_options
+from dpfc.encoding import DecodeError, decode_options
 from dpfc.packet.layers import write_pcap
 from dpfc.packet.wire import parse_packet
 from dpfc.target.profile import TargetProfile, load_profile

@@ -39,7 +39,7 @@ from dpfc.deploy import Deployment
 from dpfc.deploy.plan import describe, plan
 from dpfc.diagnostics import DiagnosticError, SourceFile
 from dpfc.driver import CompileOptions, compile_source
-from dpfc.encoding.header import SwitchVMHeader, decode_options, encode_options
+from dpfc.encoding import SwitchVMHeader, decode_options, encode_options
 from dpfc.isa.bundle import PC
 from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, link, read_image
 from dpfc.machine import Pipeline, format_program

@@ -23,7 +23,7 @@ import pytest
 
 from dpfc.asm import assemble_text
 from dpfc.backends.sim import Destination, PassResult, Switch
-from dpfc.encoding.header import SwitchVMHeader
+from dpfc.encoding import SwitchVMHeader
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
     PC,

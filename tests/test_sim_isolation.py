@@ -32,7 +32,7 @@ from dpfc.backends.sim import (
     PassResult,
     Switch,
 )
-from dpfc.encoding.header import OPTION_CLASS, SwitchVMHeader, encode_options
+from dpfc.encoding import OPTION_CLASS, SwitchVMHeader, encode_options
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
     PC,

@@ -34,7 +34,7 @@ from dpfc.backends.sim import (
     Switch,
 )
 from dpfc.backends.sim.memory import WORD_SPACE, FirstFitAllocator
-from dpfc.encoding.header import SwitchVMHeader
+from dpfc.encoding import SwitchVMHeader
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
     PC,

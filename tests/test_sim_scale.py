@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dpfc.asm import assemble_text
 from dpfc.backends.sim import Switch
-from dpfc.encoding.header import SwitchVMHeader
+from dpfc.encoding import SwitchVMHeader
 from dpfc.packet.build import PacketSpec, build_packet
 from dpfc.packet.wire import parse_packet
 from dpfc.target import BUILTIN_PROFILES

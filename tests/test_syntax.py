@@ -16,10 +16,9 @@ import pytest
 from hypothesis import given
 
 from dpfc.diagnostics import DiagnosticError, SourceFile
-from dpfc.syntax import ast
-from dpfc.syntax.parser import parse_int_literal, parse_module
+from dpfc.syntax import KEYWORDS, ast, parse_module
+from dpfc.syntax.bodies import parse_int_literal
 from dpfc.syntax.printer import format_expr, format_module
-from dpfc.syntax.syntax_errors import KEYWORDS
 from tests.conftest import ROOT, assert_golden
 from tests.dpf_strategies import SPAN, modules
 

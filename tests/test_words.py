@@ -14,8 +14,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpfc.encoding import DecodeError, StageKind, decode_slot, encode_slot, slot_bits, slot_bytes
-from dpfc.encoding.words import slot_layout
+from dpfc.encoding import (
+    DecodeError,
+    StageKind,
+    decode_slot,
+    encode_slot,
+    slot_bits,
+    slot_bytes,
+    slot_layout,
+)
 from dpfc.isa.bundle import PC, Bundle, Control, EpilogBundle, Imm, Register, Selector, Steering
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
 from dpfc.target import BUILTIN_PROFILES, TargetProfile

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from dpfc.encoding.code import encode_pc
+from dpfc.encoding import encode_pc
 from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, Bundle, EpilogBundle, Imm, Register
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
 from dpfc.isa.semantics import _crc_table

@@ -16,8 +16,7 @@ import itertools
 from array import array
 from typing import Any
 
-from dpfc.encoding.errors import DecodeError
-from dpfc.encoding.header import decode_options
+from dpfc.encoding import DecodeError, decode_options
 from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE, CodeImage
 from dpfc.target.profile import TargetProfile
 

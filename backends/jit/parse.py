@@ -1,7 +1,7 @@
 """Parsing in the native pass: the frame and its SwitchVM options, the in-packet code.
 
 Contract: :class:`ParseGen` writes the IR of :func:`dpfc.packet.wire.parse_packet` and
-:func:`dpfc.encoding.header.decode_options` for the frames they accept whose Geneve options
+:func:`dpfc.encoding.decode_options` for the frames they accept whose Geneve options
 are SwitchVM's alone (anything else leaves for DEOPT), loads the stack into the state,
 checks the pointers (``pointer_problem``) and finds the packet's compiled code by its
 digest (NEED_CODE when the engine has not seen it). It sets the header fields the later

@@ -18,7 +18,7 @@ import ctypes
 from array import array
 from collections.abc import Collection, Sequence
 
-from dpfc.encoding.code import decode_pc
+from dpfc.encoding import decode_pc
 from dpfc.isa.bundle import PC
 
 from ..sim.deparse import plain_ipv4_destination

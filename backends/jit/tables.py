@@ -19,7 +19,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass
 
-from dpfc.encoding.code import encode_pc
+from dpfc.encoding import encode_pc
 from dpfc.target.driver import Destination
 from dpfc.target.profile import TargetProfile
 

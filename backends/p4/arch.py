@@ -26,7 +26,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from dpfc.backends.p4.ast import Decl, Expr, Program, State, Stmt, mux
+from dpfc.backends.p4.lang import Decl, Expr, Program, State, Stmt, mux
 from dpfc.backends.p4.layout import Layout
 from dpfc.isa.opcodes import MemOp
 

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dpfc.backends.p4.arch import key_name, parameter_names
-from dpfc.backends.p4.ast import Block, Function, Instance, Table
 from dpfc.backends.p4.entries import EntryDriver
+from dpfc.backends.p4.lang import Block, Function, Instance, Table
 from dpfc.backends.p4.program import program as build_program
 from dpfc.backends.p4.tna import Tna
 from dpfc.backends.p4.writer import EntryWriter, Match

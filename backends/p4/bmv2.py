@@ -152,10 +152,34 @@ class _Nanomsg:
         self.lib.nn_close(sock)
 
 
+PORT_RANGE_VARIABLE = "DPFC_BMV2_PORTS"
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A loopback TCP port nobody listens on, for a switch's Thrift server.
+
+    With ``$DPFC_BMV2_PORTS`` set to ``LOW-HIGH``, the first port of that range this
+    process has not handed out yet and can bind (test workers running in parallel each get
+    a range of their own, so two switches never race for one port); otherwise whatever
+    port the kernel picks."""
+    bounds = os.environ.get(PORT_RANGE_VARIABLE)
+    if not bounds:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind(("127.0.0.1", 0))
+            return int(probe.getsockname()[1])
+    low, _, high = bounds.partition("-")
+    for port in range(int(low), int(high) + 1):
+        if port in _handed_out:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise Bmv2Error(f"no free port left in {PORT_RANGE_VARIABLE}={bounds}")
 
 
 class Switch:

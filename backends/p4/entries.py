@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 
 from dpfc.backends.p4.layout import INGRESS, MAX_TENANT_SLOTS, Layout
 from dpfc.backends.p4.writer import EntryWriter, Match
-from dpfc.encoding.errors import DecodeError
-from dpfc.encoding.words import decode_slot, slot_fields, slot_layout, stage_kind
+from dpfc.encoding import DecodeError, decode_slot, slot_fields, slot_layout, stage_kind
 from dpfc.target.driver import Destination, DriverError, Grant
 from dpfc.target.profile import TargetProfile
 

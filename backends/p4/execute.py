@@ -7,7 +7,7 @@ parallel; ALU and memory data see the selected values; the memory address is the
 selected) A register per ``profile.memory_address``; ALU and memory writes win; the branch
 compares the values ``profile.branch_operands`` names; HALT skips the remaining EUs.
 
-Each stage fetches its bundle from the packet (``decode.py``) when the PC's bit 15 is set,
+Each stage fetches its bundle from the packet (``decode.py``, ``fetch.py``) when the PC's bit 15 is set,
 else from the stage's code table (one table per stage, keyed by slot: the code-memory words
 of docs/encoding.md §7 are its action data). A bundle the packet does not carry, or an
 empty slot, is a fault (R14): ``meta.fault`` ends the DPF and the packet is dropped.
@@ -19,7 +19,7 @@ switch are the architecture's (:mod:`.arch`): the stages are the same for v1mode
 from __future__ import annotations
 
 from dpfc.backends.p4.arch import Architecture
-from dpfc.backends.p4.ast import (
+from dpfc.backends.p4.lang import (
     Assign,
     Decl,
     Do,
@@ -34,13 +34,11 @@ from dpfc.backends.p4.ast import (
     n,
 )
 from dpfc.backends.p4.layout import Layout
-from dpfc.encoding.words import StageKind
+from dpfc.encoding import IN_PACKET, StageKind
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
 from dpfc.target.profile import BranchOperands, MemoryAddress
 
 meta, hdr = n("meta"), n("hdr")
-IN_PACKET = 0x8000
-NONE_PC = 0xFFFF
 
 
 def c(field: str) -> Expr:

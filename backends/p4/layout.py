@@ -12,18 +12,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from dpfc.encoding.header import OPTIONS_MAX
-from dpfc.encoding.words import StageKind, slot_layout
+from dpfc.encoding import (
+    HEADER_OPTION_BYTES,
+    OPTION_DATA_WORDS,
+    OPTIONS_MAX,
+    STACK_ENTRIES_PER_OPTION,
+    StageKind,
+    op_group,
+    slot_layout,
+)
 from dpfc.target.profile import TargetProfile
 
 INGRESS = "SwitchVMIngress"
 EGRESS = "SwitchVMEgress"
-HEADER_OPTION_BYTES = 16
 # The in-packet code of one packet: every option byte but the header option's (encoding.md
 # §4: 252 - 16 = 236 bytes), in at most two code options (124 data bytes each).
 CODE_BYTES = OPTIONS_MAX - HEADER_OPTION_BYTES
-CODE_OPTION_WORDS = 31
-STACK_OPTION_WORDS = 31
+CODE_OPTION_WORDS = OPTION_DATA_WORDS  # 31: the 4-byte words of one code option's data
+STACK_OPTION_WORDS = STACK_ENTRIES_PER_OPTION  # 31
 FOREIGN_OPTIONS = 4  # Geneve options of other classes kept before / after SwitchVM's
 MAX_TENANT_SLOTS = 4096  # tenants with a constant table or counters (a driver allocates)
 COUNTERS = (
@@ -94,7 +100,7 @@ class Layout:
     @property
     def half_lanes(self) -> int:
         """Bytes of an in-packet ALU or memory opcode group (a nibble per lane)."""
-        return (self.lanes + 1) // 2
+        return op_group(self.lanes).size
 
     def word_fields(self, kind: StageKind) -> list[tuple[str, int]]:
         """(name, width) of a code-memory word: the action data of the code tables."""

@@ -22,7 +22,7 @@ e.g. canonical encodings; what the P4 parser checks is listed in docs/p4.md.)
 
 from __future__ import annotations
 
-from dpfc.backends.p4.ast import (
+from dpfc.backends.p4.lang import (
     Assign,
     Decl,
     Do,
@@ -37,15 +37,23 @@ from dpfc.backends.p4.ast import (
     struct,
 )
 from dpfc.backends.p4.layout import CODE_OPTION_WORDS, FOREIGN_OPTIONS, STACK_OPTION_WORDS, Layout
+from dpfc.encoding import HEADER_OPTION, OPTION_CLASS, OPTION_HEAD, ByteLayout
 
-OPTION_CLASS = 0xFFF0
 GENEVE_PORT = 6081
 
 hdr, meta, pkt = n("hdr"), n("meta"), n("pkt")
 
 
+def _fields(table: ByteLayout, names: dict[str, str]) -> list[tuple[str, str]]:
+    """A P4 header's fields for a layout table: (P4 name, its type) in the table's order."""
+    return [(names.get(f.name, f.name), f"bit<{f.width}>") for f in table.fields]
+
+
 def headers(layout: Layout) -> list[Decl]:
-    option = [("cls", "bit<16>"), ("type", "bit<8>"), ("r", "bit<3>"), ("len", "bit<5>")]
+    option = _fields(
+        OPTION_HEAD,
+        {"option_class": "cls", "option_type": "type", "reserved": "r", "length": "len"},
+    )
     return [
         Header("ethernet_t", [("dst", "bit<48>"), ("src", "bit<48>"), ("etherType", "bit<16>")]),
         Header("vlan_t", [("tci", "bit<16>"), ("etherType", "bit<16>")]),
@@ -94,15 +102,7 @@ def headers(layout: Layout) -> list[Decl]:
             "switchvm_t",
             [
                 *option,
-                ("version", "bit<4>"),
-                ("flags", "bit<4>"),
-                ("gas", "bit<8>"),
-                ("stack_depth", "bit<8>"),
-                ("n_code", "bit<4>"),
-                ("n_stack", "bit<4>"),
-                ("app_id", "bit<32>"),
-                ("dpf_ptr", "bit<16>"),
-                ("egress_ptr", "bit<16>"),
+                *_fields(HEADER_OPTION, {"n_code_opts": "n_code", "n_stack_opts": "n_stack"}),
             ],
             "The SwitchVM header option (encoding.md §2.1).",
         ),

@@ -10,8 +10,8 @@ assembles the frame around the model. The order of one pass is the simulator's
     parse -> permissions (R1-R4) -> prolog (R5, R13) -> EU0 .. EU(n-1) (R11-R14)
           -> epilog -> steering (R6-R10, R15, R16) -> new options and lengths -> deparse
 
-The parts live in :mod:`.parse` (headers, parser, deparser), :mod:`.decode` (in-packet
-code), :mod:`.execute` (the stages), :mod:`.tables` (the control plane's objects) and
+The parts live in :mod:`.parse` (headers, parser, deparser), :mod:`.decode` and :mod:`.fetch`
+(in-packet code), :mod:`.execute` (the stages), :mod:`.tables` (the control plane's objects) and
 :mod:`.steering` (the end of the pass). What bmv2 cannot reproduce is listed in docs/p4.md
 ("Differences from the simulator"): ``timestamp`` is bmv2's clock, ``queue_depth`` is 0 in
 ingress, the parser checks the format but not that it is canonical, and malformed packets
@@ -20,9 +20,9 @@ are dropped without a report. What TNA cannot express in one pass is listed ther
 
 from __future__ import annotations
 
-from dpfc.backends.p4 import decode, execute, parse
+from dpfc.backends.p4 import decode, execute, fetch, parse
 from dpfc.backends.p4.arch import Architecture, Model
-from dpfc.backends.p4.ast import (
+from dpfc.backends.p4.lang import (
     Assign,
     Decl,
     Do,
@@ -41,7 +41,6 @@ from dpfc.backends.p4.ast import (
 )
 from dpfc.backends.p4.layout import Layout
 from dpfc.backends.p4.steering import (
-    NONE_PC,
     OUT_DROP,
     finish,
     route_plain,
@@ -51,6 +50,7 @@ from dpfc.backends.p4.steering import (
 from dpfc.backends.p4.tables import ingress_tables
 from dpfc.backends.p4.tna import Tna
 from dpfc.backends.p4.v1model import V1Model
+from dpfc.encoding import PTR_NONE
 from dpfc.target.profile import TargetProfile
 
 meta, hdr = n("meta"), n("hdr")
@@ -104,7 +104,7 @@ def model(layout: Layout, arch: Architecture) -> Model:
 
 
 def _metadata_fields(layout: Layout, arch: Architecture) -> list[tuple[str, str]]:
-    fields = parse.parse_meta(layout) + decode.walk_meta(layout) + decode.word_meta(layout)
+    fields = parse.parse_meta(layout) + decode.walk_meta(layout) + fetch.word_meta(layout)
     fields += execute.engine_meta(layout)
     fields += [
         # Kept across a recirculation where the architecture keeps metadata: the port the
@@ -182,14 +182,14 @@ def _ingress(layout: Layout, arch: Architecture) -> list[Stmt]:
     )
     run.append(If(m("running").eq(1), steering(layout)))
     pointer = [
-        Assign(m("pc"), mux(sv.dot("isValid").call(), sv.dot("dpf_ptr"), Lit(NONE_PC, 16))),
+        Assign(m("pc"), mux(sv.dot("isValid").call(), sv.dot("dpf_ptr"), Lit(PTR_NONE, 16))),
         If(
-            m("pc").eq(NONE_PC).land(m("eg_phase").eq(0)),
+            m("pc").eq(PTR_NONE).land(m("eg_phase").eq(0)),
             [If(m("has_default").eq(1), [Assign(m("pc"), m("default_dpf"))])],
         ),
         # The egress pass runs the egress DPF; no default DPF stands in for a missing one.
         If(m("eg_phase").eq(1), [Assign(m("pc"), sv.dot("egress_ptr"))]),
-        If(m("pc").eq(NONE_PC), route_plain(), run),
+        If(m("pc").eq(PTR_NONE), route_plain(), run),
     ]
     tenant_known = [
         Do(n("count_packets").call()),
@@ -232,7 +232,7 @@ def _runs_egress_dpf() -> Expr:
         .eq(0)
         .land(meta.dot("recirculate").eq(0))
         .land(sv.dot("isValid").call())
-        .land(sv.dot("egress_ptr").ne(NONE_PC))
+        .land(sv.dot("egress_ptr").ne(PTR_NONE))
     )
 
 

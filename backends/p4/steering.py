@@ -11,9 +11,9 @@ changes (R8, and R3/R5/R6's unauthorized action).
 
 from __future__ import annotations
 
-from dpfc.backends.p4 import execute, parse
+from dpfc.backends.p4 import execute
 from dpfc.backends.p4.arch import Architecture
-from dpfc.backends.p4.ast import (
+from dpfc.backends.p4.lang import (
     Assign,
     Do,
     If,
@@ -25,10 +25,9 @@ from dpfc.backends.p4.ast import (
     n,
 )
 from dpfc.backends.p4.layout import CODE_OPTION_WORDS, FOREIGN_OPTIONS, Layout
+from dpfc.encoding import IN_PACKET, OPTION_CLASS, PTR_NONE
 
 meta, hdr = n("meta"), n("hdr")
-NONE_PC = 0xFFFF
-IN_PACKET = 0x8000
 # What the pipeline decided to do with the packet (meta.verdict).
 OUT_DROP, OUT_ROUTE, OUT_PORT, OUT_MULTICAST, OUT_BACK, OUT_RECIRCULATE = range(6)
 
@@ -107,7 +106,7 @@ def steering(layout: Layout) -> list[Stmt]:
                 execute.pick(layout, e("steer_value").slice(7, 0), "r").slice(15, 0),
             ),
         ),
-        Assign(m("new_ptr"), mux(sv.dot("isValid").call(), sv.dot("dpf_ptr"), Lit(NONE_PC, 16))),
+        Assign(m("new_ptr"), mux(sv.dot("isValid").call(), sv.dot("dpf_ptr"), Lit(PTR_NONE, 16))),
         If(e("next_pc_src").eq(1), [Assign(m("new_ptr"), e("next_pc"))]),
         If(
             e("next_pc_src").eq(2),
@@ -118,7 +117,7 @@ def steering(layout: Layout) -> list[Stmt]:
             ],
         ),
         Assign(
-            m("new_egress"), mux(sv.dot("isValid").call(), sv.dot("egress_ptr"), Lit(NONE_PC, 16))
+            m("new_egress"), mux(sv.dot("isValid").call(), sv.dot("egress_ptr"), Lit(PTR_NONE, 16))
         ),
         # In the egress pass NEXT_PC names the next switch's egress DPF (isa.md item 20):
         # the pointers swap roles, and the ingress pointer is the one carried through.
@@ -127,7 +126,8 @@ def steering(layout: Layout) -> list[Stmt]:
             [
                 Assign(m("swap"), m("new_ptr")),
                 Assign(
-                    m("new_ptr"), mux(sv.dot("isValid").call(), sv.dot("dpf_ptr"), Lit(NONE_PC, 16))
+                    m("new_ptr"),
+                    mux(sv.dot("isValid").call(), sv.dot("dpf_ptr"), Lit(PTR_NONE, 16)),
                 ),
                 If(e("next_pc_src").ne(0), [Assign(m("new_egress"), m("swap"))]),
             ],
@@ -140,17 +140,17 @@ def steering(layout: Layout) -> list[Stmt]:
                     e("next_pc_src")
                     .eq(0)
                     .lor(m("eg_phase").eq(1))
-                    .land(m("new_ptr").ne(NONE_PC))
+                    .land(m("new_ptr").ne(PTR_NONE))
                     .land((m("new_ptr") & IN_PACKET).ne(0)),
-                    [Assign(m("new_ptr"), Lit(NONE_PC, 16))],
+                    [Assign(m("new_ptr"), Lit(PTR_NONE, 16))],
                 ),
                 If(
                     e("next_pc_src")
                     .eq(0)
                     .lor(m("eg_phase").eq(0))
-                    .land(m("new_egress").ne(NONE_PC))
+                    .land(m("new_egress").ne(PTR_NONE))
                     .land((m("new_egress") & IN_PACKET).ne(0)),
-                    [Assign(m("new_egress"), Lit(NONE_PC, 16))],
+                    [Assign(m("new_egress"), Lit(PTR_NONE, 16))],
                 ),
             ],
         ),
@@ -249,12 +249,12 @@ def finish(layout: Layout, arch: Architecture) -> list[Stmt]:
         sv.dot("isValid")
         .call()
         .lor(m("new_depth").ne(0))
-        .lor(m("new_ptr").ne(NONE_PC))
+        .lor(m("new_ptr").ne(PTR_NONE))
         .lor(m("verdict").eq(OUT_RECIRCULATE))
     )
     new_header = [
         Do(sv.dot("setValid").call()),
-        Assign(sv.dot("cls"), Lit(parse.OPTION_CLASS, 16)),
+        Assign(sv.dot("cls"), Lit(OPTION_CLASS, 16)),
         Assign(sv.dot("type"), Lit(1, 8)),
         Assign(sv.dot("r"), Lit(0, 3)),
         Assign(sv.dot("len"), Lit(3, 5)),
@@ -274,7 +274,7 @@ def finish(layout: Layout, arch: Architecture) -> list[Stmt]:
             m("new_depth").ne(0),
             [
                 Do(hdr.dot("stk_hdr").dot("setValid").call()),
-                Assign(hdr.dot("stk_hdr").dot("cls"), Lit(parse.OPTION_CLASS, 16)),
+                Assign(hdr.dot("stk_hdr").dot("cls"), Lit(OPTION_CLASS, 16)),
                 Assign(hdr.dot("stk_hdr").dot("type"), Lit(3, 8)),
                 Assign(hdr.dot("stk_hdr").dot("r"), Lit(0, 3)),
                 Assign(hdr.dot("stk_hdr").dot("len"), m("new_depth").slice(4, 0)),

@@ -9,9 +9,9 @@ names are :mod:`.layout`'s; how an array is declared and updated is the architec
 
 from __future__ import annotations
 
-from dpfc.backends.p4 import decode, execute
+from dpfc.backends.p4 import decode, execute, fetch
 from dpfc.backends.p4.arch import Architecture
-from dpfc.backends.p4.ast import Assign, Decl, If, Lit, Table, action, mux, n
+from dpfc.backends.p4.lang import Assign, Decl, If, Lit, Table, action, mux, n
 from dpfc.backends.p4.layout import COUNTERS, MAX_TENANT_SLOTS, Layout
 from dpfc.backends.p4.steering import OUT_DROP, OUT_MULTICAST, OUT_PORT, OUT_ROUTE
 
@@ -164,5 +164,5 @@ def ingress_tables(layout: Layout, arch: Architecture) -> list[Decl]:
     out += arch.hash_actions(layout)
     out += execute.memory_decls(layout, arch)
     out += execute.code_tables(layout)
-    out += [decode.find_bundle(layout), decode.fetch_bundle(layout), decode.fetch_epilog(layout)]
+    out += [decode.find_bundle(layout), fetch.fetch_bundle(layout), fetch.fetch_epilog(layout)]
     return out

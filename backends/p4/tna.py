@@ -40,7 +40,7 @@ from dpfc.backends.p4.arch import (
     key_name,
     parameter_names,
 )
-from dpfc.backends.p4.ast import (
+from dpfc.backends.p4.lang import (
     Assign,
     Block,
     Decl,

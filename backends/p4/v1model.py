@@ -15,7 +15,7 @@ change to what runs on bmv2 (tests/golden/p4/ holds a golden copy).
 from __future__ import annotations
 
 from dpfc.backends.p4.arch import MEMORY_OPS, PASS_COMMENT, Architecture, Model
-from dpfc.backends.p4.ast import (
+from dpfc.backends.p4.lang import (
     Assign,
     Block,
     Decl,

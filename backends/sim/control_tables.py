@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from dpfc.encoding.errors import DecodeError
-from dpfc.encoding.words import decode_slot, stage_kind
+from dpfc.encoding import DecodeError, decode_slot, stage_kind
 from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE, StageBundle, stage_name
 
 from .control_common import INDEX_LIMIT, ControlPlaneBase, ControlPlaneError

@@ -20,11 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache, partial
 
-from dpfc.encoding.code import PackedCode
-from dpfc.encoding.header import (
+from dpfc.encoding import (
     OPTION_CLASS,
     OPTIONS_MAX,
     EncodedOptions,
+    PackedCode,
     SwitchVMHeader,
     decode_options,
     encode_options,

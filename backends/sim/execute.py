@@ -26,7 +26,7 @@ and the shared outcomes are in :mod:`.outcome`.
 
 from __future__ import annotations
 
-from dpfc.encoding.errors import DecodeError
+from dpfc.encoding import DecodeError
 from dpfc.isa.bundle import PC
 from dpfc.packet.wire import ParsedPacket, parse_packet
 

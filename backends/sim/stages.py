@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from dpfc.encoding.code import decode_pc
-from dpfc.encoding.header import SwitchVMHeader
+from dpfc.encoding import SwitchVMHeader, decode_pc
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
     PC,

@@ -11,8 +11,7 @@ reports; a header that cannot be encoded is a :class:`~.outcome.Fault`.
 
 from __future__ import annotations
 
-from dpfc.encoding.errors import EncodingError
-from dpfc.encoding.header import SwitchVMHeader
+from dpfc.encoding import EncodingError, SwitchVMHeader
 from dpfc.isa.bundle import PC, CodeImage
 from dpfc.packet.wire import ParsedPacket
 from dpfc.target.profile import TargetProfile

@@ -7,10 +7,10 @@ checked by :mod:`dpfc.isa.check` (the same checker the decoder uses); rules abou
 checked by the assembler. All problems are collected and reported together, each with its
 span.
 
-The steps are classes over one shared state (:mod:`.state`), one concern per module:
+The steps are objects over one shared state (:mod:`.state`), one concern per module:
 :mod:`.directives`, :mod:`.layout` (heads, labels, addresses), :mod:`.operands`,
 :mod:`.units` (the text rules of each functional unit), :mod:`.bundles` (pass 2). This
-module runs them in order and checks the whole program: its entry prolog (DPF0130), the
+module composes them and runs them in order and checks the whole program: its entry prolog (DPF0130), the
 image's rules (:func:`~dpfc.isa.check.check_image`) and that the in-packet code fits in a
 header.
 """
@@ -20,19 +20,35 @@ from __future__ import annotations
 from dpfc.asm.bundles import BundleBuilder
 from dpfc.asm.directives import DirectiveReader
 from dpfc.asm.layout import BundleLayout
-from dpfc.asm.state import Group, parse_stage, suggest, with_article
+from dpfc.asm.operands import OperandReader
+from dpfc.asm.state import AssemblerState, Group, parse_stage, suggest, with_article
 from dpfc.asm.syntax import AsmLine, Directive, Head, Instruction
-from dpfc.diagnostics import Diagnostic, Note
-from dpfc.encoding.code import encode_stage_bundle
-from dpfc.encoding.errors import EncodingError
-from dpfc.encoding.header import encode_options
-from dpfc.isa.bundle import PROLOG_STAGE, stage_name
-from dpfc.isa.check import check_image
-from dpfc.machine.program import MachineProgram, PlacedBundle
+from dpfc.asm.units import UnitReader
+from dpfc.catalog import codes
+from dpfc.diagnostics import Diagnostic, Note, SourceFile
+from dpfc.encoding import EncodingError, encode_options, encode_stage_bundle
+from dpfc.isa import PROLOG_STAGE, check_image, stage_name
+from dpfc.machine import MachineProgram, PlacedBundle
+from dpfc.target.profile import TargetProfile
 
 
-class Assembler(DirectiveReader, BundleLayout, BundleBuilder):
-    """Assembles one DPF's lines: :meth:`run_lines`, then read :attr:`diagnostics`."""
+class Assembler:
+    """Assembles one DPF's lines: :meth:`run_lines`, then read :attr:`diagnostics`.
+
+    Its steps are objects over one :class:`~dpfc.asm.state.AssemblerState`: the directive
+    reader, the bundle layout (pass 1) and the bundle builder (pass 2, with the unit and
+    operand readers it holds)."""
+
+    def __init__(self, source: SourceFile, profile: TargetProfile | None) -> None:
+        self.state = AssemblerState(source, profile)
+        self.directives = DirectiveReader(self.state)
+        self.layout = BundleLayout(self.state)
+        self.bundles = BundleBuilder(self.state, UnitReader(self.state, OperandReader(self.state)))
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """The problems found so far, in the order they were found."""
+        return self.state.diagnostics
 
     # -- pass 1 -------------------------------------------------------------------------
     def run_lines(
@@ -45,25 +61,25 @@ class Assembler(DirectiveReader, BundleLayout, BundleBuilder):
         directives: list[Directive] = []
         for line in lines:
             if isinstance(line, Instruction) and parse_stage(line.mnemonic) is not None:
-                line = self._head_without_colon(line)
+                line = self.layout.head_without_colon(line)
             if current is not None and error_offsets:
                 current.has_syntax_error |= any(
                     current.head.span.start < o < line.span.start for o in error_offsets
                 )
             if isinstance(line, Directive):
-                if self.groups:
-                    self.error(
-                        "DPF0106",
+                if self.state.groups:
+                    self.state.error(
+                        codes.ASM_DIRECTIVE_TOO_LATE,
                         f"directive `.{line.name}` after the first bundle; directives come first",
                         line.span,
                     )
                     continue
                 directives.append(line)
             elif isinstance(line, Head):
-                current = self._head(line)
+                current = self.layout.head(line)
             elif current is None:
-                self.error(
-                    "DPF0107",
+                self.state.error(
+                    codes.ASM_OUTSIDE_BUNDLE,
                     "instruction outside a bundle: start one with `prolog NAME:`, `eu0 NAME:` or `epilog NAME:`",
                     line.span,
                 )
@@ -72,30 +88,30 @@ class Assembler(DirectiveReader, BundleLayout, BundleBuilder):
         if current is not None:
             current.has_syntax_error |= any(o > current.head.span.start for o in error_offsets)
         for directive in directives:
-            self._directive(directive)
-        self._name_unlabeled()
-        self._assign_addresses()
-        placed = [self._build(group) for group in self.groups if group.pc is not None]
+            self.directives.read(directive)
+        self.layout.name_unlabeled()
+        self.layout.assign_addresses()
+        placed = [self.bundles.build(group) for group in self.state.groups if group.pc is not None]
         return self._finish([p for p in placed if p is not None])
 
     # -- whole program ------------------------------------------------------------------
     def _finish(self, placed: list[PlacedBundle]) -> MachineProgram | None:
-        prologs = [g for g in self.groups if g.stage == PROLOG_STAGE]
-        if self.entry_name is not None:
-            name, span = self.entry_name
-            group = self.labels.get(name)
+        prologs = [g for g in self.state.groups if g.stage == PROLOG_STAGE]
+        if self.state.entry_name is not None:
+            name, span = self.state.entry_name
+            group = self.state.labels.get(name)
             if group is None:
                 prolog_names = [g.label for g in prologs]
-                self.error(
-                    "DPF0130",
+                self.state.error(
+                    codes.ASM_NO_PROLOG,
                     f"`.entry {name}` names no bundle; it must name a prolog bundle"
                     + suggest(name, prolog_names),
                     span,
                 )
                 return None
             if group.stage != PROLOG_STAGE:
-                self.error(
-                    "DPF0130",
+                self.state.error(
+                    codes.ASM_NO_PROLOG,
                     f"`.entry {name}` names {with_article(stage_name(group.stage))} bundle; "
                     "it must name a prolog bundle",
                     span,
@@ -106,30 +122,32 @@ class Assembler(DirectiveReader, BundleLayout, BundleBuilder):
         elif prologs:
             entry_group = prologs[0]
         else:
-            self.error(
-                "DPF0130",
+            self.state.error(
+                codes.ASM_NO_PROLOG,
                 "no prolog: a DPF starts at a prolog bundle (`prolog NAME:`)",
-                self.groups[0].head.span if self.groups else self.source.span(0, 0),
+                self.state.groups[0].head.span
+                if self.state.groups
+                else self.state.source.span(0, 0),
             )
             return None
-        if self.diagnostics or entry_group.pc is None:
+        if self.state.diagnostics or entry_group.pc is None:
             return None
         program = MachineProgram(
-            self.name,
-            self.profile,
-            self.placement,
-            self.app_id,
+            self.state.name,
+            self.state.profile,
+            self.state.placement,
+            self.state.app_id,
             entry_group.pc,
             tuple(placed),
-            arrays=tuple(self.arrays),
-            relocations=tuple(self.relocations),
-            pipeline=self.pipeline,
+            arrays=tuple(self.state.arrays),
+            relocations=tuple(self.state.relocations),
+            pipeline=self.state.pipeline,
         )
         by_key = {(p.stage, p.pc.index): p for p in placed if p.pc.in_packet}
-        for stage, index, violation in check_image(program.image(), self.profile):
+        for stage, index, violation in check_image(program.image(), self.state.profile):
             hint = None
-            if violation.code == "DPF1031":
-                index = self.profile.packet_bundles_per_stage
+            if violation.code == codes.ISA_TOO_MANY_PACKET_BUNDLES:
+                index = self.state.profile.packet_bundles_per_stage
                 hint = (
                     "place bundles of that stage in switch code memory "
                     f"(`{stage_name(stage)} NAME @slot:`)"
@@ -137,22 +155,23 @@ class Assembler(DirectiveReader, BundleLayout, BundleBuilder):
             found = by_key.get((stage, index))
             where = found.span if found else None
             if violation.where[:1] in (("control",), ("next_pc",)):
-                operands = self.operand_spans.get((stage, index), {})
+                operands = self.state.operand_spans.get((stage, index), {})
                 where = operands.get(str(violation.where[-1]), where)
-            self.error(violation.code, violation.message, where, hint=hint)
-        if self.diagnostics:
+            self.state.error(violation.code, violation.message, where, hint=hint)
+        if self.state.diagnostics:
             return None
         image = program.image()
         if not image.is_empty():
             try:
-                encode_options(program.header(), self.profile)
+                encode_options(program.header(), self.state.profile)
             except EncodingError as exc:
                 in_packet = [p for p in placed if p.pc.in_packet]
                 sizes = [
-                    len(encode_stage_bundle(p.stage, p.bundle, self.profile)) for p in in_packet
+                    len(encode_stage_bundle(p.stage, p.bundle, self.state.profile))
+                    for p in in_packet
                 ]
                 largest = in_packet[sizes.index(max(sizes))]
-                self.error(
+                self.state.error(
                     exc.code,
                     f"in-packet code does not fit: {exc.message}",
                     entry_group.head.span,

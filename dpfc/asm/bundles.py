@@ -15,34 +15,46 @@ Contract:
 
 from __future__ import annotations
 
-from dpfc.asm.state import BundleDraft, Group, suggest
+from dpfc.asm.state import AssemblerState, BundleDraft, Group, suggest
 from dpfc.asm.syntax import Instruction
 from dpfc.asm.units import UnitReader
+from dpfc.catalog import codes
 from dpfc.diagnostics import Span
-from dpfc.isa.bundle import (
+from dpfc.isa import (
+    BY_MNEMONIC,
     EPILOG_STAGE,
     PROLOG_STAGE,
+    AluOp,
     Bundle,
     EpilogBundle,
+    InstructionSpec,
+    MemOp,
     StageBundle,
     Steering,
+    Unit,
+    Violation,
+    check_bundle,
+    check_epilog,
     stage_name,
 )
-from dpfc.isa.check import Violation, check_bundle, check_epilog
-from dpfc.isa.opcodes import BY_MNEMONIC, AluOp, InstructionSpec, MemOp, Unit
-from dpfc.machine.program import PlacedBundle
+from dpfc.machine import PlacedBundle
 
 
-class BundleBuilder(UnitReader):
-    """Builds and checks each bundle from the instructions its group holds."""
+class BundleBuilder:
+    """Builds and checks each bundle from the instructions its group holds, each
+    instruction read by a :class:`~dpfc.asm.units.UnitReader`."""
 
-    def _build(self, group: Group) -> PlacedBundle | None:
+    def __init__(self, state: AssemblerState, units: UnitReader) -> None:
+        self.state = state
+        self.units = units
+
+    def build(self, group: Group) -> PlacedBundle | None:
         assert group.pc is not None
-        builder = BundleDraft(self.profile.lanes)
-        before = len(self.diagnostics)
+        builder = BundleDraft(self.state.profile.lanes)
+        before = len(self.state.diagnostics)
         for instr in group.instructions:
             self._instruction(group, builder, instr)
-        if len(self.diagnostics) > before:
+        if len(self.state.diagnostics) > before:
             return None
         bundle: StageBundle
         if group.stage == EPILOG_STAGE:
@@ -52,13 +64,13 @@ class BundleBuilder(UnitReader):
                 builder.next_pc[0] if builder.next_pc else None,
                 builder.hdr_mod is not None,
             )
-            violations = check_epilog(bundle, self.profile)
+            violations = check_epilog(bundle, self.state.profile)
         else:
             if builder.control is None:
                 if group.has_syntax_error:
                     return None
-                self.error(
-                    "DPF0116",
+                self.state.error(
+                    codes.ASM_NO_CONTROL,
                     f"{stage_name(group.stage)} bundle `{group.label}` names no successor: end it with "
                     + ("JMP" if group.stage == PROLOG_STAGE else "JMP, HALT or a branch"),
                     group.head.span,
@@ -68,22 +80,22 @@ class BundleBuilder(UnitReader):
                 tuple(sel for _, (sel, _) in sorted(builder.selectors.items())),
                 tuple(
                     builder.alu.get(lane, (AluOp.NOP, None))[0]
-                    for lane in range(self.profile.lanes)
+                    for lane in range(self.state.profile.lanes)
                 ),
                 tuple(
                     builder.mem.get(lane, (MemOp.NOP, None))[0]
-                    for lane in range(self.profile.lanes)
+                    for lane in range(self.state.profile.lanes)
                 ),
                 builder.control[0],
             )
             violations = check_bundle(
                 bundle,
-                self.profile,
+                self.state.profile,
                 prolog=group.stage == PROLOG_STAGE,
                 next_stage=self._next_stage_name(group.stage),
             )
         for violation in violations:
-            self.error(
+            self.state.error(
                 violation.code, violation.message, self._where_span(group, builder, violation)
             )
         if violations:
@@ -92,11 +104,11 @@ class BundleBuilder(UnitReader):
             spans = dict(builder.control_operands)
             if builder.next_pc is not None:
                 spans["next_pc"] = builder.next_pc[1]
-            self.operand_spans[(group.stage, group.pc.index)] = spans
+            self.state.operand_spans[(group.stage, group.pc.index)] = spans
         return PlacedBundle(group.stage, group.pc, bundle, group.label, group.head.span)
 
     def _next_stage_name(self, stage: int) -> str:
-        return "epilog" if stage == self.profile.num_eus else stage_name(stage + 1)
+        return "epilog" if stage == self.state.profile.num_eus else stage_name(stage + 1)
 
     def _where_span(self, group: Group, b: BundleDraft, v: Violation) -> Span:
         key = v.where
@@ -113,14 +125,14 @@ class BundleBuilder(UnitReader):
         if key[:1] == ("control",) and b.control is not None:
             return b.control[1]
         if key[:1] == ("immediates",) and b.immediate_spans:
-            limit = self.profile.immediates_per_bundle
+            limit = self.state.profile.immediates_per_bundle
             spans = list(b.immediate_spans.values())
             return spans[min(limit, len(spans) - 1)]
         if key[:1] == ("push",):
             if len(key) > 1 and isinstance(key[1], int):
                 return b.push[key[1]][1]
-            if len(b.push) > self.profile.max_push:
-                return b.push[self.profile.max_push][1]
+            if len(b.push) > self.state.profile.max_push:
+                return b.push[self.state.profile.max_push][1]
             return b.push_spans[-1] if b.push_spans else group.head.span
         if key[:1] == ("steering",) and b.steering is not None:
             return b.steering[1]
@@ -132,8 +144,8 @@ class BundleBuilder(UnitReader):
         mnemonic = instr.mnemonic.upper()
         spec = BY_MNEMONIC.get(mnemonic)
         if spec is None:
-            self.error(
-                "DPF0101",
+            self.state.error(
+                codes.ASM_UNKNOWN_INSTRUCTION,
                 f"unknown instruction `{instr.mnemonic}`" + suggest(mnemonic, list(BY_MNEMONIC)),
                 instr.mnemonic_span,
             )
@@ -148,20 +160,20 @@ class BundleBuilder(UnitReader):
         prolog_jump = section == "prolog" and spec.mnemonic == "JMP"
         if spec.section.value != section and not prolog_jump:
             kind = {"prolog": "a prolog", "eu": "an EU", "epilog": "an epilog"}[spec.section.value]
-            self.error(
-                "DPF0102",
+            self.state.error(
+                codes.ASM_WRONG_SECTION,
                 f"`{mnemonic}` is {kind} instruction and cannot appear in {stage_name(group.stage)}",
                 instr.mnemonic_span,
                 hint=_section_hint(spec, section),
             )
             return
         handler = {
-            Unit.PROLOG: self._selector,
-            Unit.SELECTOR: self._selector,
-            Unit.ALU: self._alu,
-            Unit.MEMORY: self._memory,
-            Unit.CONTROL: self._control,
-            Unit.EPILOG: self._epilog,
+            Unit.PROLOG: self.units.selector,
+            Unit.SELECTOR: self.units.selector,
+            Unit.ALU: self.units.alu,
+            Unit.MEMORY: self.units.memory,
+            Unit.CONTROL: self.units.control,
+            Unit.EPILOG: self.units.epilog,
         }[spec.unit]
         handler(group, b, spec, instr)
 

@@ -21,18 +21,23 @@ from dpfc.asm.state import (
     suggest,
 )
 from dpfc.asm.syntax import Directive
-from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE
-from dpfc.machine.program import ArrayBinding, Pipeline, Placement
+from dpfc.catalog import codes
+from dpfc.isa import EPILOG_STAGE, PROLOG_STAGE
+from dpfc.machine import ArrayBinding, Pipeline, Placement
 from dpfc.target.profile import BUILTIN_PROFILES
 
 
-class DirectiveReader(AssemblerState):
+class DirectiveReader:
     """Reads the directives that open a DPF's section into the assembler's state."""
 
-    def _directive(self, d: Directive) -> None:
+    def __init__(self, state: AssemblerState) -> None:
+        self.state = state
+
+    def read(self, d: Directive) -> None:
+        """Check one directive and store its value in the state."""
         if d.name not in DIRECTIVES:
-            self.error(
-                "DPF0105",
+            self.state.error(
+                codes.ASM_BAD_DIRECTIVE,
                 f"unknown directive `.{d.name}`" + suggest(d.name, DIRECTIVES, "."),
                 d.span,
             )
@@ -41,38 +46,46 @@ class DirectiveReader(AssemblerState):
             self._array(d)
             return
         if len(d.args) != 1:
-            self.error("DPF0105", f"`.{d.name}` takes exactly one argument", d.span)
+            self.state.error(
+                codes.ASM_BAD_DIRECTIVE, f"`.{d.name}` takes exactly one argument", d.span
+            )
             return
         arg = d.args[0]
         if d.name == "app":
             if arg.number is None or not 0 <= arg.number <= WORD_MAX:
-                self.error(
-                    "DPF0105", "`.app` takes a 32-bit unsigned number (the app-id token)", arg.span
+                self.state.error(
+                    codes.ASM_BAD_DIRECTIVE,
+                    "`.app` takes a 32-bit unsigned number (the app-id token)",
+                    arg.span,
                 )
             else:
-                self.app_id = arg.number
+                self.state.app_id = arg.number
             return
         if arg.kind != "name":
-            self.error("DPF0105", f"`.{d.name}` takes a name", arg.span)
+            self.state.error(codes.ASM_BAD_DIRECTIVE, f"`.{d.name}` takes a name", arg.span)
             return
         if d.name == "dpf":
-            self.name = arg.text
+            self.state.name = arg.text
         elif d.name == "entry":
-            self.entry_name = (arg.text, arg.span)
+            self.state.entry_name = (arg.text, arg.span)
         elif d.name == "placement":
             try:
-                self.placement = Placement(arg.text)
+                self.state.placement = Placement(arg.text)
             except ValueError:
-                self.error("DPF0105", "`.placement` is `packet` or `switch`", arg.span)
+                self.state.error(
+                    codes.ASM_BAD_DIRECTIVE, "`.placement` is `packet` or `switch`", arg.span
+                )
         elif d.name == "pipeline":
             try:
-                self.pipeline = Pipeline(arg.text)
+                self.state.pipeline = Pipeline(arg.text)
             except ValueError:
-                self.error("DPF0105", "`.pipeline` is `ingress` or `egress`", arg.span)
-        elif d.name == "target" and self.cli_profile is None:
+                self.state.error(
+                    codes.ASM_BAD_DIRECTIVE, "`.pipeline` is `ingress` or `egress`", arg.span
+                )
+        elif d.name == "target" and self.state.cli_profile is None:
             if arg.text not in BUILTIN_PROFILES:
-                self.error(
-                    "DPF0108",
+                self.state.error(
+                    codes.ASM_UNKNOWN_TARGET,
                     f"unknown target `{arg.text}` in `.target`"
                     + suggest(arg.text, list(BUILTIN_PROFILES))
                     + f" (built-in: {', '.join(BUILTIN_PROFILES)})",
@@ -80,14 +93,16 @@ class DirectiveReader(AssemblerState):
                     hint="a TOML profile file is given on the command line: --target FILE.toml",
                 )
                 return
-            self.profile = BUILTIN_PROFILES[arg.text]
+            self.state.profile = BUILTIN_PROFILES[arg.text]
 
     def _array(self, d: Directive) -> None:
         """``.array NAME direct|segment SIZE eu<k> lane<i>``: an array the DPF uses and
         where it lives (an object's array binding, docs/objects.md)."""
         form = "`.array NAME direct|segment SIZE eu<k> lane<i>`"
         if len(d.args) != 5:
-            self.error("DPF0105", f"{form} takes five arguments, got {len(d.args)}", d.span)
+            self.state.error(
+                codes.ASM_BAD_DIRECTIVE, f"{form} takes five arguments, got {len(d.args)}", d.span
+            )
             return
         name, mapping, size, eu, lane = d.args
         lane_match = re.fullmatch(r"lane(\d+)", lane.text) if lane.kind == "name" else None
@@ -101,21 +116,27 @@ class DirectiveReader(AssemblerState):
         ]
         for bad, operand, wanted in problems:
             if bad:
-                self.error(
-                    "DPF0105", f"{form}: expected {wanted}, got `{operand.text}`", operand.span
+                self.state.error(
+                    codes.ASM_BAD_DIRECTIVE,
+                    f"{form}: expected {wanted}, got `{operand.text}`",
+                    operand.span,
                 )
                 return
         assert stage is not None and lane_match is not None and size.number is not None
         eu_index, lane_index = stage - 1, int(lane_match.group(1))
-        if eu_index >= self.profile.num_eus or lane_index >= self.profile.lanes:
-            self.error(
-                "DPF0105",
-                f"{self.profile.name} has no EU {eu_index} lane {lane_index} "
-                f"({self.profile.num_eus} EUs of {self.profile.lanes} lanes)",
+        if eu_index >= self.state.profile.num_eus or lane_index >= self.state.profile.lanes:
+            self.state.error(
+                codes.ASM_BAD_DIRECTIVE,
+                f"{self.state.profile.name} has no EU {eu_index} lane {lane_index} "
+                f"({self.state.profile.num_eus} EUs of {self.state.profile.lanes} lanes)",
                 d.span,
             )
             return
-        if any(a.name == name.text for a in self.arrays):
-            self.error("DPF0105", f"array `{name.text}` is declared twice", name.span)
+        if any(a.name == name.text for a in self.state.arrays):
+            self.state.error(
+                codes.ASM_BAD_DIRECTIVE, f"array `{name.text}` is declared twice", name.span
+            )
             return
-        self.arrays.append(ArrayBinding(name.text, mapping.text, size.number, eu_index, lane_index))
+        self.state.arrays.append(
+            ArrayBinding(name.text, mapping.text, size.number, eu_index, lane_index)
+        )

@@ -23,11 +23,10 @@ from dataclasses import dataclass, replace
 
 from dpfc.asm.assembler import Assembler
 from dpfc.asm.syntax import AsmLine, Directive, Head, parse_lines
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, SourceFile, Span
-from dpfc.machine.encoded import encode_program
-from dpfc.machine.printer import format_program
-from dpfc.machine.program import MachineProgram
-from dpfc.objfile.model import ObjectFile
+from dpfc.machine import MachineProgram, encode_program, format_program
+from dpfc.objfile import ObjectFile
 from dpfc.target.profile import TargetProfile
 
 
@@ -56,7 +55,7 @@ class AssembledModule:
         if name is None:
             raise DiagnosticError(
                 Diagnostic(
-                    "DPF0131",
+                    codes.ASM_DPF_AMBIGUOUS_OR_MISSING,
                     f"{self.source.name} holds {len(self.programs)} DPFs ({listed}); "
                     "this needs one of them",
                     None,
@@ -70,7 +69,7 @@ class AssembledModule:
         suggestion = f"; did you mean `{close[0]}`?" if close else ""
         raise DiagnosticError(
             Diagnostic(
-                "DPF0131",
+                codes.ASM_DPF_AMBIGUOUS_OR_MISSING,
                 f"{self.source.name} holds no DPF named `{name}` (it holds {listed}){suggestion}",
                 None,
             )
@@ -125,7 +124,7 @@ def assemble_module(source: SourceFile, profile: TargetProfile | None = None) ->
         if program.name in first_of:
             diagnostics.append(
                 Diagnostic(
-                    "DPF0132",
+                    codes.ASM_CONFLICTING_DPFS,
                     f"DPF `{program.name}` is defined twice in one file",
                     span,
                     notes=(Note("first defined here", first_of[program.name]),),
@@ -136,7 +135,7 @@ def assemble_module(source: SourceFile, profile: TargetProfile | None = None) ->
         if programs and program.profile.name != programs[0].profile.name:
             diagnostics.append(
                 Diagnostic(
-                    "DPF0132",
+                    codes.ASM_CONFLICTING_DPFS,
                     f"DPF `{program.name}` is for {program.profile.name} but "
                     f"`{programs[0].name}` is for {programs[0].profile.name}; "
                     "the DPFs of one file share a target",
@@ -165,17 +164,21 @@ def _module_name(
         if any(not isinstance(other, Directive) or other.name == "dpf" for other in lines[:index]):
             diagnostics.append(
                 Diagnostic(
-                    "DPF0106",
+                    codes.ASM_DIRECTIVE_TOO_LATE,
                     "`.module` comes first: it names the module of every DPF of the file",
                     line.span,
                 )
             )
         elif module is not None:
-            diagnostics.append(Diagnostic("DPF0105", "`.module` given twice", line.span))
+            diagnostics.append(
+                Diagnostic(codes.ASM_BAD_DIRECTIVE, "`.module` given twice", line.span)
+            )
         elif len(line.args) != 1 or line.args[0].kind not in ("name", "symbol"):
             diagnostics.append(
                 Diagnostic(
-                    "DPF0105", "`.module` takes one name (`kvs`, `stdlib.countmin`)", line.span
+                    codes.ASM_BAD_DIRECTIVE,
+                    "`.module` takes one name (`kvs`, `stdlib.countmin`)",
+                    line.span,
                 )
             )
         else:

@@ -10,10 +10,10 @@ Contract:
 * :class:`BundleDraft` is the mutable state of one bundle while its instructions are read,
   each part kept with the span of the instruction that wrote it, so that a violation found
   later points at that instruction.
-* The steps are classes over this state, one concern each: :mod:`.directives`,
+* The steps are objects holding this state, one concern each: :mod:`.directives`,
   :mod:`.layout` (heads, labels, addresses), :mod:`.operands`, :mod:`.units` (one reader per
-  functional unit), :mod:`.bundles` (building and checking a bundle); :mod:`.assembler`
-  runs them in order.
+  functional unit, holding the operand reader), :mod:`.bundles` (building and checking a
+  bundle, holding the unit reader); :mod:`.assembler` composes them and runs them in order.
 """
 
 from __future__ import annotations
@@ -24,17 +24,18 @@ from dataclasses import dataclass, field
 
 from dpfc.asm.syntax import Head, Instruction
 from dpfc.diagnostics import Diagnostic, Note, SourceFile, Span
-from dpfc.isa.bundle import (
+from dpfc.isa import (
     EPILOG_STAGE,
     PC,
     PROLOG_STAGE,
+    AluOp,
     Control,
+    MemOp,
     Register,
     Selector,
     Steering,
 )
-from dpfc.isa.opcodes import AluOp, MemOp
-from dpfc.machine.program import ArrayBinding, Pipeline, Placement, Relocation
+from dpfc.machine import ArrayBinding, Pipeline, Placement, Relocation
 from dpfc.target import DEFAULT_PROFILE, TargetProfile
 
 REGISTER = re.compile(r"^([ABab])(\d+)$")

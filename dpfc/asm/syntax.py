@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, SourceFile, Span
 from dpfc.parsing import Leaf, Node, SyntaxFailure, parse
 
@@ -129,7 +130,7 @@ def _syntax_diagnostic(
     if number is not None:
         start, end = number
         return Diagnostic(
-            "DPF0001",
+            codes.ASM_SYNTAX,
             f"malformed number `{text[start:end]}`",
             Span(source, line_start + start, line_start + end),
             hint="numbers are decimal, 0x hexadecimal or 0b binary, with optional `_` separators",
@@ -148,7 +149,7 @@ def _syntax_diagnostic(
     if expected:
         message += f"; expected {expected}"
     length = max(len(failure.found), 1)
-    return Diagnostic("DPF0001", message, Span(source, offset, offset + length), hint=hint)
+    return Diagnostic(codes.ASM_SYNTAX, message, Span(source, offset, offset + length), hint=hint)
 
 
 def _glued_number(text: str, offset: int) -> tuple[int, int] | None:

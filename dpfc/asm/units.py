@@ -14,18 +14,38 @@ whole bundle by :mod:`dpfc.isa.check` (:mod:`.bundles`).
 from __future__ import annotations
 
 from dpfc.asm.operands import OperandReader
-from dpfc.asm.state import REGISTER, BundleDraft, Group, suggest
+from dpfc.asm.state import REGISTER, AssemblerState, BundleDraft, Group, suggest
 from dpfc.asm.syntax import Instruction
+from dpfc.catalog import codes
 from dpfc.diagnostics import Note
-from dpfc.isa.bundle import PC, Control, Imm, RegClass, Register, Selector, Steering, stage_name
-from dpfc.isa.opcodes import UNARY_ALU_OPS, AluOp, CtrlOp, InstructionSpec, MemOp, SelectorKind
-from dpfc.machine.program import PLACEHOLDER, Relocation
+from dpfc.isa import (
+    PC,
+    UNARY_ALU_OPS,
+    AluOp,
+    Control,
+    CtrlOp,
+    Imm,
+    InstructionSpec,
+    MemOp,
+    RegClass,
+    Register,
+    Selector,
+    SelectorKind,
+    Steering,
+    stage_name,
+)
+from dpfc.machine import PLACEHOLDER, Relocation
 
 
-class UnitReader(OperandReader):
-    """Reads one instruction of each unit into a :class:`~dpfc.asm.state.BundleDraft`."""
+class UnitReader:
+    """Reads one instruction of each unit into a :class:`~dpfc.asm.state.BundleDraft`, its
+    operands read by an :class:`~dpfc.asm.operands.OperandReader`."""
 
-    def _selector(
+    def __init__(self, state: AssemblerState, operands: OperandReader) -> None:
+        self.state = state
+        self.operands = operands
+
+    def selector(
         self, group: Group, b: BundleDraft, spec: InstructionSpec, instr: Instruction
     ) -> None:
         kind = SelectorKind(spec.code)
@@ -35,31 +55,31 @@ class UnitReader(OperandReader):
             SelectorKind.LOAD_CONST,
             SelectorKind.LOAD_MD,
         )
-        if not self._arity(spec, instr, 2 if two else 1):
+        if not self.operands.arity(spec, instr, 2 if two else 1):
             return
-        dest = self._register(instr.operands[0], f"destination of {spec.mnemonic}")
+        dest = self.operands.register(instr.operands[0], f"destination of {spec.mnemonic}")
         if dest is None:
             return
         source: Register | None = None
         value = 0
         if kind is SelectorKind.MOV:
-            source = self._register(instr.operands[1], "MOV source")
+            source = self.operands.register(instr.operands[1], "MOV source")
             if source is None:
                 return
         elif kind is SelectorKind.LOAD_IMM:
-            imm = self._immediate(instr.operands[1], "immediate")
+            imm = self.operands.immediate(instr.operands[1], "immediate")
             if imm is None:
                 return
             value = imm
             b.immediate_spans.setdefault(value, instr.operands[1].span)
         elif kind is SelectorKind.LOAD_CONST:
-            index = self._immediate(
+            index = self.operands.immediate(
                 instr.operands[1],
                 "constant index",
                 0,
-                self.profile.const_table_entries - 1,
-                code="DPF1016",
-                why=f": {self.profile.name} has {self.profile.const_table_entries} "
+                self.state.profile.const_table_entries - 1,
+                code=codes.ISA_CONSTANT_INDEX_RANGE,
+                why=f": {self.state.profile.name} has {self.state.profile.const_table_entries} "
                 "constant-table entries",
             )
             if index is None:
@@ -68,11 +88,11 @@ class UnitReader(OperandReader):
         elif kind is SelectorKind.LOAD_MD:
             md = instr.operands[1]
             if md.kind == "name":
-                field_ = self.profile.metadata_by_name(md.text)
+                field_ = self.state.profile.metadata_by_name(md.text)
                 if field_ is None:
-                    names = [m.name for m in self.profile.metadata]
-                    self.error(
-                        "DPF1017",
+                    names = [m.name for m in self.state.profile.metadata]
+                    self.state.error(
+                        codes.ISA_UNKNOWN_METADATA,
                         f"unknown metadata field `{md.text}`" + suggest(md.text, names),
                         md.span,
                         hint="known: " + ", ".join(names),
@@ -80,37 +100,39 @@ class UnitReader(OperandReader):
                     return
                 value = field_.index
             else:
-                index = self._immediate(md, "metadata index", 0, 255, code="DPF1017")
+                index = self.operands.immediate(
+                    md, "metadata index", 0, 255, code=codes.ISA_UNKNOWN_METADATA
+                )
                 if index is None:
                     return
-                if self.profile.metadata_by_index(index) is None:
-                    self.error(
-                        "DPF1017",
+                if self.state.profile.metadata_by_index(index) is None:
+                    self.state.error(
+                        codes.ISA_UNKNOWN_METADATA,
                         f"unknown metadata index {index}",
                         md.span,
-                        hint=f"{self.profile.name} defines "
-                        + ", ".join(f"{m.index}={m.name}" for m in self.profile.metadata),
+                        hint=f"{self.state.profile.name} defines "
+                        + ", ".join(f"{m.index}={m.name}" for m in self.state.profile.metadata),
                     )
                     return
                 value = index
         if kind is SelectorKind.HASH and dest.cls is not RegClass.A:
-            self.error(
-                "DPF1014",
+            self.state.error(
+                codes.ISA_HASH_INTO_B,
                 f"HASH writes only A registers (A = hash(A)), not {dest}",
                 instr.operands[0].span,
             )
             return
         if kind in (SelectorKind.LOAD_IMM, SelectorKind.LOAD_CONST) and dest.cls is not RegClass.B:
-            self.error(
-                "DPF1015",
+            self.state.error(
+                codes.ISA_LOAD_INTO_A,
                 f"{spec.mnemonic} writes only B registers, not {dest}",
                 instr.operands[0].span,
                 hint=f"load into B{dest.lane} and MOV it if an A register needs the value",
             )
             return
         if dest in b.selectors:
-            self.error(
-                "DPF1005",
+            self.state.error(
+                codes.ISA_REGISTER_WRITTEN_TWICE,
                 f"register {dest} is written by two selectors in one bundle",
                 instr.span,
                 Note("first written here", b.selectors[dest][1]),
@@ -119,36 +141,36 @@ class UnitReader(OperandReader):
             return
         b.selectors[dest] = (Selector(dest, kind, source, value), instr.span)
 
-    def _alu(self, group: Group, b: BundleDraft, spec: InstructionSpec, instr: Instruction) -> None:
+    def alu(self, group: Group, b: BundleDraft, spec: InstructionSpec, instr: Instruction) -> None:
         op = AluOp(spec.code)
         unary = op in UNARY_ALU_OPS
-        if not self._arity(spec, instr, 1 if unary else 2):
+        if not self.operands.arity(spec, instr, 1 if unary else 2):
             return
-        a = self._register(instr.operands[0], f"first operand of {spec.mnemonic}")
+        a = self.operands.register(instr.operands[0], f"first operand of {spec.mnemonic}")
         if a is None:
             return
         if a.cls is not RegClass.A:
-            self.error(
-                "DPF0112",
+            self.state.error(
+                codes.ASM_ALU_OPERANDS,
                 f"ALU ops write A registers: {spec.mnemonic} {a} is illegal (ALU i computes A[i] op B[i])",
                 instr.operands[0].span,
             )
             return
         if not unary:
-            second = self._register(instr.operands[1], f"second operand of {spec.mnemonic}")
+            second = self.operands.register(instr.operands[1], f"second operand of {spec.mnemonic}")
             if second is None:
                 return
             if second.cls is not RegClass.B or second.lane != a.lane:
-                self.error(
-                    "DPF0112",
+                self.state.error(
+                    codes.ASM_ALU_OPERANDS,
                     f"ALU lane {a.lane} reads A{a.lane} and B{a.lane}; `{spec.mnemonic} {a}, {second}` is illegal",
                     instr.operands[1].span,
                     hint=f"MOV the value into B{a.lane} in a selector first",
                 )
                 return
         if a.lane in b.alu:
-            self.error(
-                "DPF0113",
+            self.state.error(
+                codes.ASM_ALU_LANE_TWICE,
                 f"two ALU ops in lane {a.lane} of {stage_name(group.stage)}",
                 instr.span,
                 Note("first ALU op of that lane", b.alu[a.lane][1]),
@@ -157,11 +179,11 @@ class UnitReader(OperandReader):
             return
         b.alu[a.lane] = (op, instr.span)
 
-    def _memory(
+    def memory(
         self, group: Group, b: BundleDraft, spec: InstructionSpec, instr: Instruction
     ) -> None:
         op = MemOp(spec.code)
-        if not self._arity(spec, instr, 2):
+        if not self.operands.arity(spec, instr, 2):
             return
         store = op is MemOp.STORE
         addr_op, data_op = (
@@ -171,33 +193,35 @@ class UnitReader(OperandReader):
         )
         if addr_op.kind != "mem":
             form = f"{spec.mnemonic} [A<i>], B<i>" if store else f"{spec.mnemonic} B<i>, [A<i>]"
-            self.error(
-                "DPF0114", f"memory address must be written `[A<i>]`: `{form}`", addr_op.span
+            self.state.error(
+                codes.ASM_MEMORY_OPERANDS,
+                f"memory address must be written `[A<i>]`: `{form}`",
+                addr_op.span,
             )
             return
-        addr = self._register(addr_op, "memory address")
-        data = self._register(data_op, "memory data register")
+        addr = self.operands.register(addr_op, "memory address")
+        data = self.operands.register(data_op, "memory data register")
         if addr is None or data is None:
             return
         if addr.cls is not RegClass.A:
-            self.error(
-                "DPF0114",
+            self.state.error(
+                codes.ASM_MEMORY_OPERANDS,
                 f"memory address must be an A register, not {addr} "
                 "(memory lane i takes its address in A[i] and data in B[i])",
                 addr_op.span,
             )
             return
         if data.cls is not RegClass.B:
-            self.error(
-                "DPF0114",
+            self.state.error(
+                codes.ASM_MEMORY_OPERANDS,
                 f"memory data must be a B register, not {data} "
                 "(memory lane i takes its address in A[i] and data in B[i])",
                 data_op.span,
             )
             return
         if addr.lane != data.lane:
-            self.error(
-                "DPF0114",
+            self.state.error(
+                codes.ASM_MEMORY_OPERANDS,
                 f"memory lane {addr.lane} takes its address in A{addr.lane} and data in "
                 f"B{addr.lane}; data {data} is in lane {data.lane}",
                 data_op.span,
@@ -205,8 +229,8 @@ class UnitReader(OperandReader):
             )
             return
         if addr.lane in b.mem:
-            self.error(
-                "DPF0115",
+            self.state.error(
+                codes.ASM_MEMORY_LANE_TWICE,
                 f"two memory ops in lane {addr.lane} of {stage_name(group.stage)}",
                 instr.span,
                 Note("first memory op of that lane", b.mem[addr.lane][1]),
@@ -214,92 +238,109 @@ class UnitReader(OperandReader):
             return
         b.mem[addr.lane] = (op, instr.span)
 
-    def _control(
+    def control(
         self, group: Group, b: BundleDraft, spec: InstructionSpec, instr: Instruction
     ) -> None:
         op = CtrlOp(spec.code)
         if b.control is not None:
-            self.error(
-                "DPF0117",
+            self.state.error(
+                codes.ASM_CONTROL_TWICE,
                 f"more than one branch in {stage_name(group.stage)} bundle `{group.label}`",
                 instr.span,
                 Note("first branch here", b.control[1]),
                 hint="an EU has a single branch unit",
             )
             return
-        if not self._arity(spec, instr, 4 if op.conditional else 1):
+        if not self.operands.arity(spec, instr, 4 if op.conditional else 1):
             return
         names = ("taken",) if not op.conditional else ("x", "y", "taken", "not_taken")
         b.control_operands = {n: o.span for n, o in zip(names, instr.operands, strict=True)}
         if not op.conditional:
-            taken = self._target(group, instr.operands[0], halt=op is CtrlOp.HALT)
+            taken = self.operands.target(group, instr.operands[0], halt=op is CtrlOp.HALT)
             if taken is not None:
                 b.control = (Control(op, taken), instr.span)
             return
-        x = self._reg_or_imm(b, instr.operands[0], "branch operand")
-        y = self._reg_or_imm(b, instr.operands[1], "branch operand")
-        taken = self._target(group, instr.operands[2])
-        not_taken = self._target(group, instr.operands[3])
+        x = self.operands.reg_or_imm(b, instr.operands[0], "branch operand")
+        y = self.operands.reg_or_imm(b, instr.operands[1], "branch operand")
+        taken = self.operands.target(group, instr.operands[2])
+        not_taken = self.operands.target(group, instr.operands[3])
         if x is None or y is None or taken is None or not_taken is None:
             return
         b.control = (Control(op, taken, x, y, not_taken), instr.span)
 
-    def _epilog(
+    def epilog(
         self, group: Group, b: BundleDraft, spec: InstructionSpec, instr: Instruction
     ) -> None:
         if spec.mnemonic == "PUSH":
             if not instr.operands:
-                self.error("DPF0103", "`PUSH` takes one or more registers", instr.span)
+                self.state.error(
+                    codes.ASM_OPERAND_COUNT, "`PUSH` takes one or more registers", instr.span
+                )
                 return
             b.push_spans.append(instr.span)
             for op in instr.operands:
-                reg = self._register(op, "PUSH operand")
+                reg = self.operands.register(op, "PUSH operand")
                 if reg is not None:
                     b.push.append((reg, op.span))
             return
         if spec.mnemonic == "HDR_MOD":
-            if self._arity(spec, instr, 0):
+            if self.operands.arity(spec, instr, 0):
                 if b.hdr_mod is not None:
-                    self.error(
-                        "DPF0118", "HDR_MOD given twice", instr.span, Note("first here", b.hdr_mod)
+                    self.state.error(
+                        codes.ASM_EPILOG_ACTION_TWICE,
+                        "HDR_MOD given twice",
+                        instr.span,
+                        Note("first here", b.hdr_mod),
                     )
                 b.hdr_mod = instr.span
             return
         if spec.mnemonic == "NEXT_PC":
-            if not self._arity(spec, instr, 1):
+            if not self.operands.arity(spec, instr, 1):
                 return
             if b.next_pc is not None:
-                self.error(
-                    "DPF0118", "NEXT_PC given twice", instr.span, Note("first here", b.next_pc[1])
+                self.state.error(
+                    codes.ASM_EPILOG_ACTION_TWICE,
+                    "NEXT_PC given twice",
+                    instr.span,
+                    Note("first here", b.next_pc[1]),
                 )
                 return
             op = instr.operands[0]
             if op.kind == "symbol":
                 # a chain to another DPF (``module.dpf``): the linker fills in its prolog
-                self.relocations.append(Relocation(group.label, op.text))
+                self.state.relocations.append(Relocation(group.label, op.text))
                 b.next_pc = (PLACEHOLDER, instr.span)
                 return
             target: PC | Register | None
             target = (
-                self._register(op, "NEXT_PC")
+                self.operands.register(op, "NEXT_PC")
                 if REGISTER.match(op.text)
-                else self._target(group, op, prolog=True)
+                else self.operands.target(group, op, prolog=True)
             )
             if target is not None:
                 b.next_pc = (target, instr.span)
             return
         # FWD action [, value]
-        if not self._arity(spec, instr, 1, 2):
+        if not self.operands.arity(spec, instr, 1, 2):
             return
         if b.steering is not None:
-            self.error("DPF0118", "FWD given twice", instr.span, Note("first here", b.steering[1]))
+            self.state.error(
+                codes.ASM_EPILOG_ACTION_TWICE,
+                "FWD given twice",
+                instr.span,
+                Note("first here", b.steering[1]),
+            )
             return
         action_op = instr.operands[0]
-        action = self.profile.steering_by_name(action_op.text) if action_op.kind == "name" else None
+        action = (
+            self.state.profile.steering_by_name(action_op.text)
+            if action_op.kind == "name"
+            else None
+        )
         if action is None:
-            names = [s.name for s in self.profile.steering]
-            self.error(
-                "DPF1021",
+            names = [s.name for s in self.state.profile.steering]
+            self.state.error(
+                codes.ISA_UNKNOWN_STEERING,
                 f"unknown steering action `{action_op.text}`" + suggest(action_op.text, names),
                 action_op.span,
                 hint="known: " + ", ".join(names),
@@ -309,14 +350,19 @@ class UnitReader(OperandReader):
         if len(instr.operands) == 2:
             value_op = instr.operands[1]
             if value_op.kind == "number":
-                number = self._immediate(
-                    value_op, "steering value", 0, 0xFFFF, code="DPF1023", why=" (16 bits)"
+                number = self.operands.immediate(
+                    value_op,
+                    "steering value",
+                    0,
+                    0xFFFF,
+                    code=codes.ISA_STEERING_VALUE_RANGE,
+                    why=" (16 bits)",
                 )
                 if number is None:
                     return
                 value = Imm(number)
             else:
-                value = self._register(value_op, "steering value")
+                value = self.operands.register(value_op, "steering value")
                 if value is None:
                     return
         b.steering = (Steering(action.name, value), instr.span)

@@ -39,7 +39,7 @@ from dpfc.backends.sim import SimDriver, Switch
 from dpfc.deploy import Deployment
 from dpfc.driver import CompileOptions, compile_source
 from dpfc.encoding import SwitchVMHeader, decode_options, encode_options
-from dpfc.isa.bundle import PC
+from dpfc.isa import PC
 from dpfc.link import Image, LinkInput, link
 from dpfc.packet import build_frame, build_inner
 from dpfc.target import DEFAULT_PROFILE, TargetProfile

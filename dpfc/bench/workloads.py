@@ -22,10 +22,9 @@ from dpfc.asm import assemble_text
 from dpfc.backends.sim import Destination, Network, SimDriver, Switch
 from dpfc.deploy import Deployment
 from dpfc.encoding import SwitchVMHeader, encode_options
-from dpfc.isa.bundle import PC
+from dpfc.isa import PC
 from dpfc.link import LinkInput, LinkOptions, link
-from dpfc.machine import MachineProgram, encode_program
-from dpfc.machine.program import Placement
+from dpfc.machine import MachineProgram, Placement, encode_program
 from dpfc.objfile import ObjectFile
 from dpfc.packet import build_frame, build_inner
 from dpfc.target import TargetProfile

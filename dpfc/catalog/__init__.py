@@ -32,6 +32,8 @@ An entry is a TOML table named by its code::
     example = "..."                      # or a free-form example (no command)
     unchecked = "why"                    # the tests do not run this example, and why
 
+:mod:`.codes` names every code: the source writes ``codes.UNKNOWN_NAME``, not ``"DPF5101"``.
+
 ``tests/test_explain.py`` keeps the catalogue honest: every code in the package's source has
 an entry and every entry a code in the source; every ``command`` without ``unchecked`` is
 run on its files (steps joined by `` && `` in order, each but the last succeeding) and must
@@ -45,6 +47,19 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+
+from dpfc.catalog import codes
+
+__all__ = [
+    "CODE",
+    "SECTIONS",
+    "CatalogError",
+    "Entry",
+    "close_codes",
+    "codes",
+    "load_catalog",
+    "normalize_code",
+]
 
 CODE = re.compile(r"^DPF\d{4}$")
 FIELDS = frozenset(

@@ -18,14 +18,11 @@ from dpfc.cli.conventions import TARGET, Choice
 from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.files import is_stdio, output_option, read_source, write_file, write_with
 from dpfc.cli.numbers import number, parse_stack_text
-from dpfc.encoding.header import decode_options, encode_options
-from dpfc.encoding.words import slot_bytes, stage_kind
-from dpfc.isa.bundle import stage_name
-from dpfc.machine import EncodedProgram, disassemble_header, encode_program
-from dpfc.machine.printer import format_program
+from dpfc.encoding import decode_options, encode_options, slot_bytes, stage_kind
+from dpfc.isa import stage_name
+from dpfc.machine import EncodedProgram, disassemble_header, encode_program, format_program
 from dpfc.objfile import write_object
-from dpfc.packet.build import PacketSpec, build_packet
-from dpfc.packet.layers import write_pcap
+from dpfc.packet import PacketSpec, build_packet, write_pcap
 from dpfc.target import BUILTIN_PROFILES, DEFAULT_PROFILE, TargetProfile, load_profile
 
 _BUILTIN_NAMES = (f"{n} (default)" if n == DEFAULT_PROFILE.name else n for n in BUILTIN_PROFILES)

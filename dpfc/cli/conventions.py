@@ -27,11 +27,11 @@ import click
 from click.shell_completion import CompletionItem
 
 from dpfc import __version__
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, render_all
 from dpfc.diagnostics import did_you_mean as suggest
 from dpfc.target.profile import BUILTIN_PROFILES
 
-USAGE_CODE = "DPF0003"  # a command line click cannot parse, or a value out of its set
 FORMATS = ("text", "json")
 FORMAT_OPTION = "--diagnostics-format"
 # The libraries whose versions decide what dpfc prints (schedules, parses, packets, graphs).
@@ -252,7 +252,7 @@ def usage_diagnostic(exc: click.UsageError) -> Diagnostic:
         hint = did_you_mean(exc.option_name, sorted(exc.possibilities or ()))
     if hint is None and exc.ctx is not None:
         hint = f"`{exc.ctx.command_path} --help` shows the usage"
-    return Diagnostic(USAGE_CODE, message, hint=hint)
+    return Diagnostic(codes.USAGE_ERROR, message, hint=hint)
 
 
 class DpfcGroup(SuggestingGroup):
@@ -280,7 +280,9 @@ class DpfcGroup(SuggestingGroup):
             click.echo(render_all([usage_diagnostic(exc)], fmt), err=True)
             code = 1
         except click.ClickException as exc:
-            click.echo(render_all([Diagnostic("DPF0002", exc.format_message())], fmt), err=True)
+            click.echo(
+                render_all([Diagnostic(codes.USER_ERROR, exc.format_message())], fmt), err=True
+            )
             code = 1
         except click.Abort:
             click.echo("dpfc: aborted", err=True)
@@ -293,7 +295,6 @@ class DpfcGroup(SuggestingGroup):
 __all__ = [
     "FORMATS",
     "TARGET",
-    "USAGE_CODE",
     "BadValue",
     "Choice",
     "ChoiceList",

@@ -17,20 +17,18 @@ from pathlib import Path
 
 import click
 
+from dpfc.catalog import codes
 from dpfc.cli.assemble import TARGET_HELP, profile_of
 from dpfc.cli.conventions import TARGET, Choice
 from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.files import display_name, is_stdio, output_option, read_bytes, write_file
 from dpfc.diagnostics import Diagnostic, DiagnosticError
-from dpfc.encoding.errors import DecodeError
-from dpfc.encoding.header import OPTION_CLASS, SwitchVMHeader, decode_options
+from dpfc.encoding import OPTION_CLASS, DecodeError, SwitchVMHeader, decode_options
 from dpfc.link import MAGIC as IMAGE_MAGIC
 from dpfc.link import format_image, image_id, read_image
 from dpfc.machine import disassemble_header
 from dpfc.objfile import format_object, read_object
-from dpfc.packet.build import describe_packet
-from dpfc.packet.layers import read_pcap
-from dpfc.packet.wire import parse_packet
+from dpfc.packet import describe_packet, parse_packet, read_pcap
 from dpfc.target import DEFAULT_PROFILE, TargetProfile
 
 PCAP_MAGICS = (
@@ -87,7 +85,7 @@ def _not_bytes(kind: str, name: str) -> DiagnosticError:
         what, hint = "SwitchVM assembly", "use `dpfc asm FILE --disasm` for assembly"
     return DiagnosticError(
         Diagnostic(
-            "DPF0002",
+            codes.USER_ERROR,
             f"{name} is {what}, not SwitchVM bytes: disasm explains pcaps, frames, "
             "options, objects and images",
             hint=hint,

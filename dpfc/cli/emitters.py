@@ -22,9 +22,8 @@ from dpfc.cli.errors import UserError
 from dpfc.cli.files import is_stdio, write_file, write_with
 from dpfc.codegen import format_module
 from dpfc.driver import CompiledModule, CompiledUnit
-from dpfc.objfile.write import write_object
-from dpfc.packet.build import PacketSpec, build_packet
-from dpfc.packet.layers import write_pcap
+from dpfc.objfile import write_object
+from dpfc.packet import PacketSpec, build_packet, write_pcap
 from dpfc.schedule import format_grid
 
 

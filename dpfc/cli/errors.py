@@ -18,8 +18,9 @@ from typing import Any, TypeVar
 
 import click
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, render_all
-from dpfc.encoding.errors import DecodeError, EncodingError
+from dpfc.encoding import DecodeError, EncodingError
 from dpfc.target.profile import TargetError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -65,7 +66,7 @@ def handle_errors(func: F) -> F:
             report_diagnostics([Diagnostic(exc.code, exc.message)])
             sys.exit(1)
         except (UserError, TargetError) as exc:
-            report_diagnostics([Diagnostic("DPF0002", str(exc))])
+            report_diagnostics([Diagnostic(codes.USER_ERROR, str(exc))])
             sys.exit(1)
         except (
             click.exceptions.Exit,

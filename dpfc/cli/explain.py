@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from dpfc.catalog import SECTIONS, close_codes, load_catalog, normalize_code
+from dpfc.catalog import SECTIONS, close_codes, codes, load_catalog, normalize_code
 from dpfc.cli.errors import handle_errors
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 
@@ -35,7 +35,7 @@ def _unknown(text: str, code: str | None) -> DiagnosticError:
     if code is None:
         return DiagnosticError(
             Diagnostic(
-                "DPF0002",
+                codes.USER_ERROR,
                 f"`{text}` is not a diagnostic code",
                 hint="a code is DPF and four digits, as in `error[DPF5101]`; "
                 "`dpfc explain` lists them all",
@@ -45,7 +45,7 @@ def _unknown(text: str, code: str | None) -> DiagnosticError:
     suggestion = f"; did you mean {' or '.join(close)}?" if close else ""
     return DiagnosticError(
         Diagnostic(
-            "DPF0002",
+            codes.USER_ERROR,
             f"no diagnostic code {code}{suggestion}",
             hint="`dpfc explain` lists every code with a one-line summary",
         )

@@ -40,9 +40,8 @@ from dpfc.driver import (
     check_source,
     compile_program,
 )
-from dpfc.ir.printer import format_module as format_ir
-from dpfc.objfile.model import ObjectFile
-from dpfc.objfile.read import read_object
+from dpfc.ir import format_module as format_ir
+from dpfc.objfile import ObjectFile, read_object
 from dpfc.schedule import (
     DEFAULT_GUARD_S,
     Budget,
@@ -53,7 +52,7 @@ from dpfc.schedule import (
     require_pillow,
 )
 from dpfc.sema import CheckedProgram
-from dpfc.syntax.printer import format_module as format_source
+from dpfc.syntax import format_module as format_source
 from dpfc.target import BUILTIN_PROFILES, DEFAULT_PROFILE, TargetProfile, load_profile
 
 TARGET_HELP = (

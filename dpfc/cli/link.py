@@ -17,7 +17,7 @@ from dpfc.cli.conventions import TARGET
 from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.files import is_stdio, output_option, read_bytes, write_file
 from dpfc.cli.numbers import number
-from dpfc.isa.bundle import stage_name
+from dpfc.isa import stage_name
 from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, image_id, link, read_image
 from dpfc.objfile import read_object
 from dpfc.target.profile import TargetProfile, load_profile

@@ -41,12 +41,9 @@ from dpfc.cli.numbers import parse_stack_text
 from dpfc.cli.opt import opt_command
 from dpfc.cli.p4 import p4_command
 from dpfc.cli.run import run_command
-from dpfc.encoding.header import SwitchVMHeader
-from dpfc.encoding.words import StageKind, slot_bits, slot_bytes
-from dpfc.isa.bundle import PC
-from dpfc.packet.build import PacketSpec, build_packet, describe_packet
-from dpfc.packet.layers import show, write_pcap
-from dpfc.packet.wire import parse_packet
+from dpfc.encoding import StageKind, SwitchVMHeader, slot_bits, slot_bytes
+from dpfc.isa import PC
+from dpfc.packet import PacketSpec, build_packet, describe_packet, parse_packet, show, write_pcap
 from dpfc.target import BUILTIN_PROFILES, DEFAULT_PROFILE, load_profile
 
 

@@ -28,6 +28,7 @@ import click
 from dpfc.backends import jit as native
 from dpfc.backends.scenario import Scenario, ScenarioError, load_scenario
 from dpfc.backends.sim import Network, PassRecord
+from dpfc.catalog import codes
 from dpfc.cli.errors import UserError, diagnostics_format, handle_errors, report_diagnostics
 from dpfc.cli.files import write_file, write_with
 from dpfc.diagnostics import Diagnostic, SourceFile
@@ -422,7 +423,7 @@ def run_command(
         write_with(path, functools.partial(_pcap_to, frames=list(network.hosts[name].received)))
     if not settled:
         click.echo(
-            f"{scenario_file}: error[DPF4109]: the network did not settle within {max_passes} "
+            f"{scenario_file}: error[{codes.SCENARIO_NOT_SETTLED}]: the network did not settle within {max_passes} "
             f"passes ({len(network.queue)} frames still queued; --max-passes raises the limit)",
             err=True,
         )

@@ -8,8 +8,14 @@ from dpfc.codegen.emit import (
     generate,
     qualified,
 )
-from dpfc.codegen.objfile import module_object, object_dpf
-from dpfc.codegen.report import format_report, report_json
+from dpfc.codegen.objfile import (
+    module_object,
+    object_dpf,
+)
+from dpfc.codegen.report import (
+    format_report,
+    report_json,
+)
 
 __all__ = [
     "CompiledDPF",

@@ -31,33 +31,39 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Span
-from dpfc.encoding.errors import EncodingError
-from dpfc.isa.bundle import (
+from dpfc.encoding import EncodingError
+from dpfc.isa import (
     EPILOG_STAGE,
     PC,
     PROLOG_STAGE,
+    AluOp,
     Bundle,
     Control,
+    CtrlOp,
     EpilogBundle,
     Imm,
+    MemOp,
     Operand,
     Register,
     Selector,
+    SelectorKind,
     StageBundle,
     Steering,
 )
-from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
-from dpfc.machine.encoded import EncodedProgram, encode_program
-from dpfc.machine.printer import format_program, program_lines
-from dpfc.machine.program import (
+from dpfc.machine import (
     PLACEHOLDER,
     ArrayBinding,
+    EncodedProgram,
     MachineProgram,
     Pipeline,
     PlacedBundle,
     Placement,
     Relocation,
+    encode_program,
+    format_program,
+    program_lines,
 )
 from dpfc.schedule import Branch, Exit, Kind, Problem, Schedule, Source
 
@@ -289,7 +295,7 @@ def _encoded(program: MachineProgram) -> EncodedProgram:
             ) from None
         raise DiagnosticError(
             Diagnostic(
-                "DPF6201",
+                codes.IN_PACKET_CODE_TOO_LARGE,
                 f"the in-packet code of DPF `{program.name}` does not fit in a packet: {exc.message}",
                 None,
                 hint="place it in the switch with @placement(switch)",

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from dpfc.codegen.emit import CompiledDPF, qualified
 from dpfc.codegen.report import report_json
-from dpfc.objfile.model import ObjectDPF, ObjectFile, SourceLocation
+from dpfc.objfile import ObjectDPF, ObjectFile, SourceLocation
 from dpfc.target.profile import TargetProfile
 
 

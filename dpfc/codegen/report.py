@@ -13,9 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from dpfc.codegen.emit import CompiledDPF
-from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE, Bundle, EpilogBundle, Imm, stage_name
-from dpfc.isa.opcodes import AluOp, MemOp
-from dpfc.machine.program import Placement
+from dpfc.isa import EPILOG_STAGE, PROLOG_STAGE, AluOp, Bundle, EpilogBundle, Imm, MemOp, stage_name
+from dpfc.machine import Placement
 
 
 def segments_for(size: int) -> int:

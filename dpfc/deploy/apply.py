@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from dpfc.catalog import codes
 from dpfc.deploy.plan import (
     ClearCode,
     GrantEntry,
@@ -23,12 +24,8 @@ from dpfc.deploy.plan import (
     inverse,
     plan,
 )
-from dpfc.link.format import image_bytes, image_id
-from dpfc.link.image import Image
-from dpfc.link.linker import LinkInput, LinkOptions, link
+from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, image_id, link
 from dpfc.target.driver import DriverError, SwitchDriver
-
-PROFILE_MISMATCH = "DPF7008"
 
 
 def execute(driver: SwitchDriver, step: Step) -> None:
@@ -76,12 +73,12 @@ class Deployment:
         profile = self.driver.profile
         if image.profile.fingerprint() != profile.fingerprint():
             raise DriverError(
-                PROFILE_MISMATCH,
+                codes.LINK_PROFILE_MISMATCH,
                 f"the image is for target `{image.profile.name}`, the switch is `{profile.name}`",
             )
         if image.pipes != self.driver.pipe_count:
             raise DriverError(
-                PROFILE_MISMATCH,
+                codes.LINK_PROFILE_MISMATCH,
                 f"the image is for a switch of {image.pipes} pipes, this one has "
                 f"{self.driver.pipe_count}",
             )

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from dpfc.isa.bundle import PROLOG_STAGE, stage_name
-from dpfc.link.image import CodeSlot, Image, MemoryRequest, PermissionEntry, install_rank
+from dpfc.isa import PROLOG_STAGE, stage_name
+from dpfc.link import CodeSlot, Image, MemoryRequest, PermissionEntry, install_rank
 from dpfc.target.driver import Grant
 
 

@@ -13,9 +13,9 @@ sema reports them (DPF5213, DPF5212).
 
 from __future__ import annotations
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, Span
-from dpfc.sema.codes import Code
-from dpfc.sema.loader import Program
+from dpfc.sema import Program
 from dpfc.syntax import ast
 from dpfc.target import BUILTIN_PROFILES, DEFAULT_PROFILE, TargetProfile
 
@@ -52,7 +52,7 @@ def resolve_profile(program: Program, explicit: TargetProfile | None = None) -> 
             name, span = other
             raise DiagnosticError(
                 Diagnostic(
-                    Code.TARGETS_DISAGREE,
+                    codes.TARGETS_DISAGREE,
                     f"the DPFs of this program are written for different targets: "
                     f"`{name}` here, `{first_name}` before",
                     span,

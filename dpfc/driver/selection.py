@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dpfc.catalog import codes
 from dpfc.codegen import qualified
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.ir import Module
 from dpfc.objfile import ObjectFile
-from dpfc.sema.codes import Code
 
 
 class UnknownDpfError(KeyError):
@@ -75,7 +75,7 @@ def object_bindings(
         if decl.pin is not None and decl.pin != where:
             raise DiagnosticError(
                 Diagnostic(
-                    Code.BINDING_CONFLICT,
+                    codes.BINDING_CONFLICT,
                     f"array `{binding.name}` is pinned to EU{decl.pin[0]} lane {decl.pin[1]}, "
                     f"but {path} binds it to EU{where[0]} lane {where[1]}",
                     decl.span,

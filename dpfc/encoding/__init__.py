@@ -1,10 +1,41 @@
-"""Byte formats: in-packet code and SwitchVM Geneve options, in-switch instruction words."""
+"""Byte formats: in-packet code and SwitchVM Geneve options, in-switch instruction words.
 
-from dpfc.encoding.code import PackedCode, decode_pc, encode_pc, pack_code, unpack_code
-from dpfc.encoding.errors import DecodeError, EncodingError
+Contract: every byte dpfc writes into a packet or a code memory, and its strict inverse
+(docs/encoding.md): one encoding per value, decoders that accept only that encoding and
+name the offending byte and code of anything else. Outside this package, import these
+public names from ``dpfc.encoding``.
+
+* :mod:`.layouts`: the byte layouts of the options and the in-packet code as tables of bit
+  fields (over :mod:`.bitfields`), which every codec here and the P4 back end's generated
+  decoder read their positions and widths from;
+* :mod:`.code` (package): in-packet code: bundles, blocks, packing into code options;
+* :mod:`.header` (package): the SwitchVM Geneve options around it;
+* :mod:`.words`: in-switch code-memory words;
+* :mod:`.errors`: :class:`EncodingError`, :class:`DecodeError`, the bounds-checked
+  :class:`ByteReader`.
+"""
+
+from dpfc.encoding.bitfields import ByteLayout, Field
+from dpfc.encoding.code import (
+    IMM_FLAG,
+    IN_PACKET,
+    MAX_BLOCK_BUNDLES,
+    PC_INDEX_MASK,
+    REGISTER_MAX,
+    PackedCode,
+    decode_pc,
+    encode_pc,
+    encode_stage_bundle,
+    pack_code,
+    unpack_code,
+)
+from dpfc.encoding.errors import ByteReader, DecodeError, EncodingError
 from dpfc.encoding.header import (
+    FORMAT_VERSION,
+    HEADER_DATA_LEN,
+    HEADER_OPTION_BYTES,
     OPTION_CLASS,
-    OPTIONS_MAX,
+    PTR_NONE,
     TYPE_CODE,
     TYPE_HEADER,
     TYPE_STACK,
@@ -13,7 +44,36 @@ from dpfc.encoding.header import (
     decode_options,
     encode_options,
     pack_checked,
+    restack,
     split_options,
+)
+from dpfc.encoding.layouts import (
+    BLOCK_HEAD,
+    BRANCH,
+    BUNDLE_HEAD,
+    CODE_OPTION_HEAD,
+    EPILOG_HEAD,
+    HEADER_OPTION,
+    IMMEDIATE,
+    NEXT_PC_IMM,
+    NEXT_PC_NONE,
+    NEXT_PC_REG,
+    OPCODE_BITS,
+    OPERAND,
+    OPTION_DATA_MAX,
+    OPTION_DATA_WORDS,
+    OPTION_HEAD,
+    OPTION_WORD_BYTES,
+    OPTIONS_MAX,
+    PC_FORMAT,
+    REGISTER_BYTE,
+    SELECTOR,
+    STACK_ENTRIES_PER_OPTION,
+    STACK_ENTRY,
+    STEER_IMMEDIATE,
+    TABLES,
+    imm_group,
+    op_group,
 )
 from dpfc.encoding.words import (
     FieldSpec,
@@ -22,19 +82,55 @@ from dpfc.encoding.words import (
     encode_slot,
     slot_bits,
     slot_bytes,
+    slot_fields,
     slot_layout,
     stage_kind,
 )
 
 __all__ = [
+    "BLOCK_HEAD",
+    "BRANCH",
+    "BUNDLE_HEAD",
+    "CODE_OPTION_HEAD",
+    "EPILOG_HEAD",
+    "FORMAT_VERSION",
+    "HEADER_DATA_LEN",
+    "HEADER_OPTION",
+    "HEADER_OPTION_BYTES",
+    "IMMEDIATE",
+    "IMM_FLAG",
+    "IN_PACKET",
+    "MAX_BLOCK_BUNDLES",
+    "NEXT_PC_IMM",
+    "NEXT_PC_NONE",
+    "NEXT_PC_REG",
+    "OPCODE_BITS",
+    "OPERAND",
     "OPTIONS_MAX",
     "OPTION_CLASS",
+    "OPTION_DATA_MAX",
+    "OPTION_DATA_WORDS",
+    "OPTION_HEAD",
+    "OPTION_WORD_BYTES",
+    "PC_FORMAT",
+    "PC_INDEX_MASK",
+    "PTR_NONE",
+    "REGISTER_BYTE",
+    "REGISTER_MAX",
+    "SELECTOR",
+    "STACK_ENTRIES_PER_OPTION",
+    "STACK_ENTRY",
+    "STEER_IMMEDIATE",
+    "TABLES",
     "TYPE_CODE",
     "TYPE_HEADER",
     "TYPE_STACK",
+    "ByteLayout",
+    "ByteReader",
     "DecodeError",
     "EncodedOptions",
     "EncodingError",
+    "Field",
     "FieldSpec",
     "PackedCode",
     "StageKind",
@@ -45,10 +141,15 @@ __all__ = [
     "encode_options",
     "encode_pc",
     "encode_slot",
+    "encode_stage_bundle",
+    "imm_group",
+    "op_group",
     "pack_checked",
     "pack_code",
+    "restack",
     "slot_bits",
     "slot_bytes",
+    "slot_fields",
     "slot_layout",
     "split_options",
     "stage_kind",

@@ -48,6 +48,10 @@ class ByteReader:
         self.pos += count
         return chunk
 
+    def uint(self, size: int, what: str) -> int:
+        """A big-endian unsigned number of ``size`` bytes."""
+        return int.from_bytes(self.take(size, what), "big")
+
     def u8(self, what: str) -> int:
         return self.take(1, what)[0]
 

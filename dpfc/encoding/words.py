@@ -17,15 +17,9 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 
-from dpfc.encoding.code_fields import (
-    IMM_FLAG,
-    NEXT_PC_IMM,
-    NEXT_PC_NONE,
-    NEXT_PC_REG,
-    decode_pc,
-    encode_pc,
-)
+from dpfc.encoding.code import IMM_FLAG, REGISTER_MAX, decode_pc, encode_pc
 from dpfc.encoding.errors import DecodeError
+from dpfc.encoding.layouts import NEXT_PC_IMM, NEXT_PC_NONE, NEXT_PC_REG, OPERAND
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
     PC,
@@ -43,6 +37,8 @@ from dpfc.isa.bundle import (
 from dpfc.isa.check import check_bundle, check_epilog
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
 from dpfc.target.profile import TargetProfile
+
+_SLOT_MASK = OPERAND.field("index").mask  # the immediate slot of an operand with IMM_FLAG
 
 
 class StageKind(Enum):
@@ -240,13 +236,13 @@ def _decode_slot_fields(kind: StageKind, data: bytes, profile: TargetProfile) ->
     immediates = tuple(values.get(f"imm_{k}", 0) for k in range(profile.immediates_per_bundle))
 
     def reg(code: int, what: str) -> Register:
-        if code > 0x1F:
+        if code > REGISTER_MAX:
             raise DecodeError(f"invalid register number {code:#04x} in {what}", 0, "DPF3010")
         return Register.from_code(code)
 
     def operand(code: int, what: str) -> Operand:
         if code & IMM_FLAG:
-            slot = code & 0x7F
+            slot = code & _SLOT_MASK
             if slot >= len(immediates):
                 raise DecodeError(f"{what} names immediate slot {slot}", 0, "DPF3014")
             return Imm(immediates[slot])
@@ -299,7 +295,7 @@ def _decode_epilog_slot(values: dict[str, int], profile: TargetProfile) -> Epilo
             f"PUSH of {n_push} registers exceeds 2L = {profile.max_push}", 0, "DPF3018"
         )
     codes = [values[f"push_{k}"] for k in range(n_push)]
-    if any(c > 0x1F for c in codes):
+    if any(c > REGISTER_MAX for c in codes):
         raise DecodeError("invalid PUSH register", 0, "DPF3010")
     action = profile.steering_by_code(values["steer_action"])
     if action is None:
@@ -307,13 +303,13 @@ def _decode_epilog_slot(values: dict[str, int], profile: TargetProfile) -> Epilo
     value: Operand | None = None
     if action.takes_value:
         raw = values["steer_value"]
-        value = Register.from_code(raw & 0x1F) if values["steer_src"] else Imm(raw)
+        value = Register.from_code(raw & REGISTER_MAX) if values["steer_src"] else Imm(raw)
     next_pc: PC | Register | None = None
     src = values["next_pc_src"]
     if src == NEXT_PC_IMM:
         next_pc = decode_pc(values["next_pc"])
     elif src == NEXT_PC_REG:
-        next_pc = Register.from_code(values["next_pc"] & 0x1F)
+        next_pc = Register.from_code(values["next_pc"] & REGISTER_MAX)
     elif src != NEXT_PC_NONE:
         raise DecodeError("invalid NEXT_PC source 3", 0, "DPF3019")
     return EpilogBundle(

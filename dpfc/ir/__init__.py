@@ -1,8 +1,25 @@
-"""The SSA IR (:mod:`.core`), its text form (:mod:`.printer`, :mod:`.parser`), the verifier
-(:mod:`.verify`) and the reference interpreter (:mod:`.interp`); docs/ir.md is the
-reference."""
+"""The SSA IR (:mod:`.core`), its text form (:mod:`.printer`, the reader :mod:`.reader`), the
+verifier (:mod:`.verify`), the CFG queries (:mod:`.cfg`), the op semantics shared with the
+passes (:mod:`.evaluate`) and the reference interpreter (:mod:`.interp`); docs/ir.md is
+the reference. Other packages import these names from ``dpfc.ir``."""
 
+from dpfc.ir.cfg import (
+    dominator_tree_preorder,
+    find_cycle,
+    immediate_dominators,
+    predecessors,
+    reachable,
+)
 from dpfc.ir.core import (
+    ARITY,
+    BINARY_WORD_OPS,
+    COMPARE_OPS,
+    FETCH_OPS,
+    INPUT_OPS,
+    MEMORY_OPS,
+    SIDE_EFFECT_OPS,
+    WORD_MASK,
+    ActionSpans,
     ArrayDecl,
     Block,
     Br,
@@ -14,13 +31,44 @@ from dpfc.ir.core import (
     Op,
     Terminator,
     Ty,
+    result_type,
 )
-from dpfc.ir.interp import Inputs, InterpError, Outcome, run_function
-from dpfc.ir.parser import parse_ir
+from dpfc.ir.evaluate import (
+    ALU_OPS,
+    COMMUTATIVE_OPS,
+    COMPARES,
+    INVERSE_COMPARE,
+    MEM_OPS,
+    SWAPPED_COMPARE,
+    fold_op,
+)
+from dpfc.ir.interp import (
+    Inputs,
+    InterpError,
+    Outcome,
+    canonical_memory,
+    run_function,
+)
 from dpfc.ir.printer import format_function, format_module
+from dpfc.ir.reader import parse_ir
 from dpfc.ir.verify import verify_function, verify_module, verify_or_raise
 
 __all__ = [
+    "ALU_OPS",
+    "ARITY",
+    "BINARY_WORD_OPS",
+    "COMMUTATIVE_OPS",
+    "COMPARES",
+    "COMPARE_OPS",
+    "FETCH_OPS",
+    "INPUT_OPS",
+    "INVERSE_COMPARE",
+    "MEMORY_OPS",
+    "MEM_OPS",
+    "SIDE_EFFECT_OPS",
+    "SWAPPED_COMPARE",
+    "WORD_MASK",
+    "ActionSpans",
     "ArrayDecl",
     "Block",
     "Br",
@@ -35,9 +83,17 @@ __all__ = [
     "Outcome",
     "Terminator",
     "Ty",
+    "canonical_memory",
+    "dominator_tree_preorder",
+    "find_cycle",
+    "fold_op",
     "format_function",
     "format_module",
+    "immediate_dominators",
     "parse_ir",
+    "predecessors",
+    "reachable",
+    "result_type",
     "run_function",
     "verify_function",
     "verify_module",

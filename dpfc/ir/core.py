@@ -100,6 +100,22 @@ INPUT_OPS = frozenset({Op.CONST, Op.PARAM, Op.PEEK, Op.RAND, Op.META})
 # removed, duplicated or merged by a pass (RAND draws a new word each time).
 SIDE_EFFECT_OPS = frozenset({Op.STORE, Op.RAND}) | FETCH_OPS
 WORD_MASK = 0xFFFF_FFFF
+# The fixed operand count of each op (PHI: one value per incoming label, at least one;
+# checked apart), for the text reader and the verifier.
+ARITY: dict[Op, int] = {
+    Op.CONST: 0,
+    Op.PARAM: 0,
+    Op.PEEK: 0,
+    Op.RAND: 0,
+    Op.META: 0,
+    Op.NEG: 1,
+    Op.HASH: 1,
+    Op.ZEXT: 1,
+    Op.SELECT: 3,
+    Op.LOAD: 1,
+    Op.STORE: 2,
+    **{op: 2 for op in BINARY_WORD_OPS | COMPARE_OPS | FETCH_OPS},
+}
 
 
 @dataclass(eq=False)

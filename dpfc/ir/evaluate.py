@@ -9,8 +9,7 @@ the hardware would compute. Ops whose value is not a function of their operands 
 from __future__ import annotations
 
 from dpfc.ir.core import WORD_MASK, Op
-from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp
-from dpfc.isa.semantics import alu, branch_taken
+from dpfc.isa import AluOp, CtrlOp, MemOp, alu, branch_taken
 
 ALU_OPS: dict[Op, AluOp] = {
     Op.ADD: AluOp.ADD,
@@ -92,7 +91,7 @@ def compare(op: Op, a: int, b: int) -> bool:
     return branch_taken(kind, a & WORD_MASK, b & WORD_MASK) != negate
 
 
-def evaluate(op: Op, args: list[int]) -> int | None:
+def fold_op(op: Op, args: list[int]) -> int | None:
     """The value of ``op`` on constant ``args``, or None when it is not a pure function of them.
 
     AND/OR/XOR on bools are the same bitwise ops on 0/1; SELECT is (cond, if-true, if-false).

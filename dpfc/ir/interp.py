@@ -32,8 +32,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dpfc.ir.core import WORD_MASK, Block, Br, Exit, Function, Instr, Jump, Module, Op
-from dpfc.ir.evaluate import MEM_OPS, evaluate
-from dpfc.isa.semantics import hash_word, memory
+from dpfc.ir.evaluate import MEM_OPS, fold_op
+from dpfc.isa import hash_word, memory
 from dpfc.target import DEFAULT_PROFILE, TargetProfile
 
 MemoryContents = Mapping[str, Mapping[int, int] | Sequence[int]]
@@ -147,7 +147,7 @@ def evaluate_op(op: Op, args: Sequence[int], imm: int | None = None) -> int:
     """The value of a pure op (ALU, compare, select, zext, const) on operand words."""
     if op is Op.CONST and imm is not None:
         return imm & WORD_MASK
-    value = evaluate(op, list(args))
+    value = fold_op(op, list(args))
     if value is None:
         raise InterpError(f"`{op.value}` is not a pure op")
     return value

@@ -1,4 +1,4 @@
-"""The textual form of the IR (printer); :mod:`dpfc.ir.parser` reads the same text back.
+"""The textual form of the IR (printer); :mod:`dpfc.ir.reader` reads the same text back.
 
 Example::
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from dpfc.catalog import codes
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
     PC,
@@ -53,7 +54,7 @@ def check_register(reg: Register, profile: TargetProfile, where: Where) -> list[
     if reg.lane >= profile.lanes:
         return [
             Violation(
-                "DPF1001",
+                codes.ISA_NO_SUCH_REGISTER,
                 f"register {reg} does not exist: {profile.name} has {profile.lanes} lanes "
                 f"(A0..A{profile.lanes - 1}, B0..B{profile.lanes - 1})",
                 where,
@@ -68,7 +69,7 @@ def check_pc(pc: PC, profile: TargetProfile, where: Where, *, target: str) -> li
     if not 0 <= pc.index < limit:
         return [
             Violation(
-                "DPF1002",
+                codes.ISA_SLOT_OUT_OF_RANGE,
                 f"{kind} {pc.index} out of range for {target}: {profile.name} allows 0..{limit - 1}",
                 where,
             )
@@ -80,7 +81,13 @@ def _check_operand(op: Operand, profile: TargetProfile, where: Where) -> list[Vi
     if isinstance(op, Register):
         return check_register(op, profile, where)
     if not 0 <= op.value <= WORD_MAX:
-        return [Violation("DPF1003", f"immediate {op.value} does not fit in 32 bits", where)]
+        return [
+            Violation(
+                codes.ISA_IMMEDIATE_OUT_OF_RANGE,
+                f"immediate {op.value} does not fit in 32 bits",
+                where,
+            )
+        ]
     return []
 
 
@@ -92,7 +99,11 @@ def check_bundle(
     lanes = profile.lanes
     if len(bundle.alu) != lanes or len(bundle.mem) != lanes:
         out.append(
-            Violation("DPF1004", f"bundle must have {lanes} ALU and memory slots", ("bundle",))
+            Violation(
+                codes.ISA_BUNDLE_SHAPE,
+                f"bundle must have {lanes} ALU and memory slots",
+                ("bundle",),
+            )
         )
         return out
     seen: list[Register] = []
@@ -100,9 +111,19 @@ def check_bundle(
         where: Where = ("selector", str(sel.dest))
         out += check_register(sel.dest, profile, where)
         if sel.dest in seen:
-            out.append(Violation("DPF1005", f"register {sel.dest} written by two selectors", where))
+            out.append(
+                Violation(
+                    codes.ISA_REGISTER_WRITTEN_TWICE,
+                    f"register {sel.dest} written by two selectors",
+                    where,
+                )
+            )
         elif seen and sel.dest < seen[-1]:
-            out.append(Violation("DPF1006", "selectors must be sorted by destination", where))
+            out.append(
+                Violation(
+                    codes.ISA_SELECTORS_UNSORTED, "selectors must be sorted by destination", where
+                )
+            )
         seen.append(sel.dest)
         out += _check_selector(sel.kind, sel.dest, sel.source, sel.value, profile, prolog, where)
     if prolog:
@@ -110,14 +131,16 @@ def check_bundle(
             if op is not AluOp.NOP:
                 out.append(
                     Violation(
-                        "DPF1010", f"ALU op {op.name} is not allowed in the prolog", ("alu", lane)
+                        codes.ISA_OP_IN_PROLOG,
+                        f"ALU op {op.name} is not allowed in the prolog",
+                        ("alu", lane),
                     )
                 )
         for lane, mop in enumerate(bundle.mem):
             if mop is not MemOp.NOP:
                 out.append(
                     Violation(
-                        "DPF1010",
+                        codes.ISA_OP_IN_PROLOG,
                         f"memory op {mop.name} is not allowed in the prolog",
                         ("mem", lane),
                     )
@@ -125,7 +148,7 @@ def check_bundle(
         if bundle.control.op is not CtrlOp.JMP:
             out.append(
                 Violation(
-                    "DPF1010",
+                    codes.ISA_OP_IN_PROLOG,
                     f"{bundle.control.op.name} is not allowed in the prolog",
                     ("control",),
                 )
@@ -134,7 +157,7 @@ def check_bundle(
     if len(immediates) > profile.immediates_per_bundle:
         out.append(
             Violation(
-                "DPF1011",
+                codes.ISA_TOO_MANY_IMMEDIATES,
                 f"bundle needs {len(immediates)} distinct immediates but {profile.name} allows "
                 f"{profile.immediates_per_bundle} per bundle",
                 ("immediates",),
@@ -157,36 +180,62 @@ def _check_selector(
     allowed = PROLOG_KINDS if prolog else EU_SELECTOR_KINDS
     if kind not in allowed:
         if not prolog:
-            return [Violation("DPF1012", f"{kind.name} is only allowed in the prolog", where)]
-        return [Violation("DPF1012", f"{kind.name} is not allowed in the prolog", where)]
+            return [
+                Violation(
+                    codes.ISA_SELECTOR_NOT_ALLOWED,
+                    f"{kind.name} is only allowed in the prolog",
+                    where,
+                )
+            ]
+        return [
+            Violation(
+                codes.ISA_SELECTOR_NOT_ALLOWED, f"{kind.name} is not allowed in the prolog", where
+            )
+        ]
     if kind is SelectorKind.MOV:
         if source is None:
-            out.append(Violation("DPF1013", "MOV needs a source register", where))
+            out.append(Violation(codes.ISA_SELECTOR_OPERAND, "MOV needs a source register", where))
         else:
             out += check_register(source, profile, where)
     elif source is not None:
-        out.append(Violation("DPF1013", f"{kind.name} takes no source register", where))
+        out.append(
+            Violation(codes.ISA_SELECTOR_OPERAND, f"{kind.name} takes no source register", where)
+        )
     if kind is SelectorKind.HASH and dest.cls is not RegClass.A:
-        out.append(Violation("DPF1014", f"HASH writes only A registers, not {dest}", where))
+        out.append(
+            Violation(codes.ISA_HASH_INTO_B, f"HASH writes only A registers, not {dest}", where)
+        )
     if kind in (SelectorKind.LOAD_IMM, SelectorKind.LOAD_CONST) and dest.cls is not RegClass.B:
-        out.append(Violation("DPF1015", f"{kind.name} writes only B registers, not {dest}", where))
+        out.append(
+            Violation(
+                codes.ISA_LOAD_INTO_A, f"{kind.name} writes only B registers, not {dest}", where
+            )
+        )
     if kind is SelectorKind.LOAD_IMM and not 0 <= value <= WORD_MAX:
-        out.append(Violation("DPF1003", f"immediate {value} does not fit in 32 bits", where))
+        out.append(
+            Violation(
+                codes.ISA_IMMEDIATE_OUT_OF_RANGE,
+                f"immediate {value} does not fit in 32 bits",
+                where,
+            )
+        )
     elif kind is SelectorKind.LOAD_CONST and not 0 <= value < profile.const_table_entries:
         out.append(
             Violation(
-                "DPF1016",
+                codes.ISA_CONSTANT_INDEX_RANGE,
                 f"constant index {value} out of range: {profile.name} has "
                 f"{profile.const_table_entries} constant-table entries",
                 where,
             )
         )
     elif kind is SelectorKind.LOAD_MD and profile.metadata_by_index(value) is None:
-        out.append(Violation("DPF1017", f"unknown metadata index {value}", where))
+        out.append(Violation(codes.ISA_UNKNOWN_METADATA, f"unknown metadata index {value}", where))
     elif (
         kind not in (SelectorKind.LOAD_IMM, SelectorKind.LOAD_CONST, SelectorKind.LOAD_MD) and value
     ):
-        out.append(Violation("DPF1013", f"{kind.name} takes no operand value", where))
+        out.append(
+            Violation(codes.ISA_SELECTOR_OPERAND, f"{kind.name} takes no operand value", where)
+        )
     return out
 
 
@@ -197,7 +246,9 @@ def _check_control(bundle: Bundle, profile: TargetProfile, next_stage: str) -> l
         if control.x is None or control.y is None or control.not_taken is None:
             out.append(
                 Violation(
-                    "DPF1018", f"{control.op.name} needs two operands and two targets", ("control",)
+                    codes.ISA_BRANCH_OPERANDS,
+                    f"{control.op.name} needs two operands and two targets",
+                    ("control",),
                 )
             )
             return out
@@ -205,7 +256,11 @@ def _check_control(bundle: Bundle, profile: TargetProfile, next_stage: str) -> l
         out += _check_operand(control.y, profile, ("control", "y"))
         out += check_pc(control.not_taken, profile, ("control", "not_taken"), target=next_stage)
     elif control.x is not None or control.y is not None or control.not_taken is not None:
-        out.append(Violation("DPF1018", f"{control.op.name} takes only a target", ("control",)))
+        out.append(
+            Violation(
+                codes.ISA_BRANCH_OPERANDS, f"{control.op.name} takes only a target", ("control",)
+            )
+        )
     halt_target = "the epilog"
     out += check_pc(
         control.taken,
@@ -221,7 +276,7 @@ def check_epilog(epilog: EpilogBundle, profile: TargetProfile) -> list[Violation
     if len(epilog.push) > profile.max_push:
         out.append(
             Violation(
-                "DPF1020",
+                codes.ISA_PUSH_TOO_MANY,
                 f"PUSH of {len(epilog.push)} registers exceeds the limit of 2L = {profile.max_push}",
                 ("push",),
             )
@@ -233,18 +288,26 @@ def check_epilog(epilog: EpilogBundle, profile: TargetProfile) -> list[Violation
         names = ", ".join(s.name for s in profile.steering)
         out.append(
             Violation(
-                "DPF1021",
+                codes.ISA_UNKNOWN_STEERING,
                 f"unknown steering action `{epilog.steering.action}` (known: {names})",
                 ("steering",),
             )
         )
     elif action.takes_value and epilog.steering.value is None:
         out.append(
-            Violation("DPF1022", f"steering action `{action.name}` needs a value", ("steering",))
+            Violation(
+                codes.ISA_STEERING_VALUE,
+                f"steering action `{action.name}` needs a value",
+                ("steering",),
+            )
         )
     elif not action.takes_value and epilog.steering.value is not None:
         out.append(
-            Violation("DPF1022", f"steering action `{action.name}` takes no value", ("steering",))
+            Violation(
+                codes.ISA_STEERING_VALUE,
+                f"steering action `{action.name}` takes no value",
+                ("steering",),
+            )
         )
     value = epilog.steering.value
     if isinstance(value, Register):
@@ -252,7 +315,9 @@ def check_epilog(epilog: EpilogBundle, profile: TargetProfile) -> list[Violation
     elif isinstance(value, Imm) and not 0 <= value.value <= STEERING_VALUE_MAX:
         out.append(
             Violation(
-                "DPF1023", f"steering value {value.value} does not fit in 16 bits", ("steering",)
+                codes.ISA_STEERING_VALUE_RANGE,
+                f"steering value {value.value} does not fit in 16 bits",
+                ("steering",),
             )
         )
     if isinstance(epilog.next_pc, Register):
@@ -267,11 +332,19 @@ def check_stage_bundle(stage: int, bundle: StageBundle, profile: TargetProfile) 
     including that its kind fits the stage (DPF1033)."""
     if stage == EPILOG_STAGE:
         if not isinstance(bundle, EpilogBundle):
-            return [Violation("DPF1033", "the epilog stage holds epilog bundles", ("bundle",))]
+            return [
+                Violation(
+                    codes.ISA_WRONG_STAGE_KIND, "the epilog stage holds epilog bundles", ("bundle",)
+                )
+            ]
         return check_epilog(bundle, profile)
     if not isinstance(bundle, Bundle):
         return [
-            Violation("DPF1033", f"{stage_name(stage)} holds bundles, not epilogs", ("bundle",))
+            Violation(
+                codes.ISA_WRONG_STAGE_KIND,
+                f"{stage_name(stage)} holds bundles, not epilogs",
+                ("bundle",),
+            )
         ]
     next_stage = "epilog" if stage == profile.num_eus else stage_name(stage + 1)
     return check_bundle(bundle, profile, prolog=stage == PROLOG_STAGE, next_stage=next_stage)
@@ -298,7 +371,7 @@ def _check_image(
                 1 + profile.num_eus,
                 0,
                 Violation(
-                    "DPF1030",
+                    codes.ISA_NO_SUCH_EU,
                     f"code for EU{len(image.eus) - 1} but {profile.name} has {profile.num_eus} EUs",
                     ("bundle",),
                 ),
@@ -318,7 +391,7 @@ def _check_image(
                     stage,
                     0,
                     Violation(
-                        "DPF1031",
+                        codes.ISA_TOO_MANY_PACKET_BUNDLES,
                         f"{count} in-packet bundles for {names[stage_pos]} but {profile.name} parses at "
                         f"most {profile.packet_bundles_per_stage} per stage",
                         ("bundle",),
@@ -331,7 +404,7 @@ def _check_image(
 
     def missing(pc: PC, stage_pos: int, where: tuple[str | int, ...]) -> Violation:
         return Violation(
-            "DPF1032",
+            codes.ISA_PC_NOT_IN_PACKET,
             f"{pc} names no in-packet bundle of {names[stage_pos]} "
             f"({all_counts[stage_pos]} present)",
             where,

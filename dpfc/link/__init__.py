@@ -20,6 +20,7 @@ from dpfc.link.image import (
     PlacedLabel,
     SteeringRequest,
     dpf_key,
+    install_rank,
 )
 from dpfc.link.linker import LinkInput, LinkOptions, link
 
@@ -42,6 +43,7 @@ __all__ = [
     "format_image",
     "image_bytes",
     "image_id",
+    "install_rank",
     "link",
     "read_image",
 ]

@@ -10,12 +10,10 @@ code of in-packet DPFs, chain targets filled in.
 
 from __future__ import annotations
 
-from dpfc.encoding.header import decode_options
-from dpfc.encoding.words import decode_slot, stage_kind
-from dpfc.isa.bundle import PC, stage_name
+from dpfc.encoding import decode_options, decode_slot, stage_kind
+from dpfc.isa import PC, stage_name
 from dpfc.link.image import Image, LinkedDPF
-from dpfc.machine.printer import bundle_lines, disassemble_header
-from dpfc.machine.program import PlacedBundle
+from dpfc.machine import PlacedBundle, bundle_lines, disassemble_header
 
 INDENT = "    "
 

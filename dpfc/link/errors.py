@@ -1,4 +1,4 @@
-"""The linker's diagnostics (DPF70xx) and how they point at source code.
+"""How the linker's diagnostics (DPF70xx, ``codes.LINK_*``) point at source code.
 
 Objects record the source location of every DPF and instruction; a linker error about a
 DPF points there (with the usual excerpt and carets when the source file can still be
@@ -10,19 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dpfc.diagnostics import Diagnostic, Note, SourceFile, Span
-from dpfc.objfile.model import SourceLocation
-
-UNRESOLVED = "DPF7001"  # a chain target no object, base or extern image defines
-DUPLICATE = "DPF7002"  # one tenant's DPF defined twice
-ARRAY_CONFLICT = "DPF7003"  # one array placed in two places
-LANE_CONFLICT = "DPF7004"  # two arrays of one tenant in one lane
-CAPACITY = "DPF7005"  # a table or memory of the profile overflows
-CHAIN_CYCLE = "DPF7006"  # DPFs that chain to each other in a cycle
-NOT_INSTALLABLE = "DPF7007"  # a chain target that cannot be installed in switch code memory
-PROFILE_MISMATCH = "DPF7008"  # objects or images for different target profiles
-BAD_OPTION = "DPF7009"  # a pipe, symbol or tenant of a link option that does not exist
-SLOT_TAKEN = "DPF7010"  # a pinned prolog slot that holds other code
-CHAIN_PIPELINE = "DPF7011"  # a chain from an ingress DPF to an egress one, or back
+from dpfc.objfile import SourceLocation
 
 
 def source_span(location: SourceLocation | None) -> Span | None:
@@ -67,17 +55,6 @@ def diagnostic(
 
 
 __all__ = [
-    "ARRAY_CONFLICT",
-    "BAD_OPTION",
-    "CAPACITY",
-    "CHAIN_CYCLE",
-    "CHAIN_PIPELINE",
-    "DUPLICATE",
-    "LANE_CONFLICT",
-    "NOT_INSTALLABLE",
-    "PROFILE_MISMATCH",
-    "SLOT_TAKEN",
-    "UNRESOLVED",
     "diagnostic",
     "source_span",
     "where",

@@ -26,25 +26,20 @@ import json
 import struct
 from typing import Any
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError
-from dpfc.encoding.errors import DecodeError
-from dpfc.isa.bundle import stage_name
+from dpfc.encoding import DecodeError
+from dpfc.isa import stage_name
 from dpfc.link.image import (
     Image,
 )
 from dpfc.link.validate import ImageReader
-from dpfc.objfile.fields import Fields
+from dpfc.objfile import Fields
 from dpfc.target.profile import TargetProfile
 
 MAGIC = b"DPFCIMG\x00"
 VERSION = 2
 HEADER = struct.Struct(">8sHHI32s")  # magic, version, reserved, body length, digest
-
-NOT_AN_IMAGE = "DPF7101"
-WRONG_VERSION = "DPF7102"
-TRUNCATED = "DPF7103"
-CORRUPT = "DPF7104"
-MALFORMED = "DPF7100"
 
 
 def _body(image: Image) -> dict[str, Any]:
@@ -153,39 +148,53 @@ def read_image(
     """Check and parse an image file (see the module docstring)."""
     if len(data) < HEADER.size:
         if data[: len(MAGIC)] != MAGIC[: len(data)] or not data:
-            raise _error(NOT_AN_IMAGE, filename, "not a dpfc install image (no DPFCIMG header)")
+            raise _error(
+                codes.IMAGE_NOT_AN_IMAGE, filename, "not a dpfc install image (no DPFCIMG header)"
+            )
         raise _error(
-            TRUNCATED, filename, f"truncated: {len(data)} bytes, the header alone is {HEADER.size}"
+            codes.IMAGE_TRUNCATED,
+            filename,
+            f"truncated: {len(data)} bytes, the header alone is {HEADER.size}",
         )
     magic, version, reserved, length, digest = HEADER.unpack_from(data)
     if magic != MAGIC:
-        raise _error(NOT_AN_IMAGE, filename, "not a dpfc install image (no DPFCIMG header)")
+        raise _error(
+            codes.IMAGE_NOT_AN_IMAGE, filename, "not a dpfc install image (no DPFCIMG header)"
+        )
     if version != VERSION:
         raise _error(
-            WRONG_VERSION,
+            codes.IMAGE_WRONG_VERSION,
             filename,
             f"install image format version {version}; this dpfc reads version {VERSION}: "
             "link the objects again",
         )
     if reserved != 0:
-        raise _error(MALFORMED, filename, "malformed install image: reserved header bytes are set")
+        raise _error(
+            codes.IMAGE_MALFORMED,
+            filename,
+            "malformed install image: reserved header bytes are set",
+        )
     body = data[HEADER.size :]
     if len(body) != length:
         state = "truncated" if len(body) < length else "followed by extra bytes"
         raise _error(
-            TRUNCATED,
+            codes.IMAGE_TRUNCATED,
             filename,
             f"{state}: the header announces a {length}-byte body, the file has {len(body)}",
         )
     if hashlib.sha256(body).digest() != digest:
         raise _error(
-            CORRUPT, filename, "corrupt: the body's SHA-256 does not match the header's digest"
+            codes.IMAGE_CORRUPT,
+            filename,
+            "corrupt: the body's SHA-256 does not match the header's digest",
         )
     try:
         document = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _error(
-            MALFORMED, filename, f"malformed install image: the body is not JSON ({exc})"
+            codes.IMAGE_MALFORMED,
+            filename,
+            f"malformed install image: the body is not JSON ({exc})",
         ) from None
 
     def fail(reason: str) -> Exception:
@@ -194,14 +203,16 @@ def read_image(
     try:
         image = ImageReader(filename, profile).image(Fields(document, "", fail))
     except _Malformed as exc:
-        raise _error(MALFORMED, filename, f"malformed install image: {exc.reason}") from None
+        raise _error(
+            codes.IMAGE_MALFORMED, filename, f"malformed install image: {exc.reason}"
+        ) from None
     except DecodeError as exc:
         raise _error(
-            MALFORMED, filename, f"malformed install image: [{exc.code}] {exc.message}"
+            codes.IMAGE_MALFORMED, filename, f"malformed install image: [{exc.code}] {exc.message}"
         ) from None
     if _encode_body(image) != body:
         raise _error(
-            MALFORMED,
+            codes.IMAGE_MALFORMED,
             filename,
             "malformed install image: the body is not in canonical form (dpfc link writes "
             "keys sorted, no spaces, lists in their documented order)",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE
+from dpfc.isa import EPILOG_STAGE, PROLOG_STAGE
 from dpfc.target.profile import TargetProfile
 
 

@@ -13,12 +13,13 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import dpfc.link.errors as errors
+from dpfc.catalog import codes
 from dpfc.diagnostics import DiagnosticError
-from dpfc.link import errors
 from dpfc.link.image import Image, dpf_key
 from dpfc.link.resources import Instance
-from dpfc.machine.program import Placement
-from dpfc.objfile.model import ObjectFile
+from dpfc.machine import Placement
+from dpfc.objfile import ObjectFile
 from dpfc.target.profile import TargetProfile
 
 
@@ -53,7 +54,7 @@ def owner(tenant: int | None) -> str:
 
 
 def option_error(message: str) -> DiagnosticError:
-    return DiagnosticError(errors.diagnostic(errors.BAD_OPTION, message))
+    return DiagnosticError(errors.diagnostic(codes.LINK_BAD_OPTION, message))
 
 
 def profile_of(inputs: Sequence[LinkInput], options: LinkOptions) -> TargetProfile:
@@ -71,7 +72,7 @@ def profile_of(inputs: Sequence[LinkInput], options: LinkOptions) -> TargetProfi
         if profile.fingerprint() != first.fingerprint():
             raise DiagnosticError(
                 errors.diagnostic(
-                    errors.PROFILE_MISMATCH,
+                    codes.LINK_PROFILE_MISMATCH,
                     f"{name} is for target `{profile.name}`, but {first_name} is for "
                     f"`{first.name}`: one image holds code for one target profile",
                 )
@@ -100,7 +101,7 @@ def instances(inputs: Sequence[LinkInput], options: LinkOptions, pipes: int) -> 
                 )
                 raise DiagnosticError(
                     errors.diagnostic(
-                        errors.DUPLICATE,
+                        codes.LINK_DUPLICATE_DPF,
                         f"DPF `{dpf.symbol}` {owner(item.tenant)} is defined twice: in "
                         f"{item.obj.path} and in {other}",
                         dpf.location,
@@ -161,7 +162,7 @@ def chain_order(instances: Sequence[Instance], by_key: Mapping[str, Instance]) -
             cycle = [*path[path.index(instance) :], instance]
             raise DiagnosticError(
                 errors.diagnostic(
-                    errors.CHAIN_CYCLE,
+                    codes.LINK_CHAIN_CYCLE,
                     "DPFs chain to each other in a cycle: "
                     + " -> ".join(f"`{i.dpf.symbol}`" for i in cycle),
                     instance.location,

@@ -36,10 +36,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+import dpfc.link.errors as errors
+from dpfc.catalog import codes
 from dpfc.diagnostics import DiagnosticError
-from dpfc.encoding.header import encode_options
-from dpfc.isa.bundle import PC, PROLOG_STAGE
-from dpfc.link import errors
+from dpfc.encoding import encode_options
+from dpfc.isa import PC, PROLOG_STAGE
 from dpfc.link.edit import without
 from dpfc.link.image import (
     ChainTarget,
@@ -68,7 +69,7 @@ from dpfc.link.resources import (
     permission_entries,
     steering_requests,
 )
-from dpfc.machine.program import MachineProgram, Placement
+from dpfc.machine import MachineProgram, Placement
 
 
 def link(inputs: Sequence[LinkInput], options: LinkOptions | None = None) -> Image:
@@ -191,7 +192,7 @@ def _chains(
         if target is not None and entry is None:
             raise DiagnosticError(
                 errors.diagnostic(
-                    errors.NOT_INSTALLABLE,
+                    codes.LINK_NOT_INSTALLABLE,
                     f"`{relocation.target}` {owner(instance.tenant)} is in the base image "
                     "but not installed in switch code memory, so nothing can chain to it",
                     instance.dpf.line_location(relocation.label, "NEXT_PC"),
@@ -204,7 +205,7 @@ def _chains(
             if extern is None:
                 raise DiagnosticError(
                     errors.diagnostic(
-                        errors.UNRESOLVED,
+                        codes.LINK_UNRESOLVED_CHAIN,
                         f"{instance.object}: `{instance.dpf.symbol}` chains to "
                         f"`{relocation.target}`, which no object, base or extern image "
                         "linked defines",
@@ -221,7 +222,7 @@ def _chains(
             # switch runs the target there (sema's DPF5223, for objects built apart).
             raise DiagnosticError(
                 errors.diagnostic(
-                    errors.CHAIN_PIPELINE,
+                    codes.LINK_CHAIN_PIPELINE,
                     f"{instance.object}: {instance.dpf.pipeline} DPF `{instance.dpf.symbol}` "
                     f"chains to `{relocation.target}`, an {pipeline} DPF: a chain names a DPF "
                     "of the chaining DPF's pipeline",
@@ -266,7 +267,7 @@ def _place(
             if encoded.switch_form is None:
                 raise DiagnosticError(
                     errors.diagnostic(
-                        errors.NOT_INSTALLABLE,
+                        codes.LINK_NOT_INSTALLABLE,
                         f"`{dpf.symbol}` cannot be installed in switch code memory "
                         f"({encoded.switch_problem}), but a linked DPF chains to it",
                         dpf.location,
@@ -290,7 +291,7 @@ def _place(
         except SlotConflict as exc:
             raise DiagnosticError(
                 errors.diagnostic(
-                    errors.SLOT_TAKEN,
+                    codes.LINK_SLOT_TAKEN,
                     f"prolog slot {exc.slot}, asked for `{dpf.symbol}`, holds other code "
                     f"(of {', '.join(exc.users)})",
                     dpf.location,

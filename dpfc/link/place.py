@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from dpfc.encoding.words import encode_slot, stage_kind
-from dpfc.isa.bundle import PC, PROLOG_STAGE, EpilogBundle, StageBundle
+from dpfc.encoding import encode_slot, stage_kind
+from dpfc.isa import PC, PROLOG_STAGE, EpilogBundle, StageBundle
 from dpfc.link.image import CodeSlot, install_rank
-from dpfc.machine.program import MachineProgram, move_pcs, pc_fields
+from dpfc.machine import MachineProgram, move_pcs, pc_fields
 from dpfc.target.profile import TargetProfile
 
 

@@ -22,14 +22,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+import dpfc.link.errors as errors
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError
-from dpfc.isa.bundle import Bundle, EpilogBundle, Imm, stage_name
-from dpfc.isa.opcodes import SelectorKind
-from dpfc.link import errors
+from dpfc.isa import Bundle, EpilogBundle, Imm, SelectorKind, stage_name
 from dpfc.link.image import MemoryRequest, PermissionEntry, SteeringRequest
 from dpfc.link.place import CodeMemory
-from dpfc.machine.program import MachineProgram
-from dpfc.objfile.model import ObjectDPF, SourceLocation
+from dpfc.machine import MachineProgram
+from dpfc.objfile import ObjectDPF, SourceLocation
 from dpfc.target.profile import TargetProfile
 
 
@@ -66,7 +66,7 @@ def memory_requests(
             if instance.dpf.program.arrays:
                 raise DiagnosticError(
                     errors.diagnostic(
-                        errors.BAD_OPTION,
+                        codes.LINK_BAD_OPTION,
                         f"`{instance.dpf.symbol}` ({instance.object}) uses arrays, so it must "
                         "be linked for a tenant (whose memory they are)",
                         instance.location,
@@ -88,7 +88,7 @@ def memory_requests(
                 if _old(old) != shape:
                     raise DiagnosticError(
                         errors.diagnostic(
-                            errors.ARRAY_CONFLICT,
+                            codes.LINK_ARRAY_CONFLICT,
                             f"array `{binding.name}` of tenant {instance.tenant} is "
                             f"{_shape(shape)} in {instance.object} but {_shape(_old(old))} "
                             f"in {origin[key]}",
@@ -138,7 +138,7 @@ def _check_lanes(requests: Sequence[MemoryRequest], origin: Mapping[tuple[int, s
         if other is not request and set(other.pipes) & set(request.pipes):
             raise DiagnosticError(
                 errors.diagnostic(
-                    errors.LANE_CONFLICT,
+                    codes.LINK_LANE_CONFLICT,
                     f"arrays `{other.array}` ({origin[(other.tenant, other.array)]}) and "
                     f"`{request.array}` ({origin[(request.tenant, request.array)]}) of tenant "
                     f"{request.tenant} are both at EU{request.eu} lane {request.lane}"
@@ -295,7 +295,7 @@ def check_capacity(
     if problems:
         raise DiagnosticError(
             [
-                Diagnostic(errors.CAPACITY, f"the image does not fit {profile.name}: {p}", None)
+                Diagnostic(codes.LINK_CAPACITY, f"the image does not fit {profile.name}: {p}", None)
                 for p in problems
             ]
         )

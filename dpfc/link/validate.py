@@ -6,10 +6,8 @@ A violation raises the failure the reader was given, with the JSON path."""
 
 from __future__ import annotations
 
-from dpfc.encoding.errors import DecodeError
-from dpfc.encoding.header import decode_options
-from dpfc.encoding.words import decode_slot, stage_kind
-from dpfc.isa.bundle import PROLOG_STAGE, stage_name
+from dpfc.encoding import DecodeError, decode_options, decode_slot, stage_kind
+from dpfc.isa import PROLOG_STAGE, stage_name
 from dpfc.link.image import (
     ChainTarget,
     CodeSlot,
@@ -24,8 +22,7 @@ from dpfc.link.image import (
     dpf_key,
     install_order,
 )
-from dpfc.objfile.fields import Fields
-from dpfc.objfile.read import object_profile, parse_stage
+from dpfc.objfile import Fields, object_profile, parse_stage
 from dpfc.target.profile import TargetProfile
 
 PIPELINES = ("ingress", "egress")

@@ -12,9 +12,9 @@ nor for branches and joins between blocks (:mod:`dpfc.lower.lower`).
 
 from __future__ import annotations
 
+from dpfc import ir
 from dpfc.diagnostics import Span
-from dpfc.ir import core as ir
-from dpfc.ir.core import Instr, Op, Ty
+from dpfc.ir import Instr, Op, Ty
 from dpfc.lower.paths import PendingEdge, State
 
 WORD_MASK = 0xFFFF_FFFF

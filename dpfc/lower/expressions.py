@@ -16,12 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dpfc.ir.core import Instr, Op, Ty
+from dpfc.ir import Instr, Op, Ty
 from dpfc.lower.builder import WORD_MASK, FunctionBuilder
 from dpfc.lower.paths import State, local_names, loop_values
-from dpfc.sema.check import CheckedProgram
-from dpfc.sema.resolve import ConstInfo, MemoryInfo
-from dpfc.sema.types import SemType, is_signed
+from dpfc.sema import CheckedProgram, ConstInfo, MemoryInfo, SemType, is_signed
 from dpfc.syntax import ast
 
 SIGN_BIT = 0x8000_0000

@@ -42,9 +42,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from dpfc import ir
 from dpfc.diagnostics import Span
-from dpfc.ir import core as ir
-from dpfc.ir.core import Instr, Op, Ty
+from dpfc.ir import Instr, Op, Ty
 from dpfc.lower.builder import FunctionBuilder
 from dpfc.lower.expressions import ExprLowerer
 from dpfc.lower.paths import (
@@ -56,9 +56,7 @@ from dpfc.lower.paths import (
     local_names,
     loop_values,
 )
-from dpfc.sema.check import CheckedProgram
-from dpfc.sema.resolve import DpfInfo, MemoryInfo
-from dpfc.sema.types import SemType
+from dpfc.sema import CheckedProgram, DpfInfo, MemoryInfo, SemType
 from dpfc.syntax import ast
 
 _STORE: dict[ast.StoreOp, Op] = {

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from dpfc import ir
 from dpfc.diagnostics import Span
-from dpfc.ir import core as ir
-from dpfc.ir.core import Instr
+from dpfc.ir import Instr
 
 Binding = Instr | int  # an SSA value, or a loop variable's value
 

@@ -4,7 +4,12 @@ assembly printer (:mod:`.printer`) and its encoding, checked once (:mod:`.encode
 The neutral package between the producers of machine code (assembler, code generator,
 object reader) and its consumers (encoders, object writer, linker, back ends)."""
 
-from dpfc.machine.encoded import EncodedProgram, encode_program, switch_words
+from dpfc.machine.encoded import (
+    EncodedProgram,
+    Words,
+    encode_program,
+    switch_words,
+)
 from dpfc.machine.printer import (
     bundle_lines,
     disassemble_header,
@@ -36,6 +41,7 @@ __all__ = [
     "PlacedBundle",
     "Placement",
     "Relocation",
+    "Words",
     "bundle_lines",
     "disassemble_header",
     "encode_program",

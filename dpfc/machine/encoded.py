@@ -7,7 +7,7 @@ writer, the packet writer and the linker all reuse these bytes:
 * in-packet programs: the code packed into SwitchVM code options (:attr:`packed`) and the
   whole options area with an empty stack (:attr:`options`); packets with a stack reuse
   :attr:`packed` (:meth:`EncodedProgram.header_options`). A program whose code does not
-  fit raises :class:`~dpfc.encoding.errors.EncodingError`.
+  fit raises :class:`~dpfc.encoding.EncodingError`.
 * in-switch bundles (all of an in-switch program; those an in-packet program places with
   ``@SLOT``): their code-memory words (:attr:`words`); a bundle that breaks a rule of its
   stage raises ``EncodingError``;
@@ -22,12 +22,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from dpfc.encoding.code import PackedCode
-from dpfc.encoding.errors import EncodingError
-from dpfc.encoding.header import EncodedOptions, encode_options, pack_checked
-from dpfc.encoding.words import encode_slot, stage_kind
-from dpfc.isa.bundle import PC, stage_name
-from dpfc.isa.check import check_stage_bundle
+from dpfc.encoding import (
+    EncodedOptions,
+    EncodingError,
+    PackedCode,
+    encode_options,
+    encode_slot,
+    pack_checked,
+    stage_kind,
+)
+from dpfc.isa import PC, check_stage_bundle, stage_name
 from dpfc.machine.program import MachineProgram, Placement
 
 Words = dict[tuple[int, int], bytes]  # (stage, local slot) -> code-memory word

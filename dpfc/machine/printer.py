@@ -19,19 +19,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from dpfc.encoding.header import SwitchVMHeader
-from dpfc.isa.bundle import (
+from dpfc.encoding import SwitchVMHeader
+from dpfc.isa import (
     PC,
     PROLOG_STAGE,
+    AluOp,
     Bundle,
     CodeImage,
+    CtrlOp,
     EpilogBundle,
+    MemOp,
     Operand,
     Register,
+    SelectorKind,
     format_imm,
     stage_name,
 )
-from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
 from dpfc.machine.program import (
     MachineProgram,
     Pipeline,

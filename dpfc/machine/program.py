@@ -21,18 +21,18 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from dpfc.diagnostics import Span
-from dpfc.encoding.header import SwitchVMHeader
-from dpfc.isa.bundle import (
+from dpfc.encoding import SwitchVMHeader
+from dpfc.isa import (
     EPILOG_STAGE,
     PC,
     PROLOG_STAGE,
     Bundle,
     CodeImage,
     Control,
+    CtrlOp,
     EpilogBundle,
     StageBundle,
 )
-from dpfc.isa.opcodes import CtrlOp
 from dpfc.target.profile import TargetProfile
 
 

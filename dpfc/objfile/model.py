@@ -7,11 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpfc.isa.bundle import Bundle
-from dpfc.isa.opcodes import SelectorKind
-from dpfc.machine.encoded import EncodedProgram
-from dpfc.machine.printer import program_lines
-from dpfc.machine.program import MachineProgram
+from dpfc.isa import Bundle, SelectorKind
+from dpfc.machine import EncodedProgram, MachineProgram, program_lines
 from dpfc.target.profile import TargetProfile
 
 FORMAT = "dpfc-object"

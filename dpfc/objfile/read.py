@@ -15,12 +15,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError
-from dpfc.encoding.code import pack_code
-from dpfc.encoding.errors import DecodeError
-from dpfc.encoding.header import decode_options, encode_options
-from dpfc.encoding.words import decode_slot, stage_kind
-from dpfc.isa.bundle import (
+from dpfc.encoding import (
+    DecodeError,
+    decode_options,
+    decode_slot,
+    encode_options,
+    pack_code,
+    stage_kind,
+)
+from dpfc.isa import (
     EPILOG_STAGE,
     PC,
     PROLOG_STAGE,
@@ -28,15 +33,16 @@ from dpfc.isa.bundle import (
     StageBundle,
     stage_name,
 )
-from dpfc.machine.encoded import EncodedProgram, Words
-from dpfc.machine.printer import program_lines
-from dpfc.machine.program import (
+from dpfc.machine import (
     ArrayBinding,
+    EncodedProgram,
     MachineProgram,
     Pipeline,
     PlacedBundle,
     Placement,
     Relocation,
+    Words,
+    program_lines,
 )
 from dpfc.objfile.fields import Fields
 from dpfc.objfile.model import FORMAT, VERSION, ObjectDPF, ObjectFile, SourceLocation
@@ -70,7 +76,7 @@ class ObjectError(Exception):
 
 def _malformed(filename: str, reason: str) -> DiagnosticError:
     return DiagnosticError(
-        Diagnostic("DPF6202", f"{filename}: malformed dpfc object: {reason}", None)
+        Diagnostic(codes.OBJECT_MALFORMED, f"{filename}: malformed dpfc object: {reason}", None)
     )
 
 
@@ -93,7 +99,7 @@ def object_profile(
         if target not in BUILTIN_PROFILES:
             raise DiagnosticError(
                 Diagnostic(
-                    "DPF6203",
+                    codes.OBJECT_WRONG_PROFILE,
                     f"{filename}: built for the target profile `{target}`, which is not "
                     "built in: give its .toml file with --target",
                     None,
@@ -103,7 +109,7 @@ def object_profile(
     if profile.name != target or profile.fingerprint() != fingerprint:
         raise DiagnosticError(
             Diagnostic(
-                "DPF6203",
+                codes.OBJECT_WRONG_PROFILE,
                 f"{filename}: built for target `{target}` (fingerprint {fingerprint}), not "
                 f"for `{profile.name}` (fingerprint {profile.fingerprint()})",
                 None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dpfc.machine.printer import format_program
+from dpfc.machine import format_program
 from dpfc.objfile.model import ObjectFile, SourceLocation
 
 

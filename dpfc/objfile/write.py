@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dpfc.isa.bundle import stage_name
-from dpfc.machine.printer import program_lines
+from dpfc.isa import stage_name
+from dpfc.machine import program_lines
 from dpfc.objfile.model import FORMAT, VERSION, ObjectDPF, ObjectFile
 
 

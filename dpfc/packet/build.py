@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpfc.encoding.code import PackedCode
-from dpfc.encoding.header import EncodedOptions, SwitchVMHeader, encode_options
-from dpfc.machine.printer import disassemble_header
+from dpfc.encoding import EncodedOptions, PackedCode, SwitchVMHeader, encode_options
+from dpfc.machine import disassemble_header
 from dpfc.packet.layers import build_frame, build_inner
 from dpfc.packet.wire import ParsedPacket
 from dpfc.target.profile import TargetProfile

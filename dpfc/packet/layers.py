@@ -25,7 +25,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
 from scapy.utils import PcapWriter, RawPcapReader
 
-from dpfc.encoding.header import OPTION_CLASS, TYPE_CODE, TYPE_HEADER, TYPE_STACK
+from dpfc.encoding import OPTION_CLASS, TYPE_CODE, TYPE_HEADER, TYPE_STACK
 
 CLASS_IDS.setdefault(OPTION_CLASS, "SwitchVM (dpfc, experimental)")
 

@@ -13,8 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dpfc.encoding.errors import ByteReader, DecodeError
-from dpfc.encoding.header import OPTION_CLASS, SwitchVMHeader, decode_options, split_options
+from dpfc.catalog import codes
+from dpfc.encoding import (
+    OPTION_CLASS,
+    ByteReader,
+    DecodeError,
+    SwitchVMHeader,
+    decode_options,
+    split_options,
+)
 from dpfc.target.profile import TargetProfile
 
 GENEVE_PORT = 6081
@@ -145,14 +152,20 @@ def _parse_checked(
         vlan = r.u16("802.1Q tag") & 0x0FFF
         ethertype = r.u16("EtherType")
     if ethertype != ETHERTYPE_IPV4:
-        raise DecodeError(f"not IPv4 (EtherType {ethertype:#06x})", r.offset - 2, "DPF3060")
+        raise DecodeError(
+            f"not IPv4 (EtherType {ethertype:#06x})", r.offset - 2, codes.PACKET_NOT_IPV4
+        )
     ip_start = r.offset
     version_ihl = r.u8("IPv4 header")
     if version_ihl >> 4 != 4:
-        raise DecodeError(f"IP version {version_ihl >> 4}, expected 4", ip_start, "DPF3061")
+        raise DecodeError(
+            f"IP version {version_ihl >> 4}, expected 4", ip_start, codes.PACKET_IP_VERSION
+        )
     ihl = (version_ihl & 0xF) * 4
     if ihl < IPV4_MIN_HEADER:
-        raise DecodeError(f"IPv4 header length {ihl} is below 20", ip_start, "DPF3062")
+        raise DecodeError(
+            f"IPv4 header length {ihl} is below 20", ip_start, codes.PACKET_IP_HEADER_LENGTH
+        )
     r.take(1, "IPv4 header")
     total_length = r.u16("IPv4 total length")
     r.take(4, "IPv4 header")
@@ -164,16 +177,18 @@ def _parse_checked(
     r.take(ihl - IPV4_MIN_HEADER, "IPv4 options")
     if total_length < ihl + UDP_HEADER:
         raise DecodeError(
-            f"IPv4 total length {total_length} too small for UDP", ip_start + 2, "DPF3063"
+            f"IPv4 total length {total_length} too small for UDP",
+            ip_start + 2,
+            codes.PACKET_IP_TOTAL_LENGTH,
         )
     if ip_start + total_length > len(data):
         raise DecodeError(
             f"IPv4 total length {total_length} exceeds the {len(data) - ip_start} bytes present",
             ip_start + 2,
-            "DPF3063",
+            codes.PACKET_IP_TOTAL_LENGTH,
         )
     if protocol != 17:
-        raise DecodeError(f"not UDP (IP protocol {protocol})", ip_start + 9, "DPF3064")
+        raise DecodeError(f"not UDP (IP protocol {protocol})", ip_start + 9, codes.PACKET_NOT_UDP)
     udp_start = r.offset
     sport = r.u16("UDP source port")
     dport = r.u16("UDP destination port")
@@ -181,27 +196,31 @@ def _parse_checked(
     r.take(2, "UDP checksum")
     if dport != GENEVE_PORT:
         raise DecodeError(
-            f"UDP destination port {dport} is not Geneve (6081)", udp_start + 2, "DPF3065"
+            f"UDP destination port {dport} is not Geneve (6081)",
+            udp_start + 2,
+            codes.PACKET_NOT_GENEVE_PORT,
         )
     if udp_length < UDP_HEADER + GENEVE_HEADER:
         raise DecodeError(
             f"UDP length {udp_length} leaves no room for the 8-byte Geneve header",
             udp_start + 4,
-            "DPF3066",
+            codes.PACKET_UDP_LENGTH,
         )
     if udp_start + udp_length > ip_start + total_length:
         raise DecodeError(
             f"UDP length {udp_length} runs past the end of the IPv4 packet "
             f"({ip_start + total_length - udp_start} bytes from the UDP header on)",
             udp_start + 4,
-            "DPF3066",
+            codes.PACKET_UDP_LENGTH,
         )
     end = udp_start + udp_length
     geneve_start = r.offset
     first = r.u8("Geneve header")
     version, opt_words = first >> 6, first & 0x3F
     if version != 0:
-        raise DecodeError(f"Geneve version {version}, expected 0", geneve_start, "DPF3067")
+        raise DecodeError(
+            f"Geneve version {version}, expected 0", geneve_start, codes.PACKET_GENEVE_VERSION
+        )
     r.u8("Geneve flags")
     protocol_type = r.u16("Geneve protocol type")
     vni = int.from_bytes(r.take(3, "Geneve VNI"), "big")
@@ -212,7 +231,7 @@ def _parse_checked(
             f"Geneve options length {opt_words * 4} runs past the UDP payload "
             f"({end - options_offset} bytes follow the Geneve header)",
             geneve_start,
-            "DPF3068",
+            codes.PACKET_GENEVE_OPTIONS_LENGTH,
         )
     options = r.take(opt_words * 4, "Geneve options")
     ours = [o for o in split_options(options, options_offset) if o[1] == OPTION_CLASS]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dpfc.ir.core import Function, Module
+from dpfc.ir import Function, Module
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ values (the compare is rewritten in place, keeping its identity, so no use chang
 
 from __future__ import annotations
 
-from dpfc.ir.core import Br, Function, Instr, Op, Ty
+from dpfc.ir import Br, Function, Instr, Op, Ty
 from dpfc.passes.base import FunctionPass
 from dpfc.passes.rewrite import const_value, terminator_values
 

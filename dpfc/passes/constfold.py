@@ -34,8 +34,7 @@ their uses need no rewrite; the branch on a now-constant condition is left for
 
 from __future__ import annotations
 
-from dpfc.ir.core import WORD_MASK, Function, Instr, Op, Ty
-from dpfc.ir.evaluate import evaluate
+from dpfc.ir import WORD_MASK, Function, Instr, Op, Ty, fold_op
 from dpfc.passes.base import FunctionPass
 from dpfc.passes.rewrite import become_const, const_value, remove_instrs, replace_uses
 
@@ -55,7 +54,7 @@ def known_value(instr: Instr) -> int | None:
         return None
     consts = [const_value(a) for a in instr.args]
     if instr.args and all(c is not None for c in consts):
-        return evaluate(op, [c for c in consts if c is not None])
+        return fold_op(op, [c for c in consts if c is not None])
     return _absorbed(instr, consts)
 
 

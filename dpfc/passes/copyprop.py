@@ -32,7 +32,7 @@ the copies themselves are removed (they are pure); the same behaviour on every i
 
 from __future__ import annotations
 
-from dpfc.ir.core import WORD_MASK, Function, Instr, Op, Ty
+from dpfc.ir import WORD_MASK, Function, Instr, Op, Ty
 from dpfc.passes.base import FunctionPass
 from dpfc.passes.rewrite import const_value, remove_instrs, replace_uses
 

@@ -32,9 +32,17 @@ instructions in a dominance relation compute the same expression; same behaviour
 
 from __future__ import annotations
 
-from dpfc.ir.cfg import dominator_tree_preorder
-from dpfc.ir.core import MEMORY_OPS, SIDE_EFFECT_OPS, Function, Instr, Op, Ty
-from dpfc.ir.evaluate import COMMUTATIVE_OPS, SWAPPED_COMPARE
+from dpfc.ir import (
+    COMMUTATIVE_OPS,
+    MEMORY_OPS,
+    SIDE_EFFECT_OPS,
+    SWAPPED_COMPARE,
+    Function,
+    Instr,
+    Op,
+    Ty,
+    dominator_tree_preorder,
+)
 from dpfc.passes.base import FunctionPass
 from dpfc.passes.rewrite import remove_instrs, replace_uses
 

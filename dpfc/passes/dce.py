@@ -23,7 +23,7 @@ every side-effecting instruction is kept, in its order.
 
 from __future__ import annotations
 
-from dpfc.ir.core import SIDE_EFFECT_OPS, Function, Instr
+from dpfc.ir import SIDE_EFFECT_OPS, Function, Instr
 from dpfc.passes.base import FunctionPass
 from dpfc.passes.rewrite import remove_instrs, use_counts
 

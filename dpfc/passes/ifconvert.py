@@ -49,9 +49,19 @@ pure ops are hoisted); the memory accesses, RAND draws and exits of every path u
 
 from __future__ import annotations
 
-from dpfc.ir.cfg import predecessors
-from dpfc.ir.core import MEMORY_OPS, SIDE_EFFECT_OPS, Block, Br, Function, Instr, Jump, Op, Ty
-from dpfc.ir.evaluate import INVERSE_COMPARE
+from dpfc.ir import (
+    INVERSE_COMPARE,
+    MEMORY_OPS,
+    SIDE_EFFECT_OPS,
+    Block,
+    Br,
+    Function,
+    Instr,
+    Jump,
+    Op,
+    Ty,
+    predecessors,
+)
 from dpfc.passes.base import FunctionPass
 from dpfc.passes.rewrite import const_value, leading_phis, remove_instrs, replace_uses
 from dpfc.passes.simplifycfg import merge_into

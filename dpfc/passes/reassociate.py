@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import heapq
 
-from dpfc.ir.core import INPUT_OPS, MEMORY_OPS, Function, Instr, Op, Ty
+from dpfc.ir import INPUT_OPS, MEMORY_OPS, Function, Instr, Op, Ty
 from dpfc.passes.base import FunctionPass
 from dpfc.passes.rewrite import use_counts
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dpfc.ir.core import Br, Exit, Function, Instr, Op, Terminator, Ty
+from dpfc.ir import Br, Exit, Function, Instr, Op, Terminator, Ty
 
 
 def terminator_values(term: Terminator) -> list[Instr]:

@@ -37,8 +37,7 @@ predecessor; the entry block stays first; same behaviour.
 
 from __future__ import annotations
 
-from dpfc.ir.cfg import predecessors, reachable
-from dpfc.ir.core import Block, Br, Function, Instr, Jump
+from dpfc.ir import Block, Br, Function, Instr, Jump, predecessors, reachable
 from dpfc.passes.base import FunctionPass
 from dpfc.passes.rewrite import const_value, leading_phis, phi_value, remove_instrs, replace_uses
 

@@ -38,8 +38,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from dpfc.ir.core import WORD_MASK, Function, Instr, Op
-from dpfc.ir.evaluate import evaluate
+from dpfc.ir import WORD_MASK, Function, Instr, Op, fold_op
 from dpfc.passes.base import FunctionPass
 from dpfc.passes.rewrite import become_const, make_const, remove_instrs, replace_uses
 
@@ -64,7 +63,7 @@ def constant_tree(value: Instr, depth: int = 0, phis: frozenset[int] = frozenset
     args = [constant_tree(a, depth + 1, phis) for a in value.args]
     if any(a is None for a in args):
         return None
-    return evaluate(value.op, [a for a in args if a is not None])
+    return fold_op(value.op, [a for a in args if a is not None])
 
 
 def binary_terms(c: int) -> list[Term]:

@@ -23,12 +23,10 @@ DiagnosticError (DPF5390) is raised.
 
 from __future__ import annotations
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError
-from dpfc.ir.cfg import find_cycle
-from dpfc.ir.core import Function
+from dpfc.ir import Function, find_cycle
 from dpfc.passes.base import FunctionPass
-
-CYCLE_CODE = "DPF5390"
 
 
 def check_acyclic(function: Function) -> bool:
@@ -38,7 +36,7 @@ def check_acyclic(function: Function) -> bool:
         raise DiagnosticError(
             [
                 Diagnostic(
-                    CYCLE_CODE,
+                    codes.IR_CYCLE,
                     f"control flow of `@{function.name}` has a cycle: {path}",
                     function.span,
                     hint="loops are unrolled by the lowering; the IR must be acyclic",

@@ -5,22 +5,24 @@ per-path rules of :mod:`.paths`) and the program-level rules (:mod:`.check`).
 
 ``check_program(program, profile) -> CheckedProgram`` checks a loaded program for the
 profile :mod:`dpfc.driver` resolved; it raises :class:`~dpfc.diagnostics.DiagnosticError`
-with every error found (DPF50xx-DPF52xx).
+with every error found (DPF50xx-DPF52xx, named in :mod:`dpfc.catalog.codes`).
 """
 
 from dpfc.sema.check import CheckedProgram, check_file, check_program
-from dpfc.sema.codes import ALL_CODES, Code
 from dpfc.sema.loader import LoadedModule, Program, load_program
-from dpfc.sema.types import SemType
+from dpfc.sema.resolve import ConstInfo, DpfInfo, MemoryInfo
+from dpfc.sema.types import SemType, is_signed
 
 __all__ = [
-    "ALL_CODES",
     "CheckedProgram",
-    "Code",
+    "ConstInfo",
+    "DpfInfo",
     "LoadedModule",
+    "MemoryInfo",
     "Program",
     "SemType",
     "check_file",
     "check_program",
+    "is_signed",
     "load_program",
 ]

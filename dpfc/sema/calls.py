@@ -15,13 +15,14 @@ Contract: :meth:`CallChecker.call` returns the type of a call (recorded by
 
 from __future__ import annotations
 
+from typing import Protocol
+
+from dpfc.catalog import codes
 from dpfc.diagnostics import did_you_mean
-from dpfc.sema.codes import Code
-from dpfc.sema.expressions import ExprChecker
-from dpfc.sema.resolve import DpfInfo, describe
+from dpfc.sema.resolve import DpfInfo, MemoryInfo, describe
+from dpfc.sema.scopes import BodyState
 from dpfc.sema.types import SemType, assignable, cast_hint, join_words
-from dpfc.syntax import ast
-from dpfc.syntax.parser import ACTION_NAMES
+from dpfc.syntax import ACTION_NAMES, ast
 
 FETCH_BUILTINS = ("fetch_add", "fetch_and", "fetch_or", "fetch_max", "fetch_min")
 BUILTINS: dict[str, int] = {
@@ -35,42 +36,56 @@ BUILTINS: dict[str, int] = {
 }
 
 
-class CallChecker(ExprChecker):
-    """Checks the calls of one DPF body (see the module docstring)."""
+class ExpressionTyper(Protocol):
+    """What the call checker asks of the expression checker that holds it: the type of an
+    argument, the array of an element ``a[i]``."""
+
+    def expr(self, expr: ast.Expr) -> SemType: ...
+
+    def index_target(self, expr: ast.Index) -> MemoryInfo | None: ...
+
+
+class CallChecker:
+    """Checks the calls of one DPF body (see the module docstring), its arguments typed by
+    the expression checker that holds it."""
+
+    def __init__(self, state: BodyState, exprs: ExpressionTyper) -> None:
+        self.state = state
+        self.exprs = exprs
 
     def call(self, expr: ast.Call) -> SemType:
         func = expr.func
         if func not in BUILTINS:
             for arg in expr.args:
-                self.expr(arg)
+                self.exprs.expr(arg)
             self.unknown_call(expr)
             return SemType.ERROR
         arity = BUILTINS[func]
         if len(expr.args) != arity:
             for arg in expr.args:
-                self.expr(arg)
-            self.report.error(
-                Code.ARITY,
+                self.exprs.expr(arg)
+            self.state.report.error(
+                codes.ARGUMENT_COUNT,
                 f"`{func}` takes {arity} argument{'s' if arity != 1 else ''}, got {len(expr.args)}",
                 expr.span,
             )
             return SemType.ERROR
         if func in FETCH_BUILTINS:
             return self.fetch(expr)
-        args = [self.expr(arg) for arg in expr.args]
+        args = [self.exprs.expr(arg) for arg in expr.args]
         if SemType.ERROR in args:
             return SemType.ERROR
         if func in ("min", "max"):
             for arg, ty in zip(expr.args, args, strict=True):
                 if ty is SemType.BOOL:
-                    self.report.error(
-                        Code.OPERAND_TYPE, f"`{func}` needs words, found `bool`", arg.span
+                    self.state.report.error(
+                        codes.OPERAND_TYPE, f"`{func}` needs words, found `bool`", arg.span
                     )
                     return SemType.ERROR
             joined = join_words(args[0], args[1])
             if joined is None:
-                self.report.error(
-                    Code.TYPE_MISMATCH,
+                self.state.report.error(
+                    codes.TYPE_MISMATCH,
                     f"`{func}` on different types: {args[0].describe()} and {args[1].describe()}",
                     expr.span,
                 )
@@ -78,15 +93,15 @@ class CallChecker(ExprChecker):
             return joined
         if func == "select":
             if args[0] is not SemType.BOOL:
-                self.report.error(
-                    Code.OPERAND_TYPE,
+                self.state.report.error(
+                    codes.OPERAND_TYPE,
                     f"the condition of `select` must be `bool`, found {args[0].describe()}",
                     expr.args[0].span,
                 )
             if args[1] is SemType.BOOL or args[2] is SemType.BOOL:
                 if args[1] is not args[2]:
-                    self.report.error(
-                        Code.TYPE_MISMATCH,
+                    self.state.report.error(
+                        codes.TYPE_MISMATCH,
                         f"`select` arms of different types: {args[1].describe()} and "
                         f"{args[2].describe()}",
                         expr.span,
@@ -95,8 +110,8 @@ class CallChecker(ExprChecker):
                 return SemType.BOOL
             joined = join_words(args[1], args[2])
             if joined is None:
-                self.report.error(
-                    Code.TYPE_MISMATCH,
+                self.state.report.error(
+                    codes.TYPE_MISMATCH,
                     f"`select` arms of different types: {args[1].describe()} and "
                     f"{args[2].describe()}",
                     expr.span,
@@ -106,83 +121,89 @@ class CallChecker(ExprChecker):
         if func == "hash":
             self.hash_lane(expr)
             if args[0] not in (SemType.U32, SemType.INT):
-                self.report.error(
-                    Code.OPERAND_TYPE,
+                self.state.report.error(
+                    codes.OPERAND_TYPE,
                     f"`hash` takes a `u32`, found {args[0].describe()}",
                     expr.args[0].span,
                     hint="convert with `as u32`",
                 )
             return SemType.U32
-        if func == "peek" and self.peek is None:
-            self.peek = expr.span
+        if func == "peek" and self.state.peek is None:
+            self.state.peek = expr.span
         return SemType.U32  # rand, peek
 
     def hash_lane(self, expr: ast.Call) -> None:
         if len(expr.type_args) != 1:
-            self.report.error(Code.ARITY, "`hash` takes one lane: `hash<k>(x)`", expr.span)
+            self.state.report.error(
+                codes.ARGUMENT_COUNT, "`hash` takes one lane: `hash<k>(x)`", expr.span
+            )
             return
         lane = expr.type_args[0]
-        result = self.ctx.consts.eval(
-            self.module, lane, self.loop_values(), self.is_local, what="a hash lane"
+        result = self.state.ctx.consts.eval(
+            self.state.module,
+            lane,
+            self.state.loop_values(),
+            self.state.is_local,
+            what="a hash lane",
         )
         if result is None:
             return
         # `hash<k>` is lane k's CRC unit: k names a lane that has a hash function (a profile
         # may list more functions than it has lanes; scheduling would fail with DPF6002).
-        count = min(len(self.profile.hash_functions), self.profile.lanes)
+        count = min(len(self.state.profile.hash_functions), self.state.profile.lanes)
         if result[1] is SemType.BOOL or not 0 <= result[0] < count:
-            self.report.error(
-                Code.HASH_LANE,
+            self.state.report.error(
+                codes.HASH_LANE,
                 f"hash lane {result[0]} is out of range: `hash<k>` takes k in 0 .. {count - 1}",
                 lane.span,
-                hint=f"the lanes of {self.profile.name}: "
+                hint=f"the lanes of {self.state.profile.name}: "
                 + ", ".join(
-                    f"{k} = {n}" for k, n in enumerate(self.profile.hash_functions[:count])
+                    f"{k} = {n}" for k, n in enumerate(self.state.profile.hash_functions[:count])
                 ),
             )
 
     def fetch(self, expr: ast.Call) -> SemType:
         target, value = expr.args
         if not isinstance(target, ast.Index):
-            self.expr(target)
-            self.expr(value)
-            self.report.error(
-                Code.FETCH_TARGET,
+            self.exprs.expr(target)
+            self.exprs.expr(value)
+            self.state.report.error(
+                codes.FETCH_TARGET,
                 f"the first argument of `{expr.func}` must be an array element: "
                 f"`{expr.func}(a[i], v)`",
                 target.span,
             )
             return SemType.ERROR
-        memory = self.index_target(target)
-        self.ctx.types[id(target)] = memory.elem if memory is not None else SemType.ERROR
-        ty = self.expr(value)
+        memory = self.exprs.index_target(target)
+        self.state.ctx.types[id(target)] = memory.elem if memory is not None else SemType.ERROR
+        ty = self.exprs.expr(value)
         if memory is None:
             return SemType.ERROR
         if not assignable(ty, memory.elem):
-            self.report.error(
-                Code.TYPE_MISMATCH,
+            self.state.report.error(
+                codes.TYPE_MISMATCH,
                 f"`{target.array.text}` holds `{memory.elem.value}` words but the value is "
                 f"{ty.describe()}",
                 value.span,
                 hint=cast_hint(ty, memory.elem),
             )
-        self.access(memory, target.array.text, target.span)
+        self.state.access(memory, target.array.text, target.span)
         return memory.elem
 
     def unknown_call(self, expr: ast.Call) -> None:
         func = expr.func
         if func in ACTION_NAMES:
-            self.report.error(
-                Code.NOT_CALLABLE,
+            self.state.report.error(
+                codes.NOT_CALLABLE,
                 f"`{func}` is an epilog action: a statement of its own, not a value",
                 expr.span,
             )
             return
-        local = self.local(func)
-        item = self.ctx.tables[self.module].item(func)
+        local = self.state.local(func)
+        item = self.state.ctx.tables[self.state.module].item(func)
         if local is None and isinstance(item, DpfInfo):
-            self.report.error(
-                Code.NOT_CALLABLE,
+            self.state.report.error(
+                codes.NOT_CALLABLE,
                 f"`{func}` is a DPF: DPFs do not call each other",
                 expr.span,
                 hint=f"to run it after this one: `chain {func};`",
@@ -190,11 +211,13 @@ class CallChecker(ExprChecker):
             return
         if local is not None or item is not None:
             what = "a local" if local is not None or item is None else describe(item)
-            self.report.error(Code.NOT_CALLABLE, f"`{func}` is {what}, not a function", expr.span)
+            self.state.report.error(
+                codes.NOT_CALLABLE, f"`{func}` is {what}, not a function", expr.span
+            )
             return
         # A misspelt action or `push` statement parses as a call too: suggest those as well.
-        self.report.error(
-            Code.UNKNOWN_FUNCTION,
+        self.state.report.error(
+            codes.UNKNOWN_FUNCTION,
             f"unknown function `{func}`",
             expr.span,
             hint=did_you_mean(func, [*BUILTINS, *ACTION_NAMES, "push"])

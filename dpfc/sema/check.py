@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, SourceFile
-from dpfc.sema.codes import Code
 from dpfc.sema.consteval import ConstEvaluator
 from dpfc.sema.items import ItemChecker
 from dpfc.sema.loader import Program, load_program
@@ -78,7 +78,7 @@ def _check_array_pipelines(ctx: BodyContext) -> None:
         if other is None:
             continue
         ctx.report.error(
-            Code.ARRAY_PIPELINES,
+            codes.ARRAY_PIPELINES,
             f"`{other.name}` is used by {other.dpf.pipeline} DPF `{other.dpf.name}` and by "
             f"{first.dpf.pipeline} DPF `{first.dpf.name}`: each pipeline has its own memory, "
             "so an array belongs to one of them",
@@ -107,7 +107,7 @@ def _check_chain_cycles(ctx: BodyContext) -> None:
                     reported.add(key)
                     names = [e.source.ir_name for e in cycle] + [target.ir_name]
                     ctx.report.error(
-                        Code.CHAIN_CYCLE,
+                        codes.CHAIN_CYCLE,
                         "chain cycle: " + " -> ".join(f"`{n}`" for n in names)
                         if len(cycle) > 1
                         else f"`{target.name}` chains to itself",

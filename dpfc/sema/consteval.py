@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Note, Span
-from dpfc.sema.codes import Code
 from dpfc.sema.report import Reporter
 from dpfc.sema.resolve import ConstInfo, DpfInfo, MemoryInfo, ModuleRef, Resolver, describe
 from dpfc.sema.types import SemType, from_ast, join_words
@@ -75,7 +75,7 @@ class ConstEvaluator:
             return None
         if info in self.busy:
             self.report.error(
-                Code.CONST_CYCLE,
+                codes.CONST_CYCLE,
                 f"constant `{info.name}` depends on itself",
                 use if use is not None else info.decl.span,
                 notes=(Note(f"`{info.name}` is defined here", info.decl.span),),
@@ -98,7 +98,7 @@ class ConstEvaluator:
             ty is declared or (ty is SemType.INT and declared is not SemType.BOOL)
         ):
             self.report.error(
-                Code.TYPE_MISMATCH,
+                codes.TYPE_MISMATCH,
                 f"constant `{info.name}` is declared `{declared.value}` but its value is "
                 f"{ty.describe()}",
                 info.decl.value.span,
@@ -109,7 +109,7 @@ class ConstEvaluator:
         if not low <= value <= high:
             hint = "declare it `i32`" if target is SemType.U32 and value < 0 else None
             self.report.error(
-                Code.CONST_OVERFLOW,
+                codes.CONST_OVERFLOW,
                 f"constant `{info.name}` = {value} does not fit in `{target.value}` "
                 f"({low} .. {high})",
                 info.decl.value.span,
@@ -138,7 +138,7 @@ class ConstEvaluator:
         except _NotConstant as exc:
             where = f"{what} must be a constant expression" if what else "not a constant expression"
             self.report.error(
-                Code.NOT_CONSTANT,
+                codes.NOT_CONSTANT,
                 f"{where}: {exc.what}",
                 exc.span,
                 hint="constants are literals, `const` items and `for` variables, combined "
@@ -185,7 +185,7 @@ class ConstEvaluator:
         low, high = RANGES[ty]
         if not low <= value <= high:
             self.report.error(
-                Code.CONST_OVERFLOW,
+                codes.CONST_OVERFLOW,
                 f"constant expression overflows {ty.describe()}: {value} is outside "
                 f"{low} .. {high}",
                 span,
@@ -242,7 +242,7 @@ class ConstEvaluator:
             return result
         if isinstance(item, MemoryInfo | DpfInfo | ModuleRef):
             self.report.error(
-                Code.WRONG_KIND,
+                codes.WRONG_KIND,
                 f"`{expr.text}` is {describe(item)}, not a value",
                 expr.span,
             )
@@ -250,14 +250,14 @@ class ConstEvaluator:
 
     def _word(self, value: Value, span: Span, op: str) -> Value:
         if value[1] is SemType.BOOL:
-            self.report.error(Code.OPERAND_TYPE, f"`{op}` needs a word, found `bool`", span)
+            self.report.error(codes.OPERAND_TYPE, f"`{op}` needs a word, found `bool`", span)
             raise _Reported
         return value
 
     def _bool(self, value: Value, span: Span, op: str) -> Value:
         if value[1] is not SemType.BOOL:
             self.report.error(
-                Code.OPERAND_TYPE, f"`{op}` needs a `bool`, found {value[1].describe()}", span
+                codes.OPERAND_TYPE, f"`{op}` needs a `bool`, found {value[1].describe()}", span
             )
             raise _Reported
         return value
@@ -296,7 +296,7 @@ class ConstEvaluator:
         ty = join_words(at, bt)
         if ty is None:
             self.report.error(
-                Code.TYPE_MISMATCH,
+                codes.TYPE_MISMATCH,
                 f"`{op.value}` on different types: `{at.value}` and `{bt.value}`",
                 expr.span,
                 hint="convert one side with `as u32` or `as i32`",
@@ -321,7 +321,7 @@ class ConstEvaluator:
             return self._fit(a << (b & 31), ty, expr.span)
         if ty is SemType.I32:
             self.report.error(
-                Code.ARITH_SHIFT,
+                codes.ARITH_SHIFT,
                 "arithmetic shift is not supported; cast to u32",
                 expr.span,
                 hint="`(x as u32) >> n` shifts in zeros",
@@ -339,7 +339,7 @@ class ConstEvaluator:
             ty = join_words(at, bt)
             if ty is None:
                 self.report.error(
-                    Code.TYPE_MISMATCH,
+                    codes.TYPE_MISMATCH,
                     f"`{expr.func}` on different types: `{at.value}` and `{bt.value}`",
                     expr.span,
                 )
@@ -356,7 +356,7 @@ class ConstEvaluator:
             ty = yes[1] if yes[1] is no[1] else join_words(yes[1], no[1])
             if ty is None:
                 self.report.error(
-                    Code.TYPE_MISMATCH,
+                    codes.TYPE_MISMATCH,
                     f"`select` arms of different types: `{yes[1].value}` and `{no[1].value}`",
                     expr.span,
                 )

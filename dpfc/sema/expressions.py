@@ -14,15 +14,15 @@ expression and records it in :attr:`BodyContext.types <dpfc.sema.scopes.BodyCont
   (DPF5110), ``*`` with a constant operand (DPF5113: SwitchVM has no multiplier), casts.
 
 An operand already reported is :attr:`SemType.ERROR`, which every operator accepts silently,
-so one mistake is reported once. Calls are the next layer's (:mod:`.calls`).
+so one mistake is reported once. Calls are typed by the :class:`~dpfc.sema.calls.CallChecker`
+it holds (:mod:`.calls`).
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-
+from dpfc.catalog import codes
 from dpfc.diagnostics import did_you_mean
-from dpfc.sema.codes import Code
+from dpfc.sema.calls import CallChecker
 from dpfc.sema.resolve import ConstInfo, DpfInfo, MemoryInfo, describe
 from dpfc.sema.scopes import BodyState
 from dpfc.sema.types import SemType, assignable, cast_hint, from_ast, join_words
@@ -42,14 +42,19 @@ _BOOL_RESULT = frozenset(
 )
 
 
-class ExprChecker(BodyState, ABC):
-    """Types the expressions of one DPF body (see the module docstring)."""
+class ExprChecker:
+    """Types the expressions of one DPF body (see the module docstring); its calls are
+    typed by the :class:`~dpfc.sema.calls.CallChecker` it holds."""
+
+    def __init__(self, state: BodyState) -> None:
+        self.state = state
+        self.calls = CallChecker(state, self)
 
     def word_value(self, expr: ast.Expr, what: str) -> None:
         ty = self.expr(expr)
         if ty is SemType.BOOL:
-            self.report.error(
-                Code.OPERAND_TYPE,
+            self.state.report.error(
+                codes.OPERAND_TYPE,
                 f"{what} must be a word, found `bool`",
                 expr.span,
                 hint="convert with `as u32`",
@@ -57,7 +62,7 @@ class ExprChecker(BodyState, ABC):
 
     def expr(self, expr: ast.Expr) -> SemType:
         ty = self._expr(expr)
-        self.ctx.types[id(expr)] = ty
+        self.state.ctx.types[id(expr)] = ty
         return ty
 
     def _expr(self, expr: ast.Expr) -> SemType:
@@ -68,16 +73,16 @@ class ExprChecker(BodyState, ABC):
         if isinstance(expr, ast.Name):
             return self.name(expr)
         if isinstance(expr, ast.Meta):
-            if self.profile.metadata_by_name(expr.field) is None:
-                self.report.error(
-                    Code.UNKNOWN_META,
+            if self.state.profile.metadata_by_name(expr.field) is None:
+                self.state.report.error(
+                    codes.UNKNOWN_META,
                     f"unknown metadata field `meta.{expr.field}`",
                     expr.span,
                     hint=did_you_mean(
-                        expr.field, [m.name for m in self.profile.metadata], prefix="meta."
+                        expr.field, [m.name for m in self.state.profile.metadata], prefix="meta."
                     )
-                    or f"{self.profile.name} has: "
-                    + ", ".join(m.name for m in self.profile.metadata),
+                    or f"{self.state.profile.name} has: "
+                    + ", ".join(m.name for m in self.state.profile.metadata),
                 )
                 return SemType.ERROR
             return SemType.U32
@@ -85,7 +90,7 @@ class ExprChecker(BodyState, ABC):
             memory = self.index_target(expr)
             if memory is None:
                 return SemType.ERROR
-            self.access(memory, expr.array.text, expr.span)
+            self.state.access(memory, expr.array.text, expr.span)
             return memory.elem
         if isinstance(expr, ast.Unary):
             return self.unary(expr)
@@ -95,29 +100,33 @@ class ExprChecker(BodyState, ABC):
             inner = self.expr(expr.expr)
             return SemType.ERROR if inner is SemType.ERROR else from_ast(expr.type.name)
         if isinstance(expr, ast.Call):
-            return self.call(expr)
+            return self.calls.call(expr)
         raise AssertionError(f"unknown expression {expr!r}")  # pragma: no cover
 
     def name(self, expr: ast.Name, also: tuple[str, ...] = ()) -> SemType:
         """The type of a name used as a value (``also``: more names a misspelt one may be)."""
         if len(expr.parts) == 1:
-            local = self.local(expr.parts[0])
+            local = self.state.local(expr.parts[0])
             if local is not None:
                 return local.type
-        near = [*self.visible(), *self.ctx.tables[self.module].value_names(), *also]
-        item = self.ctx.resolver.lookup(self.module, expr, near)
+        near = [
+            *self.state.visible(),
+            *self.state.ctx.tables[self.state.module].value_names(),
+            *also,
+        ]
+        item = self.state.ctx.resolver.lookup(self.state.module, expr, near)
         if item is None:
             return SemType.ERROR
         if isinstance(item, ConstInfo):
-            result = self.ctx.consts.const(item, expr.span)
+            result = self.state.ctx.consts.const(item, expr.span)
             return SemType.ERROR if result is None else result[1]
         hint = None
         if isinstance(item, MemoryInfo):
             hint = f"read an element: `{expr.text}[i]`"
         elif isinstance(item, DpfInfo):
             hint = f"to run it next: `chain {expr.text};`"
-        self.report.error(
-            Code.WRONG_KIND,
+        self.state.report.error(
+            codes.WRONG_KIND,
             f"`{expr.text}` is {describe(item)}, not a value",
             expr.span,
             hint=hint,
@@ -126,20 +135,20 @@ class ExprChecker(BodyState, ABC):
 
     def index_target(self, expr: ast.Index) -> MemoryInfo | None:
         """Check ``arr[i]``'s array and index (not the access itself)."""
-        memories = self.ctx.tables[self.module].memories
-        item = self.ctx.resolver.lookup(self.module, expr.array, memories)
-        if len(expr.array.parts) == 1 and self.local(expr.array.parts[0]) is not None:
+        memories = self.state.ctx.tables[self.state.module].memories
+        item = self.state.ctx.resolver.lookup(self.state.module, expr.array, memories)
+        if len(expr.array.parts) == 1 and self.state.local(expr.array.parts[0]) is not None:
             item = None
-            self.report.error(
-                Code.WRONG_KIND,
+            self.state.report.error(
+                codes.WRONG_KIND,
                 f"`{expr.array.text}` is a local, not an array",
                 expr.array.span,
             )
         index_ty = self.expr(expr.index)
-        self.ctx.types[id(expr.array)] = SemType.ERROR
+        self.state.ctx.types[id(expr.array)] = SemType.ERROR
         if item is not None and not isinstance(item, MemoryInfo):
-            self.report.error(
-                Code.WRONG_KIND,
+            self.state.report.error(
+                codes.WRONG_KIND,
                 f"`{expr.array.text}` is {describe(item)}, not an array",
                 expr.array.span,
             )
@@ -148,8 +157,8 @@ class ExprChecker(BodyState, ABC):
             return None
         want = item.key_type
         if index_ty is not SemType.ERROR and not assignable(index_ty, want):
-            self.report.error(
-                Code.TYPE_MISMATCH,
+            self.state.report.error(
+                codes.TYPE_MISMATCH,
                 f"an index of `{expr.array.text}` is `{want.value}`, found {index_ty.describe()}",
                 expr.index.span,
                 hint=cast_hint(index_ty, want),
@@ -162,8 +171,8 @@ class ExprChecker(BodyState, ABC):
             return ty
         if expr.op is ast.UnaryOp.LNOT:
             if ty is not SemType.BOOL:
-                self.report.error(
-                    Code.OPERAND_TYPE,
+                self.state.report.error(
+                    codes.OPERAND_TYPE,
                     f"`!` needs a `bool`, found {ty.describe()}",
                     expr.operand.span,
                     hint="for the bitwise complement of a word use `~`",
@@ -171,8 +180,8 @@ class ExprChecker(BodyState, ABC):
                 return SemType.ERROR
             return SemType.BOOL
         if ty is SemType.BOOL:
-            self.report.error(
-                Code.OPERAND_TYPE,
+            self.state.report.error(
+                codes.OPERAND_TYPE,
                 f"`{expr.op.value}` needs a word, found `bool`",
                 expr.operand.span,
                 hint="negate a `bool` with `!`" if expr.op is ast.UnaryOp.NOT else None,
@@ -189,8 +198,8 @@ class ExprChecker(BodyState, ABC):
         if op in (ast.BinaryOp.AND, ast.BinaryOp.OR):
             for side, ty in ((expr.left, left), (expr.right, right)):
                 if ty is not SemType.BOOL:
-                    self.report.error(
-                        Code.OPERAND_TYPE,
+                    self.state.report.error(
+                        codes.OPERAND_TYPE,
                         f"`{op.value}` needs `bool` operands, found {ty.describe()}",
                         side.span,
                         hint="compare explicitly: `x != 0`",
@@ -202,8 +211,8 @@ class ExprChecker(BodyState, ABC):
             return SemType.BOOL
         for side, ty in ((expr.left, left), (expr.right, right)):
             if ty is SemType.BOOL:
-                self.report.error(
-                    Code.OPERAND_TYPE,
+                self.state.report.error(
+                    codes.OPERAND_TYPE,
                     f"`{op.value}` needs words, found `bool`",
                     side.span,
                     hint="convert with `as u32`",
@@ -216,16 +225,16 @@ class ExprChecker(BodyState, ABC):
         if op in _BOOL_RESULT:
             return SemType.BOOL
         if op is ast.BinaryOp.SHR and joined is SemType.I32:
-            self.report.error(
-                Code.ARITH_SHIFT,
+            self.state.report.error(
+                codes.ARITH_SHIFT,
                 "arithmetic shift is not supported; cast to u32",
                 expr.span,
                 hint="`(x as u32) >> n` shifts in zeros",
             )
             return SemType.ERROR
         if op is ast.BinaryOp.MUL and not (self._constant(expr.left) or self._constant(expr.right)):
-            self.report.error(
-                Code.MUL_NEEDS_CONSTANT,
+            self.state.report.error(
+                codes.MUL_NEEDS_CONSTANT,
                 "`*` needs a constant operand: SwitchVM has no multiplier, the compiler turns "
                 "a multiplication by a constant into shifts and adds",
                 expr.span,
@@ -233,16 +242,14 @@ class ExprChecker(BodyState, ABC):
         return joined
 
     def _constant(self, expr: ast.Expr) -> bool:
-        return self.ctx.consts.is_constant(self.module, expr, self.loop_values(), self.is_local)
+        return self.state.ctx.consts.is_constant(
+            self.state.module, expr, self.state.loop_values(), self.state.is_local
+        )
 
     def _mismatch(self, expr: ast.Binary, left: SemType, right: SemType) -> None:
-        self.report.error(
-            Code.TYPE_MISMATCH,
+        self.state.report.error(
+            codes.TYPE_MISMATCH,
             f"`{expr.op.value}` on different types: {left.describe()} and {right.describe()}",
             expr.span,
             hint="convert one side with `as u32` or `as i32`",
         )
-
-    @abstractmethod
-    def call(self, expr: ast.Call) -> SemType:
-        """The type of a call of a builtin (:class:`~dpfc.sema.calls.CallChecker`)."""

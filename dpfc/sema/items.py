@@ -21,8 +21,8 @@ on, else tofino1).
 
 from __future__ import annotations
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Note, Span, did_you_mean
-from dpfc.sema.codes import Code
 from dpfc.sema.consteval import ConstEvaluator
 from dpfc.sema.report import Reporter
 from dpfc.sema.resolve import DpfInfo, MemoryInfo, ModuleInfo
@@ -52,7 +52,7 @@ def _attrs_by_name(
             other = "a memory declaration" if kind == "dpf" else "a `dpf`"
             misplaced = attr.name in (MEMORY_ATTRIBUTES if kind == "dpf" else DPF_ATTRIBUTES)
             report.error(
-                Code.UNKNOWN_ATTRIBUTE,
+                codes.UNKNOWN_ATTRIBUTE,
                 f"`@{attr.name}` applies to {other}, not to a {kind}"
                 if misplaced
                 else f"unknown attribute `@{attr.name}`",
@@ -64,7 +64,7 @@ def _attrs_by_name(
         first = seen.get(attr.name)
         if first is not None:
             report.error(
-                Code.CONFLICTING_ATTRIBUTES,
+                codes.CONFLICTING_ATTRIBUTES,
                 f"`@{attr.name}` is given twice",
                 attr.span,
                 notes=(Note("first given here", first.span),),
@@ -113,7 +113,7 @@ class ItemChecker:
         value, ty = result
         if ty is SemType.BOOL or not 0 <= value <= 0xFFFF_FFFF:
             self.report.error(
-                Code.CONST_OVERFLOW,
+                codes.CONST_OVERFLOW,
                 f"an app id is a 32-bit word, got {value}",
                 info.app.value.span,
             )
@@ -131,7 +131,7 @@ class ItemChecker:
                 self._malformed(target, "`@target` takes one profile name: `@target(tofino1)`")
             elif name not in BUILTIN_PROFILES:
                 self.report.error(
-                    Code.UNKNOWN_TARGET,
+                    codes.UNKNOWN_TARGET,
                     f"unknown target profile `{name}`",
                     target.args[0].span,
                     hint=_with_listing(
@@ -148,7 +148,7 @@ class ItemChecker:
                 )
             elif name not in PLACEMENTS:
                 self.report.error(
-                    Code.PLACEMENT,
+                    codes.BAD_PLACEMENT,
                     f"placement must be `packet` or `switch`, not `{name}`",
                     placement.args[0].span,
                     hint=did_you_mean(name, PLACEMENTS)
@@ -167,21 +167,21 @@ class ItemChecker:
         if "ingress" in attrs and "egress" in attrs:
             first, second = sorted((attrs["ingress"], attrs["egress"]), key=lambda a: a.span.start)
             self.report.error(
-                Code.CONFLICTING_ATTRIBUTES,
+                codes.CONFLICTING_ATTRIBUTES,
                 "a DPF runs in one pipeline: `@ingress` and `@egress` together",
                 second.span,
                 notes=(Note(f"`@{first.name}` is given here", first.span),),
             )
 
     def _malformed(self, attr: ast.Attribute, message: str, hint: str | None = None) -> None:
-        self.report.error(Code.ATTRIBUTE_ARGS, message, attr.span, hint=hint)
+        self.report.error(codes.ATTRIBUTE_ARGS, message, attr.span, hint=hint)
 
     def memory(self, memory: MemoryInfo, profile: TargetProfile) -> None:
         decl = memory.decl
         for ref in (decl.elem_type, decl.key_type):
             if ref is not None and ref.name is ast.TypeName.BOOL:
                 self.report.error(
-                    Code.MEMORY_TYPE,
+                    codes.MEMORY_TYPE,
                     "memory holds words: use `u32` or `i32`, not `bool`",
                     ref.span,
                 )
@@ -197,13 +197,13 @@ class ItemChecker:
         size, ty = result
         if ty is SemType.BOOL:
             self.report.error(
-                Code.OPERAND_TYPE, "a memory size is a word, not `bool`", decl.size.span
+                codes.OPERAND_TYPE, "a memory size is a word, not `bool`", decl.size.span
             )
             return
         if not 1 <= size <= limit:
             what = "direct entries" if is_map else "words"
             self.report.error(
-                Code.MEMORY_SIZE,
+                codes.MEMORY_SIZE,
                 f"size of `{decl.name}` is {size}; it must be 1 .. {limit} ({what} per lane "
                 f"on {profile.name})",
                 decl.size.span,
@@ -253,4 +253,4 @@ class ItemChecker:
         return numbers["eu"], numbers["lane"]
 
     def _pin_range(self, message: str, span: Span) -> None:
-        self.report.error(Code.PIN_RANGE, message, span)
+        self.report.error(codes.PIN_RANGE, message, span)

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import (
     Diagnostic,
     DiagnosticError,
@@ -34,10 +35,8 @@ from dpfc.diagnostics import (
     decode_source,
     did_you_mean,
 )
-from dpfc.sema.codes import Code
 from dpfc.sema.report import Reporter
-from dpfc.syntax import ast
-from dpfc.syntax.parser import parse_module
+from dpfc.syntax import ast, parse_module
 
 # The standard library's folder: stdlib/ of the repository, shipped as the package data of
 # dpfc.stdlib (setup.py maps the one to the other).
@@ -132,7 +131,7 @@ class _Loader:
         if other is not None:
             decl = next((i for i in tree.items if isinstance(i, ast.ModuleDecl)), None)
             self.report.error(
-                Code.DUPLICATE_MODULE,
+                codes.DUPLICATE_MODULE,
                 f"two files define module `{key}`",
                 decl.span if decl is not None else None,
                 notes=(Note(f"`{key}` is also {_display_name(other.path)}", None),),
@@ -147,7 +146,7 @@ class _Loader:
             source = decode_source(_display_name(file), file.read_bytes())
         except OSError as exc:
             self.report.error(
-                Code.MODULE_NOT_FOUND, f"cannot read {_display_name(file)}: {exc}", None
+                codes.MODULE_NOT_FOUND, f"cannot read {_display_name(file)}: {exc}", None
             )
             self.failed.add(file)
             return None
@@ -171,7 +170,7 @@ class _Loader:
         file = self.find(module, item.path)
         if file is None:
             self.report.error(
-                Code.MODULE_NOT_FOUND,
+                codes.MODULE_NOT_FOUND,
                 f"cannot find module `{dotted}`",
                 item.span,
                 hint=did_you_mean(
@@ -214,7 +213,7 @@ class _Loader:
             if i is not None and i is not root_import
         )
         self.report.error(
-            Code.IMPORT_CYCLE,
+            codes.IMPORT_CYCLE,
             "import cycle: " + " -> ".join(f"`{n}`" for n in names),
             root_import.span,
             notes=notes,
@@ -248,4 +247,4 @@ def load_program(
 
 def _unreadable(name: str, exc: Exception) -> Diagnostic:
     reason = getattr(exc, "strerror", None) or str(exc)
-    return Diagnostic("DPF0002", f"cannot read {name}: {reason}")
+    return Diagnostic(codes.USER_ERROR, f"cannot read {name}: {reason}")

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Note, Span
-from dpfc.sema.codes import Code
 from dpfc.sema.report import Reporter
 
 
@@ -83,7 +83,9 @@ class PathState:
             return
         self.unreachable_reported = True
         self.report.warning(
-            Code.UNREACHABLE, "unreachable statement: every path before it ends in `return`", span
+            codes.UNREACHABLE_STATEMENT,
+            "unreachable statement: every path before it ends in `return`",
+            span,
         )
 
     def access(self, key: str, name: str, span: Span) -> None:
@@ -95,7 +97,7 @@ class PathState:
             return
         same = first[1].start == span.start and first[1].end == span.end
         self.report.error(
-            Code.RMT,
+            codes.RMT_RULE,
             f"second access to `{name}` on this path: an array can be accessed at most once "
             "on any path (the RMT rule)",
             span,
@@ -116,7 +118,7 @@ class PathState:
             return
         if self.steer is not None:
             self.report.error(
-                Code.STEER_TWICE,
+                codes.STEER_TWICE,
                 f"second steering action `{name}` on this path (at most one per path)",
                 span,
                 notes=(Note(f"`{self.steer[0]}` is chosen here first", self.steer[1]),),
@@ -129,7 +131,7 @@ class PathState:
             return
         if self.drop_code is not None:
             self.report.error(
-                Code.DROP_CODE_TWICE,
+                codes.DROP_CODE_TWICE,
                 "second `drop_code()` on this path (at most one per path)",
                 span,
                 notes=(Note("first `drop_code()` here", self.drop_code),),
@@ -142,7 +144,7 @@ class PathState:
             return
         if self.chain is not None:
             self.report.error(
-                Code.CHAIN_TWICE,
+                codes.CHAIN_TWICE,
                 "second `chain` on this path (a path chains to at most one DPF)",
                 span,
                 notes=(Note("first `chain` here", self.chain),),
@@ -156,7 +158,7 @@ class PathState:
         self.pushed += count
         if self.pushed > self.max_push:
             self.report.error(
-                Code.TOO_MANY_PUSHES,
+                codes.TOO_MANY_PUSHES,
                 f"this path pushes {self.pushed} words; the epilog pushes at most "
                 f"{self.max_push} (2 per lane of the target)",
                 span,

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Note, Span, did_you_mean
-from dpfc.sema.codes import Code
 from dpfc.sema.loader import LoadedModule, Program
 from dpfc.sema.report import Reporter
 from dpfc.sema.types import SemType
@@ -146,7 +146,7 @@ def build_tables(
             if isinstance(item, ast.ModuleDecl):
                 if module_decl is not None:
                     report.error(
-                        Code.DUPLICATE_MODULE,
+                        codes.DUPLICATE_MODULE,
                         "a file holds one module: second `module` declaration",
                         item.span,
                         notes=(Note("the module is declared here", module_decl.span),),
@@ -157,7 +157,7 @@ def build_tables(
             if isinstance(item, ast.AppDecl):
                 if info.app is not None:
                     report.error(
-                        Code.DUPLICATE_APP,
+                        codes.DUPLICATE_APP,
                         "at most one `app` per module",
                         item.span,
                         notes=(Note("the module's app id is declared here", info.app.span),),
@@ -170,7 +170,7 @@ def build_tables(
             previous = first.get(name)
             if previous is not None:
                 report.error(
-                    Code.DUPLICATE,
+                    codes.DUPLICATE_DEFINITION,
                     f"`{name}` is defined twice in module `{key}`",
                     item.span,
                     notes=(Note(f"`{name}` is first defined here", _item_span(previous)),),
@@ -210,7 +210,7 @@ class Resolver:
             if item is None:
                 choices = info.value_names() if near is None else near
                 self.report.error(
-                    Code.UNKNOWN_NAME,
+                    codes.UNKNOWN_NAME,
                     f"unknown name `{name.text}`",
                     name.span,
                     hint=did_you_mean(name.parts[0], choices),
@@ -222,13 +222,13 @@ class Resolver:
             other = info.item(head)
             if other is not None:
                 self.report.error(
-                    Code.WRONG_KIND,
+                    codes.WRONG_KIND,
                     f"`{head}` is {describe(other)}, not an imported module",
                     name.span,
                 )
             else:
                 self.report.error(
-                    Code.UNKNOWN_MODULE,
+                    codes.UNKNOWN_MODULE,
                     f"unknown module `{head}` in `{name.text}`",
                     name.span,
                     # `mata.ingress_port`: the qualifier may be a misspelt `meta` too.
@@ -242,7 +242,7 @@ class Resolver:
         item = target.item(name.parts[-1])
         if item is None or isinstance(item, ModuleRef):
             self.report.error(
-                Code.NO_SUCH_ITEM,
+                codes.NO_SUCH_ITEM,
                 f"module `{ref.key}` has no item `{name.parts[-1]}`",
                 name.span,
                 hint=did_you_mean(

@@ -2,8 +2,8 @@
 
 Contract: :class:`BodyContext` holds what the check of one program collects over all its
 DPF bodies (the type of every expression, the ``chain`` edges, the DPFs that use each
-array); :class:`BodyState` is the state of the check of one DPF body and the base of the
-layers that walk it (:mod:`.expressions`, :mod:`.calls`, :mod:`.statements`):
+array); :class:`BodyState` is the state of the check of one DPF body, held by each of the
+checkers that walk it (:mod:`.statements`, :mod:`.expressions`, :mod:`.calls`):
 
 * locals are block-scoped: a name resolves to the innermost declaration, an inner block may
   shadow an outer name, and a second declaration of one name in one block is DPF5102;
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Note, Span
-from dpfc.sema.codes import Code
 from dpfc.sema.consteval import ConstEvaluator
 from dpfc.sema.paths import PathState
 from dpfc.sema.report import Reporter
@@ -115,7 +115,7 @@ class BodyState:
         if first is not None:
             what = "parameter" if first.kind == "param" else "local"
             self.report.error(
-                Code.DUPLICATE,
+                codes.DUPLICATE_DEFINITION,
                 f"`{local.name}` is already a {what} of this block",
                 local.span,
                 notes=(Note(f"`{local.name}` is first declared here", first.span),),

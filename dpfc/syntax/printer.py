@@ -26,8 +26,8 @@ Example::
 
 from __future__ import annotations
 
-from dpfc.syntax import ast
-from dpfc.syntax.parser import parse_int_literal
+import dpfc.syntax.ast as ast
+from dpfc.syntax.bodies import parse_int_literal
 
 INDENT = "    "
 

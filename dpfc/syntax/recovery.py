@@ -33,9 +33,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, Note, SourceFile, Span
 from dpfc.parsing import Node, SyntaxFailure, parse
-from dpfc.syntax.syntax_errors import Code, Token, syntax_diagnostic, tokenize
+from dpfc.syntax.syntax_errors import Token, syntax_diagnostic, tokenize
 
 # Beyond this many, the rest of the file is left for the next run (clang stops at 20,
 # rustc never; ten fill a screen with carets and notes).
@@ -101,7 +102,7 @@ def _last_end(text: str) -> int:
 
 def _insert_semicolon(text: str, diag: Diagnostic) -> str | None:
     """The text with the missing ``;`` written into the blank after the statement."""
-    if diag.code != Code.EXPECTED_SEMI or diag.span is None:
+    if diag.code != codes.EXPECTED_SEMI or diag.span is None:
         return None
     at = diag.span.start
     if at >= len(text) or not text[at].isspace():

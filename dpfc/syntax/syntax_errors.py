@@ -16,36 +16,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, Note, SourceFile, Span, did_you_mean
 from dpfc.parsing import SyntaxFailure
-
-
-class Code:
-    """The DPF50xx codes (one row each in docs/language.md, "Diagnostics")."""
-
-    UNEXPECTED_CHAR = "DPF5001"
-    MALFORMED_INT = "DPF5002"
-    INT_TOO_LARGE = "DPF5003"
-    EXPECTED_SEMI = "DPF5004"
-    EXPECTED_EXPR = "DPF5005"
-    UNCLOSED = "DPF5006"
-    MISMATCHED_CLOSE = "DPF5007"
-    EXPECTED_TYPE = "DPF5008"
-    EXPECTED_NAME = "DPF5009"
-    KEYWORD_AS_NAME = "DPF5010"
-    EXPECTED_BLOCK = "DPF5011"
-    CHAINED_COMPARISON = "DPF5012"
-    EXPECTED_ITEM = "DPF5013"
-    DANGLING_ATTRIBUTE = "DPF5014"
-    ELSE_WITHOUT_IF = "DPF5015"
-    BAD_ASSIGN_TARGET = "DPF5016"
-    COMPOUND_ON_LOCAL = "DPF5017"
-    MEMORY_SHAPE = "DPF5018"
-    HASH_ARGUMENT = "DPF5019"
-    UNEXPECTED_TOKEN = "DPF5020"
-    NO_SUCH_OPERATOR = "DPF5021"
-    TOO_DEEP = "DPF5022"
-
 
 KEYWORDS = frozenset(
     [
@@ -226,7 +199,7 @@ def syntax_diagnostic(source: SourceFile, failure: SyntaxFailure) -> Diagnostic:
     if failure.found_type == "EOF" and open_delims:
         opener = open_delims[-1]
         return Diagnostic(
-            Code.UNCLOSED,
+            codes.UNCLOSED,
             f"unclosed `{opener.text}`",
             after,
             notes=(Note(f"`{opener.text}` opened here", Span(source, opener.start, opener.end)),),
@@ -235,11 +208,11 @@ def syntax_diagnostic(source: SourceFile, failure: SyntaxFailure) -> Diagnostic:
     if failure.found_type in _CLOSERS:
         closer = _CLOSERS[failure.found_type]
         if not open_delims:
-            return Diagnostic(Code.MISMATCHED_CLOSE, f"unmatched `{closer}`", here)
+            return Diagnostic(codes.MISMATCHED_CLOSE, f"unmatched `{closer}`", here)
         opener = open_delims[-1]
         if _OPEN[opener.text] != closer:
             return Diagnostic(
-                Code.MISMATCHED_CLOSE,
+                codes.MISMATCHED_CLOSE,
                 f"mismatched `{closer}`: expected `{_OPEN[opener.text]}`",
                 here,
                 notes=(
@@ -254,7 +227,7 @@ def syntax_diagnostic(source: SourceFile, failure: SyntaxFailure) -> Diagnostic:
     ):
         opener = open_delims[-1]
         return Diagnostic(
-            Code.UNCLOSED,
+            codes.UNCLOSED,
             f"unclosed `{opener.text}`",
             here,
             notes=(Note(f"`{opener.text}` opened here", Span(source, opener.start, opener.end)),),
@@ -265,14 +238,14 @@ def syntax_diagnostic(source: SourceFile, failure: SyntaxFailure) -> Diagnostic:
     previous = tokens[-1].text if tokens else ""
     if failure.found_type in _COMPARISONS and expected & {"OROR", "ANDAND"}:
         return Diagnostic(
-            Code.CHAINED_COMPARISON,
+            codes.CHAINED_COMPARISON,
             "comparison operators cannot be chained",
             here,
             hint="write `a < b && b < c`, or add parentheses",
         )
     if "GT" in expected and expected <= {"GT", "DOT"}:
         return Diagnostic(
-            Code.HASH_ARGUMENT,
+            codes.HASH_ARGUMENT,
             f"expected `>` after the lane of `hash<...>`, found {found}",
             here,
             hint="the lane is a literal or a constant name; put an expression in parentheses",
@@ -280,20 +253,20 @@ def syntax_diagnostic(source: SourceFile, failure: SyntaxFailure) -> Diagnostic:
     if previous == "else" and expected & {"SEMICOLON", "EQ"}:
         else_token = tokens[-1]
         return Diagnostic(
-            Code.ELSE_WITHOUT_IF,
+            codes.ELSE_WITHOUT_IF,
             "`else` without a preceding `if`",
             Span(source, else_token.start, else_token.end),
             hint="`else` must follow the `}` of an `if` block",
         )
     if "NAME" in expected and failure.found in KEYWORDS:
         return Diagnostic(
-            Code.KEYWORD_AS_NAME,
+            codes.KEYWORD_AS_NAME,
             f"`{failure.found}` is a keyword and cannot be used as a name",
             here,
         )
     if not open_delims and "CONST" in expected:
         return Diagnostic(
-            Code.EXPECTED_ITEM,
+            codes.EXPECTED_ITEM,
             f"expected a declaration (module, import, app, const, memory or dpf), found {found}",
             here,
             hint="statements belong inside a `dpf` body"
@@ -302,7 +275,7 @@ def syntax_diagnostic(source: SourceFile, failure: SyntaxFailure) -> Diagnostic:
         )
     if not open_delims and "DPF" in expected:
         return Diagnostic(
-            Code.DANGLING_ATTRIBUTE,
+            codes.DANGLING_ATTRIBUTE,
             f"expected a memory or `dpf` declaration after the attributes, found {found}",
             here,
             hint="attributes (`@name(...)`) apply only to memory and `dpf` declarations",
@@ -317,27 +290,27 @@ def syntax_diagnostic(source: SourceFile, failure: SyntaxFailure) -> Diagnostic:
             hint = "`return` takes no value: results leave through `push(...)`"
         elif in_body:
             hint = _misspelt_statement(tokens) or hint
-        return Diagnostic(Code.EXPECTED_SEMI, f"expected `;` after {where}", after, hint=hint)
+        return Diagnostic(codes.EXPECTED_SEMI, f"expected `;` after {where}", after, hint=hint)
     if {"INT", "NAME", "LPAR"} <= expected:
         return Diagnostic(
-            Code.EXPECTED_EXPR, f"expected {_describe(expected)}, found {found}", here
+            codes.EXPECTED_EXPR, f"expected {_describe(expected)}, found {found}", here
         )
     if expected >= _TYPES:
         return Diagnostic(
-            Code.EXPECTED_TYPE,
+            codes.EXPECTED_TYPE,
             f"expected a type (u32, i32 or bool), found {found}",
             here,
             hint=_misspelt(failure, ("u32", "i32", "bool")),
         )
     if expected == {"NAME"}:
-        return Diagnostic(Code.EXPECTED_NAME, f"expected a name, found {found}", here)
+        return Diagnostic(codes.EXPECTED_NAME, f"expected a name, found {found}", here)
     if "LBRACE" in expected and "SEMICOLON" not in expected:
         hint = "use `==` to compare" if failure.found_type == "EQ" else None
         return Diagnostic(
-            Code.EXPECTED_BLOCK, f"expected `{{` to open a block, found {found}", here, hint=hint
+            codes.EXPECTED_BLOCK, f"expected `{{` to open a block, found {found}", here, hint=hint
         )
     return Diagnostic(
-        Code.UNEXPECTED_TOKEN,
+        codes.UNEXPECTED_TOKEN,
         f"unexpected {found}; expected {_describe(expected)}"
         if expected
         else f"unexpected {found}",
@@ -387,5 +360,5 @@ def _bad_character(source: SourceFile, offset: int) -> Diagnostic:
             if nxt == "*"
             else "there is no division or remainder: use `>>` and `&` for powers of two"
         )
-        return Diagnostic(Code.NO_SUCH_OPERATOR, f"`{char}` is not an operator", span, hint=hint)
-    return Diagnostic(Code.UNEXPECTED_CHAR, f"unexpected character {shown}", span)
+        return Diagnostic(codes.NO_SUCH_OPERATOR, f"`{char}` is not an operator", span, hint=hint)
+    return Diagnostic(codes.UNEXPECTED_CHAR, f"unexpected character {shown}", span)

@@ -26,7 +26,7 @@ from dpfc.asm import assemble_text
 from dpfc.deploy import Deployment
 from dpfc.diagnostics import SourceFile
 from dpfc.driver import compile_source
-from dpfc.encoding.header import SwitchVMHeader, decode_options, encode_options
+from dpfc.encoding import SwitchVMHeader, decode_options, encode_options
 from dpfc.isa.bundle import PC
 from dpfc.link import Image, LinkInput, LinkOptions, link
 from dpfc.link.image import LinkedDPF

@@ -27,7 +27,7 @@ import pytest
 
 from dpfc.deploy import Deployment
 from dpfc.driver import CompileOptions, compile_source
-from dpfc.encoding.header import SwitchVMHeader, decode_options, encode_options
+from dpfc.encoding import SwitchVMHeader, decode_options, encode_options
 from dpfc.isa.bundle import PC
 from dpfc.isa.semantics import hash_word
 from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, image_id, link

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from dpfc.backends.p4.bmv2 import Switch
 from dpfc.cli.main import main
-from dpfc.encoding.header import SwitchVMHeader, encode_options
+from dpfc.encoding import SwitchVMHeader, encode_options
 from dpfc.isa.bundle import PC
 from dpfc.packet.layers import build_frame, build_inner
 from dpfc.packet.wire import parse_packet

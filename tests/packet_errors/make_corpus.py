@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dpfc.asm import assemble_text
-from dpfc.encoding.header import OPTION_CLASS, SwitchVMHeader, encode_options
+from dpfc.encoding import OPTION_CLASS, SwitchVMHeader, encode_options
 from dpfc.packet.build import PacketSpec, build_packet
 from dpfc.packet.layers import build_inner
 from dpfc.target.profile import TargetProfile, load_profile

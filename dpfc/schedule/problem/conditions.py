@@ -19,8 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dpfc.diagnostics import Span
-from dpfc.ir.core import Instr, Op
-from dpfc.ir.evaluate import COMPARES
+from dpfc.ir import COMPARES, Instr, Op
 from dpfc.schedule.problem.state import BuildState
 from dpfc.schedule.problem.tree import Branch
 

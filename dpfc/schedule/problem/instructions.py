@@ -20,9 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError
-from dpfc.ir.core import COMPARE_OPS, Instr, Op, Ty
-from dpfc.ir.evaluate import ALU_OPS as BINARY_ALU_OPS
-from dpfc.ir.evaluate import MEM_OPS
+from dpfc.ir import ALU_OPS as BINARY_ALU_OPS
+from dpfc.ir import COMPARE_OPS, MEM_OPS, Instr, Op, Ty
 from dpfc.isa.opcodes import AluOp
 from dpfc.isa.semantics import hash_word
 from dpfc.schedule.problem.boolwords import bool_op_word, compare_word, select_word

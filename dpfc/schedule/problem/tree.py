@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from dpfc.diagnostics import Span
-from dpfc.ir.core import ActionSpans
+from dpfc.ir import ActionSpans
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp
 from dpfc.target.profile import TargetProfile
 

@@ -1,90 +1,38 @@
-"""The IR text reader: the inverse of :mod:`dpfc.ir.printer` (``dpfc opt`` and the tests).
+"""The IR text reader's entry point: the lines outside instructions, and the whole module.
 
-Contract: ``parse_ir(source)`` turns the text :func:`~dpfc.ir.printer.format_module` writes
-into a :class:`~dpfc.ir.core.Module` whose printed form is that same text again
-(``format_module(parse_ir(text)) == text`` for printer output). Malformed text raises
-:class:`~dpfc.diagnostics.DiagnosticError` with one DPF53xx diagnostic at the offending
-token; nothing else escapes. The reader checks what the text alone decides (syntax, op
-names, operand counts, value numbering, labels unique); the invariants of the IR itself
-(types, successors, dominance, the RMT rule) are :mod:`dpfc.ir.verify`'s.
+Contract: :func:`parse_ir` reads a whole text (the package's contract, in
+:mod:`dpfc.ir.reader`). This module reads the ``module``, ``array`` and ``dpf`` lines, block
+labels and closing braces (block structure, DPF5311; unique labels and names,
+DPF5306/5307), hands instruction and terminator lines to :mod:`.instructions` and resolves
+phi arguments when a function closes (DPF5303 for an argument never defined). It turns the
+:class:`~dpfc.ir.reader.tokens.ParseFailure` of any line into the one
+:class:`~dpfc.diagnostics.DiagnosticError` the caller sees.
 
-The format is line-oriented, so the reader is a hand-written tokenizer plus one small
-recursive-descent routine per line kind (docs/ir.md has the grammar)::
-
-    module NAME [app INT]
-    array @NAME (direct|segment) INT [signed] [pin(INT, INT)]
-    dpf @NAME(INT) [KEY=VALUE ...] {
-    LABEL:
-      %N = OP OPERANDS              ; hint (the source name)
-      store @ARRAY, %I, %V
-      br %C, LABEL, LABEL  |  jmp LABEL  |  exit [push(...)] [steer NAME [%V]] [chain @NAME] [drop_code]
-    }
-
-Values are ``%N``; a value must be defined on an earlier line of the same function, except
-the arguments of a ``phi`` (they may come from blocks printed later). ``; text`` is a
-comment; on an instruction line it is the instruction's hint.
-
-The reader is split along its line kinds: :mod:`.parser_tokens` holds the tokenizer, the
-cursor over one line, the codes and the integer/type readers; :mod:`.parser_body` reads
-instruction and terminator lines. This module, the entry point, reads the ``module``,
-``array`` and ``dpf`` lines, block labels and closing braces (block structure, DPF5311;
-unique labels and names, DPF5306/5307) and resolves phi arguments when a function closes.
-It re-exports the codes and op tables the verifier and the tests use.
+Not responsible for: tokens, integers and types (:mod:`.tokens`), what an instruction or
+terminator line says (:mod:`.instructions`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import DiagnosticError, Note, SourceFile
 from dpfc.ir.core import ArrayDecl, Block, Exit, Function, Module
-from dpfc.ir.parser_body import (
-    ARITY,
-    OPS_BY_NAME,
+from dpfc.ir.reader.instructions import (
     TERMINATORS,
     FunctionState,
     read_instr,
     read_terminator,
 )
-from dpfc.ir.parser_tokens import (
-    BLOCK_STRUCTURE,
-    DUPLICATE_LABEL,
-    DUPLICATE_NAME,
-    FORWARD_REFERENCE,
-    INT_RANGE,
-    OPERAND_COUNT,
-    RESULT_MISMATCH,
-    SYNTAX,
-    TYPES_BY_NAME,
-    UNDEFINED_VALUE,
-    UNKNOWN_OP,
-    UNKNOWN_TYPE,
-    VALUE_REDEFINED,
+from dpfc.ir.reader.tokens import (
     Line,
     ParseFailure,
     error,
     read_integer,
 )
 
-__all__ = [
-    "ARITY",
-    "BLOCK_STRUCTURE",
-    "DUPLICATE_LABEL",
-    "DUPLICATE_NAME",
-    "FORWARD_REFERENCE",
-    "INT_RANGE",
-    "OPERAND_COUNT",
-    "OPS_BY_NAME",
-    "RESULT_MISMATCH",
-    "SYNTAX",
-    "TERMINATORS",
-    "TYPES_BY_NAME",
-    "UNDEFINED_VALUE",
-    "UNKNOWN_OP",
-    "UNKNOWN_TYPE",
-    "VALUE_REDEFINED",
-    "parse_ir",
-]
+__all__ = ["parse_ir"]
 
 
 def parse_ir(source: SourceFile) -> Module:
@@ -135,11 +83,11 @@ class _Reader:
                 line.fail("`array`, `dpf` or a comment")
         if module is None:
             end = self.source.span(len(self.text))
-            raise error(SYNTAX, "expected `module NAME` (the IR text is empty)", end)
+            raise error(codes.IR_SYNTAX, "expected `module NAME` (the IR text is empty)", end)
         if state is not None:
             end = self.source.span(len(self.text.rstrip()))
             raise error(
-                BLOCK_STRUCTURE,
+                codes.IR_BLOCK_STRUCTURE,
                 f"expected `}}` to close `@{state.function.name}` before the end of the text",
                 end,
                 note=Note("the function starts here", state.header),
@@ -160,7 +108,9 @@ class _Reader:
         token = line.expect_kind("global", "an array name `@NAME`")
         name = token.text[1:]
         if name in module.arrays:
-            raise error(DUPLICATE_NAME, f"array `@{name}` is declared twice", line.span(token))
+            raise error(
+                codes.IR_DUPLICATE_NAME, f"array `@{name}` is declared twice", line.span(token)
+            )
         mapping = line.peek()
         if not (line.accept("direct") or line.accept("segment")):
             line.fail("`direct` or `segment`")
@@ -184,7 +134,9 @@ class _Reader:
         token = line.expect_kind("global", "a DPF name `@NAME`")
         name = token.text[1:]
         if any(f.name == name for f in module.functions):
-            raise error(DUPLICATE_NAME, f"DPF `@{name}` is defined twice", line.span(token))
+            raise error(
+                codes.IR_DUPLICATE_NAME, f"DPF `@{name}` is defined twice", line.span(token)
+            )
         line.expect("(")
         params = read_integer(line, "the parameter count")
         line.expect(")")
@@ -193,7 +145,9 @@ class _Reader:
             key = line.next()
             if key.text in attrs:
                 raise error(
-                    DUPLICATE_NAME, f"attribute `{key.text}` is given twice", line.span(key)
+                    codes.IR_DUPLICATE_NAME,
+                    f"attribute `{key.text}` is given twice",
+                    line.span(key),
                 )
             line.expect("=")
             value = line.peek()
@@ -212,7 +166,9 @@ class _Reader:
         for phi, refs in state.phi_args:
             for number, span in refs:
                 if number not in state.values:
-                    raise error(UNDEFINED_VALUE, f"value `%{number}` is never defined", span)
+                    raise error(
+                        codes.IR_UNDEFINED_VALUE, f"value `%{number}` is never defined", span
+                    )
             phi.args = [state.values[number] for number, _ in refs]
 
     # -- inside a function ----------------------------------------------------------------
@@ -229,7 +185,7 @@ class _Reader:
                 else f"after the terminator of block `{state.block.label}`"
             )
             raise error(
-                BLOCK_STRUCTURE,
+                codes.IR_BLOCK_STRUCTURE,
                 f"{head.describe()} {where} (expected a label `NAME:` or `}}`)",
                 line.span(head),
             )
@@ -247,7 +203,7 @@ class _Reader:
         previous = state.labels.get(label.text)
         if previous is not None:
             raise error(
-                DUPLICATE_LABEL,
+                codes.IR_DUPLICATE_LABEL,
                 f"block label `{label.text}` is used twice in `@{state.function.name}`",
                 line.span(label),
                 note=Note("first used here", previous),
@@ -260,7 +216,7 @@ class _Reader:
     def finish_block(self, state: FunctionState, line: Line) -> None:
         if state.block is not None and not state.terminated:
             raise error(
-                BLOCK_STRUCTURE,
+                codes.IR_BLOCK_STRUCTURE,
                 f"block `{state.block.label}` has no terminator (`br`, `jmp` or `exit`)",
                 line.span(line.peek()),
                 note=Note("the block starts here", state.labels[state.block.label]),

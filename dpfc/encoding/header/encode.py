@@ -1,15 +1,15 @@
 """Encoding SwitchVM Geneve options: checks every limit, then writes the canonical bytes.
 
 :func:`encode_options` turns a :class:`SwitchVMHeader` into its options area (header
-option, code options, stack options; layout in :mod:`dpfc.encoding.header_format`), or
+option, code options, stack options; layout in :mod:`.format`), or
 raises :class:`EncodingError` naming the first limit the header breaks (code legality,
 pointers, stack depth and values, field widths, option counts, the Geneve size).
 :func:`pack_checked` checks and packs in-packet code once for callers that encode it into
 many packets; :func:`restack` re-encodes a header whose stack alone changed.
 
 The bytes written are the canonical encoding, the only one the decoder accepts; decoding
-is :mod:`dpfc.encoding.header_decode`'s, and the in-packet code's own layout is
-:mod:`dpfc.encoding.code`'s.
+is :mod:`.decode`'s, and the in-packet code's own layout is :mod:`dpfc.encoding.code`'s.
+Positions and widths come from the tables of :mod:`dpfc.encoding.layouts`.
 """
 
 from __future__ import annotations
@@ -18,13 +18,12 @@ import struct
 
 from dpfc.encoding.code import PackedCode, encode_pc, pack_code
 from dpfc.encoding.errors import EncodingError
-from dpfc.encoding.header_format import (
+from dpfc.encoding.header.format import (
     FORMAT_VERSION,
     HEADER_DATA_LEN,
+    HEADER_OPTION_BYTES,
     OPTION_CLASS,
-    OPTIONS_MAX,
     PTR_NONE,
-    STACK_ENTRIES_PER_OPTION,
     TYPE_CODE,
     TYPE_HEADER,
     TYPE_STACK,
@@ -33,13 +32,27 @@ from dpfc.encoding.header_format import (
     geneve_option,
     pointer_problem,
 )
+from dpfc.encoding.layouts import (
+    HEADER_OPTION,
+    OPTION_HEAD,
+    OPTION_WORD_BYTES,
+    OPTIONS_MAX,
+    STACK_ENTRIES_PER_OPTION,
+    STACK_ENTRY,
+)
 from dpfc.isa.bundle import PC, CodeImage, stage_name
 from dpfc.isa.check import check_image
 from dpfc.target.profile import TargetProfile
 
-# the header option whole: class, type, length | version/flags, gas, depth, counts | app id |
-# DPF pointer, egress pointer
-_HEADER_OPTION = struct.Struct("!HBBBBBBIHH")
+_ENTRY = STACK_ENTRY.field("value")
+_ENTRY_CODE = {1: "B", 2: "H", 4: "I", 8: "Q"}[STACK_ENTRY.size]  # struct's code for an entry
+_APP_ID, _FLAGS = HEADER_OPTION.field("app_id"), HEADER_OPTION.field("flags")
+_DEPTH = HEADER_OPTION.field("stack_depth")
+_N_CODE, _N_STACK = HEADER_OPTION.field("n_code_opts"), HEADER_OPTION.field("n_stack_opts")
+# restack rewrites these two bytes of the header option in place (the simulator's per-packet path)
+assert _DEPTH.whole_bytes and _DEPTH.nbytes == 1 and _N_STACK.nbytes == 1
+_DEPTH_AT = OPTION_HEAD.size + _DEPTH.byte
+_N_STACK_AT = OPTION_HEAD.size + _N_STACK.byte
 
 
 def _ptr(pc: PC | None) -> int:
@@ -57,28 +70,23 @@ def pack_checked(code: CodeImage, profile: TargetProfile) -> PackedCode:
 
 
 def _header_option(header: SwitchVMHeader, depth: int, n_code: int, n_stack: int) -> bytes:
-    """The header option (option header included) of a checked header: one ``struct`` call
-    (the simulator encodes a header per packet); a field out of range for it (a depth or a
-    pointer the checks let through) takes the byte-by-byte form, and raises as it did."""
-    try:
-        return _HEADER_OPTION.pack(
-            OPTION_CLASS,
-            TYPE_HEADER,
-            HEADER_DATA_LEN // 4,
-            (FORMAT_VERSION << 4) | header.flags,
-            header.gas,
-            depth,
-            (n_code << 4) | n_stack,
-            header.app_id,
-            _ptr(header.dpf_ptr),
-            _ptr(header.egress_ptr),
-        )
-    except struct.error:
-        pass
-    head = bytes([(FORMAT_VERSION << 4) | header.flags, header.gas, depth, (n_code << 4) | n_stack])
-    head += header.app_id.to_bytes(4, "big")
-    head += _ptr(header.dpf_ptr).to_bytes(2, "big") + _ptr(header.egress_ptr).to_bytes(2, "big")
-    return geneve_option(TYPE_HEADER, head)
+    """The header option (option header included) of a checked header."""
+    head = OPTION_HEAD.pack(
+        option_class=OPTION_CLASS,
+        option_type=TYPE_HEADER,
+        length=HEADER_DATA_LEN // OPTION_WORD_BYTES,
+    )
+    return head + HEADER_OPTION.pack(
+        version=FORMAT_VERSION,
+        flags=header.flags,
+        gas=header.gas,
+        stack_depth=depth,
+        n_code_opts=n_code,
+        n_stack_opts=n_stack,
+        app_id=header.app_id,
+        dpf_ptr=_ptr(header.dpf_ptr),
+        egress_ptr=_ptr(header.egress_ptr),
+    )
 
 
 def encode_options(
@@ -103,47 +111,51 @@ def encode_options(
             "DPF2002",
         )
     # min/max in C first; the loop (which names the first bad value) only when one is bad
-    if stack and not (min(stack) >= 0 and max(stack) <= 0xFFFF_FFFF):
+    if stack and not (min(stack) >= 0 and max(stack) <= _ENTRY.mask):
         for value in stack:
-            if not 0 <= value <= 0xFFFF_FFFF:
-                raise EncodingError(f"stack value {value} does not fit in 32 bits", "DPF2003")
-    if not 0 <= header.app_id <= 0xFFFF_FFFF:
-        raise EncodingError(f"app id {header.app_id} does not fit in 32 bits", "DPF2003")
+            if not 0 <= value <= _ENTRY.mask:
+                raise EncodingError(
+                    f"stack value {value} does not fit in {_ENTRY.width} bits", "DPF2003"
+                )
+    if not 0 <= header.app_id <= _APP_ID.mask:
+        raise EncodingError(
+            f"app id {header.app_id} does not fit in {_APP_ID.width} bits", "DPF2003"
+        )
     if not 0 <= header.gas <= profile.max_gas:
         raise EncodingError(f"gas {header.gas} out of range 0..{profile.max_gas}", "DPF2003")
-    if not 0 <= header.flags <= 0xF:
-        raise EncodingError("flags must fit in 4 bits", "DPF2003")
+    if not 0 <= header.flags <= _FLAGS.mask:
+        raise EncodingError(f"flags must fit in {_FLAGS.width} bits", "DPF2003")
     stack_chunks = [
         stack[i : i + STACK_ENTRIES_PER_OPTION] for i in range(0, depth, STACK_ENTRIES_PER_OPTION)
     ]
     code_options = packed.options
-    if len(code_options) > 15 or len(stack_chunks) > 15:
-        raise EncodingError("more than 15 code or stack options", "DPF2004")
+    if len(code_options) > _N_CODE.mask or len(stack_chunks) > _N_STACK.mask:
+        raise EncodingError(f"more than {_N_CODE.mask} code or stack options", "DPF2004")
     head = _header_option(header, depth, len(code_options), len(stack_chunks))
     parts = [head]
     parts += [geneve_option(TYPE_CODE, payload) for payload in code_options]
     try:  # the values are checked above: struct packs exactly what to_bytes would
         parts += [
-            geneve_option(TYPE_STACK, struct.pack(f"!{len(chunk)}I", *chunk))
+            geneve_option(TYPE_STACK, struct.pack(f"!{len(chunk)}{_ENTRY_CODE}", *chunk))
             for chunk in stack_chunks
         ]
     except struct.error:  # not ints: raise what the plain conversion always raised
         parts += [
-            geneve_option(TYPE_STACK, b"".join(v.to_bytes(4, "big") for v in chunk))
+            geneve_option(TYPE_STACK, b"".join(v.to_bytes(STACK_ENTRY.size, "big") for v in chunk))
             for chunk in stack_chunks
         ]
     data = b"".join(parts)
-    code_bytes = sum(len(p) + 4 for p in code_options)
-    stack_bytes = 4 * depth + 4 * len(stack_chunks)
+    code_bytes = sum(len(p) + OPTION_HEAD.size for p in code_options)
+    stack_bytes = STACK_ENTRY.size * depth + OPTION_HEAD.size * len(stack_chunks)
     if len(data) > OPTIONS_MAX:
         raise EncodingError(
             f"SwitchVM options take {len(data)} bytes, over the Geneve limit of {OPTIONS_MAX} "
-            f"(header 16, code {code_bytes}, stack {stack_bytes})",
+            f"(header {HEADER_OPTION_BYTES}, code {code_bytes}, stack {stack_bytes})",
             "DPF2005",
         )
     return EncodedOptions(
         data=data,
-        header_bytes=4 + HEADER_DATA_LEN,
+        header_bytes=HEADER_OPTION_BYTES,
         code_bytes=code_bytes,
         stack_bytes=stack_bytes,
         code_options=len(code_options),
@@ -161,22 +173,25 @@ def restack(
     says why). The simulator re-encodes a DPF's header for every packet, and most DPFs
     change only the stack; this skips the checks of everything else, which passed."""
     depth = len(stack)
-    if depth > profile.stack_max_depth or depth > 0xFF:
+    if depth > profile.stack_max_depth or depth > _DEPTH.mask:
         return None
-    if stack and not (min(stack) >= 0 and max(stack) <= 0xFFFF_FFFF):
+    if stack and not (min(stack) >= 0 and max(stack) <= _ENTRY.mask):
         return None
-    data = encoded.data
     chunks = []
     for i in range(0, depth, STACK_ENTRIES_PER_OPTION):
         chunk = stack[i : i + STACK_ENTRIES_PER_OPTION]
         try:
-            chunks.append(geneve_option(TYPE_STACK, struct.pack(f"!{len(chunk)}I", *chunk)))
+            chunks.append(
+                geneve_option(TYPE_STACK, struct.pack(f"!{len(chunk)}{_ENTRY_CODE}", *chunk))
+            )
         except struct.error:  # not ints
             return None
-    if len(chunks) > 15:
+    if len(chunks) > _N_STACK.mask:
         return None
     code_end = encoded.header_bytes + encoded.code_bytes
-    out = b"".join(
-        [data[:6], bytes([depth, (data[7] & 0xF0) | len(chunks)]), data[8:code_end], *chunks]
-    )
+    head_and_code = bytearray(encoded.data[:code_end])
+    head_and_code[_DEPTH_AT] = depth
+    counts = head_and_code[_N_STACK_AT] & ~(_N_STACK.mask << _N_STACK.low)
+    head_and_code[_N_STACK_AT] = counts | (len(chunks) << _N_STACK.low)
+    out = b"".join([head_and_code, *chunks])
     return out if len(out) <= OPTIONS_MAX else None

@@ -1,16 +1,15 @@
-"""The state the IR verifier's checks share while they check one function, and its codes.
+"""The state the IR verifier's checks share while they check one function.
 
 Contract: :class:`FunctionContext` holds the function under check and its module, the
 facts taken from the profile (metadata names, steering actions, hash lanes; defaults
 without one), and what the checks build up as they go: the printed name of every value
 (``%N`` in print order), the :class:`Site` of every instruction, the first block of each
 label, and the diagnostics found so far. Its helpers name instructions and values the way
-the printer writes them, so every message points at text the user can find. The codes the
-verifier reports (docs/ir.md lists them) are defined here, the ones the text reader shares
-with it are in :mod:`dpfc.ir.parser`.
+the printer writes them, so every message points at text the user can find. The codes
+the verifier reports are ``codes.IR_*`` of :mod:`dpfc.catalog.codes` (docs/ir.md lists them).
 
-Not responsible for: any check itself (:mod:`dpfc.ir.verify` runs them, in the order
-its docstring states, from :mod:`.verify_cfg`, :mod:`.verify_ops` and :mod:`.verify_paths`).
+Not responsible for: any check itself (:mod:`.verifier` runs them, in the order its
+docstring states, from :mod:`.structure`, :mod:`.instructions` and :mod:`.paths`).
 """
 
 from __future__ import annotations
@@ -25,26 +24,6 @@ from dpfc.target.profile import (
     SteeringAction,
     TargetProfile,
 )
-
-EMPTY_FUNCTION = "DPF5320"
-UNKNOWN_LABEL = "DPF5321"
-ENTRY_TARGET = "DPF5322"
-UNREACHABLE = "DPF5323"
-INSTR_TWICE = "DPF5324"
-UNDEFINED_OPERAND = "DPF5325"
-NOT_DOMINATED = "DPF5326"
-PHI_POSITION = "DPF5327"
-PHI_INCOMING = "DPF5328"
-TYPE_ERROR = "DPF5329"
-BAD_IMMEDIATE = "DPF5330"
-UNKNOWN_ARRAY = "DPF5331"
-UNKNOWN_META = "DPF5332"
-UNKNOWN_STEER = "DPF5333"
-STEER_VALUE = "DPF5334"
-RMT_RULE = "DPF5335"
-MACHINE_MUL = "DPF5336"
-BAD_ARRAY = "DPF5337"
-CYCLE = "DPF5390"  # shared with the unroll pass (dpfc/passes/unroll.py)
 
 DEFAULT_HASH_LANES = 4
 

@@ -1,12 +1,13 @@
 """The SwitchVM Geneve options' format: layout constants, the header model, option framing.
 
 A SwitchVM packet carries, in its Geneve header (RFC 8926), a sequence of options of class
-:data:`OPTION_CLASS` (experimental range)::
+:data:`OPTION_CLASS` (experimental range), each an ``OPTION_HEAD`` and its data (the tables
+of :mod:`dpfc.encoding.layouts`)::
 
-    header option (type 0x01, 12 bytes): version:4 flags:4 | gas:8 | stack_depth:8 |
-        n_code_opts:4 n_stack_opts:4 | app_id:32 | dpf_ptr:16 | egress_ptr:16
+    header option (type 0x01): HEADER_OPTION, 12 bytes: version:4 flags:4 | gas:8 |
+        stack_depth:8 | n_code_opts:4 n_stack_opts:4 | app_id:32 | dpf_ptr:16 | egress_ptr:16
     code options  (type 0x02): see :mod:`dpfc.encoding.code`
-    stack options (type 0x03): 32-bit entries, top of stack first, 31 per option
+    stack options (type 0x03): STACK_ENTRY s (32 bits), top of stack first, 31 per option
 
 The header option comes first, then the code options, then the stack options; the counts
 in the header are the parser's hints. A DPF pointer of 0xFFFF means "none" (run the
@@ -17,14 +18,21 @@ This module holds what both directions share: the constants above, :class:`Switc
 Geneve option framing (:func:`geneve_option` builds one option, :func:`split_options`
 splits an area into options without interpreting them) and :func:`pointer_problem`, the
 one rule for DPF and egress pointers. It does not check or encode a header
-(:mod:`dpfc.encoding.header_encode`) nor decode one (:mod:`dpfc.encoding.header_decode`).
+(:mod:`.encode`) nor decode one (:mod:`.decode`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 
 from dpfc.encoding.errors import ByteReader, DecodeError
+from dpfc.encoding.layouts import (
+    HEADER_OPTION,
+    OPTION_DATA_MAX,
+    OPTION_HEAD,
+    OPTION_WORD_BYTES,
+)
 from dpfc.isa.bundle import PC, CodeImage
 from dpfc.target.profile import TargetProfile
 
@@ -37,10 +45,8 @@ OPTION_TYPE_NAMES = {
     TYPE_CODE: "SwitchVM code",
     TYPE_STACK: "SwitchVM stack",
 }
-HEADER_DATA_LEN = 12
-OPTIONS_MAX = 252  # Geneve Opt Len: 6 bits of 4-byte words
-OPTION_DATA_MAX = 124  # option Length: 5 bits of 4-byte words
-STACK_ENTRIES_PER_OPTION = OPTION_DATA_MAX // 4
+HEADER_DATA_LEN = HEADER_OPTION.size
+HEADER_OPTION_BYTES = OPTION_HEAD.size + HEADER_DATA_LEN  # the header option whole
 FORMAT_VERSION = 1
 PTR_NONE = 0xFFFF
 
@@ -70,9 +76,14 @@ class EncodedOptions:
 
 
 def geneve_option(opt_type: int, data: bytes) -> bytes:
-    """One SwitchVM option of type ``opt_type``: its 4-byte option header, then ``data``."""
-    assert len(data) % 4 == 0 and len(data) <= OPTION_DATA_MAX
-    return OPTION_CLASS.to_bytes(2, "big") + bytes([opt_type, len(data) // 4]) + data
+    """One SwitchVM option of type ``opt_type``: its option header, then ``data``."""
+    assert len(data) % OPTION_WORD_BYTES == 0 and len(data) <= OPTION_DATA_MAX
+    return _option_head(opt_type, len(data) // OPTION_WORD_BYTES) + data
+
+
+@cache  # a few types, 32 lengths; the simulator builds options per packet
+def _option_head(opt_type: int, words: int) -> bytes:
+    return OPTION_HEAD.pack(option_class=OPTION_CLASS, option_type=opt_type, length=words)
 
 
 def pointer_problem(pointer: PC | None, code: CodeImage, profile: TargetProfile) -> str | None:
@@ -90,6 +101,15 @@ def pointer_problem(pointer: PC | None, code: CodeImage, profile: TargetProfile)
     return None
 
 
+# The fast path of split_options reads these bytes and bits of an option header directly.
+_CLASS, _TYPE = OPTION_HEAD.field("option_class"), OPTION_HEAD.field("option_type")
+_RESERVED, _LENGTH = OPTION_HEAD.field("reserved"), OPTION_HEAD.field("length")
+assert _TYPE.whole_bytes and _TYPE.nbytes == 1 and _CLASS.whole_bytes
+assert _LENGTH.nbytes == 1 and _RESERVED.byte == _LENGTH.byte
+_TYPE_AT = _TYPE.byte
+_LENGTH_AT, _LENGTH_LOW, _LENGTH_MASK = _LENGTH.byte, _LENGTH.low, _LENGTH.mask
+_RESERVED_BITS = _RESERVED.mask << _RESERVED.low  # in the length field's byte
+
 Option = tuple[int, int, int, bytes]  # (offset, class, type, data) as split_options gives
 
 
@@ -100,17 +120,18 @@ def split_options(data: bytes, base_offset: int = 0) -> list[Option]:
     # raises the error (message, offset, code) of the first problem.
     out: list[Option] = []
     pos, size = 0, len(data)
-    while pos + 4 <= size:
-        length_byte = data[pos + 3]
-        end = pos + 4 + (length_byte & 0x1F) * 4
-        if length_byte & 0xE0 or end > size:
+    head = OPTION_HEAD.size
+    while pos + head <= size:
+        length_byte = data[pos + _LENGTH_AT]
+        end = pos + head + ((length_byte >> _LENGTH_LOW) & _LENGTH_MASK) * OPTION_WORD_BYTES
+        if length_byte & _RESERVED_BITS or end > size:
             break
         out.append(
             (
                 base_offset + pos,
-                (data[pos] << 8) | data[pos + 1],
-                data[pos + 2],
-                data[pos + 4 : end],
+                int.from_bytes(data[pos + _CLASS.byte : pos + _CLASS.end], "big"),
+                data[pos + _TYPE_AT],
+                data[pos + head : end],
             )
         )
         pos = end
@@ -125,15 +146,17 @@ def _split_options_checked(data: bytes, base_offset: int) -> list[Option]:
     out = []
     while reader.remaining():
         offset = reader.offset
-        opt_class = reader.u16("option class")
-        opt_type = reader.u8("option type")
-        length_byte = reader.u8("option length")
-        if length_byte & 0xE0:
+        head = OPTION_HEAD.read(reader)
+        opt_class, opt_type = head["option_class"], head["option_type"]
+        if head["reserved"]:
             raise DecodeError(
-                "reserved bits of a Geneve option header are set", offset + 3, "DPF3030"
+                "reserved bits of a Geneve option header are set",
+                offset + _RESERVED.byte,
+                "DPF3030",
             )
         payload = reader.take(
-            (length_byte & 0x1F) * 4, f"data of Geneve option {opt_class:#06x}/{opt_type:#04x}"
+            head["length"] * OPTION_WORD_BYTES,
+            f"data of Geneve option {opt_class:#06x}/{opt_type:#04x}",
         )
         out.append((offset, opt_class, opt_type, payload))
     return out

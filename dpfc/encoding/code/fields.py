@@ -1,40 +1,55 @@
 """Fields shared by both in-packet bundle kinds: PCs, registers, canonical form, field offsets.
 
-Contract: the byte-level pieces that the prolog/EU bundle codec (:mod:`code_bundle`) and the
-epilog codec (:mod:`code_epilog`) have in common, and :func:`field_offset`, which knows both
+Contract: the byte-level pieces that the prolog/EU bundle codec (:mod:`.bundle`) and the
+epilog codec (:mod:`.epilog`) have in common, and :func:`field_offset`, which knows both
 layouts (docs/encoding.md, "In-packet code") to point a checker violation at a byte:
 
-* a PC is a ``u16``: bit 15 set for an in-packet PC, the bundle index in the low 15 bits;
-* a register operand is a byte holding a 5-bit register number (anything above 0x1f is
-  DPF3010);
+* a PC is a :data:`~dpfc.encoding.layouts.PC_FORMAT`: ``in_packet`` (its top bit) set for
+  an in-packet PC, the bundle or slot ``index`` in the other bits;
+* a register operand is a :data:`~dpfc.encoding.layouts.REGISTER_BYTE`: a 5-bit register
+  number (anything above is DPF3010);
 * a decoded bundle is canonical only if re-encoding it gives back the bytes read (DPF3040).
 
-Not responsible for the layout of a whole bundle (:mod:`code_bundle`, :mod:`code_epilog`) nor
-for blocks and code options (:mod:`dpfc.encoding.code`).
+Positions and widths come from the tables of :mod:`dpfc.encoding.layouts`. Not
+responsible for the layout of a whole bundle (:mod:`.bundle`, :mod:`.epilog`) nor for
+blocks and code options (:mod:`.packing`).
 """
 
 from __future__ import annotations
 
 from dpfc.encoding.errors import ByteReader, DecodeError
+from dpfc.encoding.layouts import (
+    BRANCH,
+    BUNDLE_HEAD,
+    EPILOG_HEAD,
+    OPERAND,
+    PC_FORMAT,
+    REGISTER_BYTE,
+    SELECTOR,
+    STEER_IMMEDIATE,
+    op_group,
+)
 from dpfc.isa.bundle import PC, EpilogBundle, Imm, Register, StageBundle
 from dpfc.isa.opcodes import AluOp, MemOp
 from dpfc.target.profile import TargetProfile
 
-IMM_FLAG = 0x80
-NEXT_PC_NONE, NEXT_PC_IMM, NEXT_PC_REG = 0, 1, 2
+IMM_FLAG = OPERAND.placed("immediate", 1)  # an operand byte naming an immediate slot
+IN_PACKET = PC_FORMAT.placed("in_packet", 1)  # a PC naming an in-packet bundle
+PC_INDEX_MASK = PC_FORMAT.field("index").mask
+REGISTER_MAX = REGISTER_BYTE.field("register").mask  # the largest register number
 
 
 def encode_pc(pc: PC) -> int:
-    return (0x8000 if pc.in_packet else 0) | pc.index
+    return (IN_PACKET if pc.in_packet else 0) | pc.index
 
 
 def decode_pc(value: int) -> PC:
-    return PC(bool(value & 0x8000), value & 0x7FFF)
+    return PC(bool(value & IN_PACKET), value & PC_INDEX_MASK)
 
 
 def register_at(code: int, what: str, offset: int) -> Register:
     """The register of a 5-bit register number read at ``offset``."""
-    if code > 0x1F:
+    if code > REGISTER_MAX:
         raise DecodeError(
             f"invalid register number {code:#04x} in {what} (register numbers are 0x00..0x1f)",
             offset,
@@ -45,7 +60,7 @@ def register_at(code: int, what: str, offset: int) -> Register:
 
 def read_register(reader: ByteReader, what: str) -> Register:
     offset = reader.offset
-    return register_at(reader.u8(what), what, offset)
+    return register_at(reader.uint(REGISTER_BYTE.size, what), what, offset)
 
 
 def check_canonical_bytes(reader: ByteReader, start: int, canonical: bytes, what: str) -> None:
@@ -66,39 +81,46 @@ def field_offset(bundle: StageBundle, where: tuple[str | int, ...], profile: Tar
     if isinstance(bundle, EpilogBundle):
         n_push = len(bundle.push)
         value = bundle.steering.value
-        value_bytes = 1 if isinstance(value, Register) else 2 if isinstance(value, Imm) else 0
+        value_bytes = (
+            REGISTER_BYTE.size
+            if isinstance(value, Register)
+            else STEER_IMMEDIATE.size
+            if isinstance(value, Imm)
+            else 0
+        )
+        pushes_at = EPILOG_HEAD.size
         match where:
             case ("push", int() as index):
-                return 2 + index
+                return pushes_at + REGISTER_BYTE.size * index
             case ("steering",) if value is not None:
-                return 2 + n_push
+                return pushes_at + REGISTER_BYTE.size * n_push
             case ("next_pc",) if bundle.next_pc is not None:
-                return 2 + n_push + value_bytes
+                return pushes_at + REGISTER_BYTE.size * n_push + value_bytes
         return 0
     conditional = bundle.control.op.conditional
-    selectors_at = 8 if conditional else 4
-    group = (profile.lanes + 1) // 2
+    selectors_at = BUNDLE_HEAD.size + (BRANCH.size if conditional else 0)
+    group = op_group(profile.lanes)
     has_alu = any(op is not AluOp.NOP for op in bundle.alu)
     has_mem = any(op is not MemOp.NOP for op in bundle.mem)
-    alu_at = selectors_at + 2 * len(bundle.selectors)
-    mem_at = alu_at + (group if has_alu else 0)
-    immediates_at = mem_at + (group if has_mem else 0)
+    alu_at = selectors_at + SELECTOR.size * len(bundle.selectors)
+    mem_at = alu_at + (group.size if has_alu else 0)
+    immediates_at = mem_at + (group.size if has_mem else 0)
     match where:
         case ("control", "taken"):
-            return 2
+            return BUNDLE_HEAD.field("pc_taken").byte
         case ("control", "x") if conditional:
-            return 4
+            return BUNDLE_HEAD.size + BRANCH.field("x").byte
         case ("control", "y") if conditional:
-            return 5
+            return BUNDLE_HEAD.size + BRANCH.field("y").byte
         case ("control", "not_taken") if conditional:
-            return 6
+            return BUNDLE_HEAD.size + BRANCH.field("pc_not_taken").byte
         case ("selector", str() as dest):
             names = [str(sel.dest) for sel in bundle.selectors]
-            return selectors_at + 2 * names.index(dest) if dest in names else 0
+            return selectors_at + SELECTOR.size * names.index(dest) if dest in names else 0
         case ("alu", int() as lane) if has_alu:
-            return alu_at + lane // 2
+            return alu_at + group.field(f"lane_{lane}").byte
         case ("mem", int() as lane) if has_mem:
-            return mem_at + lane // 2
+            return mem_at + group.field(f"lane_{lane}").byte
         case ("immediates",) if bundle.immediates():
             return immediates_at
     return 0

@@ -1,13 +1,13 @@
-"""The program the AST evaluator (:mod:`.ast_eval`) runs: its modules and cross-module names.
+"""The program the AST evaluator (:mod:`.run`) runs: its modules and cross-module names.
 
 Contract: :class:`Program` holds the syntax trees of a program by module key, indexes each
 module's constants, arrays and DPFs, resolves each import to a module key, and names arrays
 and DPFs the way the IR names them (:meth:`Program.ir_name`), so that the evaluator's
 memory and chain targets use the IR interpreter's keys. :func:`program_from` builds one from
 whatever a caller holds (the checker's result, its loaded program, a mapping or one tree).
-An unresolvable module raises :class:`~.eval_values.EvalError`.
+An unresolvable module raises :class:`~.values.EvalError`.
 
-Not responsible for evaluating constants or array sizes (:mod:`.eval_frame`), or for
+Not responsible for evaluating constants or array sizes (:mod:`.frame`), or for
 checking the program: it assumes the checker accepted it.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpfc.oracle.eval_values import EvalError
+from dpfc.oracle.ast_eval.values import EvalError
 from dpfc.syntax import ast
 
 

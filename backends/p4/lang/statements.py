@@ -1,13 +1,10 @@
-"""A small structured P4-16 emitter: expressions, statements and declarations as objects.
+"""P4-16 statements and declarations for the structured emitter, and whole programs.
 
-Contract: the P4 generators build programs from these nodes only; :func:`render` prints a
-:class:`Program` deterministically (the same nodes give the same text, byte for byte).
-Nothing here knows SwitchVM: it is the P4 surface the generators need, no more.
+Contract: statements and declarations render to indented lines (``lines(indent)``), the
+same nodes giving the same text byte for byte; :func:`render` joins a :class:`Program`'s
+declarations. Expressions, which render inline, are :mod:`.expressions`'.
 
-This module holds the line-based nodes: statements and declarations render to indented
-lines (``lines(indent)``), and :func:`render` joins a program's declarations. The
-expressions, which render inline, live in :mod:`dpfc.backends.p4.ast_expr`; they are
-re-exported here so that generators import the whole emitter from one place.
+Not responsible for checking that the program is valid P4, nor for anything SwitchVM.
 """
 
 from __future__ import annotations
@@ -15,64 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from dpfc.backends.p4.ast_expr import (
-    Bin,
-    Bool,
-    Call,
-    Cast,
-    DefaultInit,
+from dpfc.backends.p4.lang.expressions import (
     Expr,
-    Lit,
-    Mux,
-    Name,
-    Slice,
-    Tuple,
-    Un,
-    lit,
-    mux,
-    n,
 )
-
-__all__ = [
-    "Assign",
-    "Bin",
-    "Block",
-    "Bool",
-    "Call",
-    "Cast",
-    "Comment",
-    "Const",
-    "Decl",
-    "DefaultInit",
-    "Do",
-    "Expr",
-    "Function",
-    "Header",
-    "If",
-    "Implementation",
-    "Instance",
-    "Lit",
-    "Mux",
-    "Name",
-    "Program",
-    "Raw",
-    "Return",
-    "Select",
-    "Slice",
-    "State",
-    "Stmt",
-    "Table",
-    "Tuple",
-    "Un",
-    "Var",
-    "action",
-    "chain",
-    "lit",
-    "mux",
-    "n",
-    "render",
-    "struct",
-]
 
 
 # -- statements ---------------------------------------------------------------------------------

@@ -1,34 +1,38 @@
 """Epilog bundles in their compact in-packet form (docs/encoding.md, "In-packet code").
 
-Layout::
+Layout (the tables of :mod:`dpfc.encoding.layouts`)::
 
-    byte 0   n_push:5 | steer_action:3
-    byte 1   hdr_mod:1 | steer_src:1 | next_pc_src:2 | reserved:4 (0)
-    n_push x u8 (register)
-    [value-taking action: u16 immediate (steer_src 0) or u8 register (steer_src 1)]
-    [next_pc_src 1: u16 PC; 2: u8 register]
+    EPILOG_HEAD  n_push:5 | steer_action:3 | hdr_mod:1 | steer_src:1 | next_pc_src:2 | reserved:4
+    n_push x REGISTER_BYTE
+    [value-taking action: STEER_IMMEDIATE (steer_src 0) or REGISTER_BYTE (steer_src 1)]
+    [next_pc_src NEXT_PC_IMM: PC_FORMAT; NEXT_PC_REG: REGISTER_BYTE]
 
 Contract: :func:`encode_epilog` writes the one canonical byte string of a checked epilog
 bundle; :func:`decode_epilog` reads one back and rejects malformed bytes (DPF3010-DPF3019)
 and any non-canonical form (DPF3040) with the offset of the offending byte.
 
-Not responsible for prolog/EU bundles (:mod:`code_bundle`), nor for checking what the
-epilog does (that is :mod:`dpfc.isa.check`), nor for blocks and options
-(:mod:`dpfc.encoding.code`).
+Not responsible for prolog/EU bundles (:mod:`.bundle`), nor for checking what the
+epilog does (that is :mod:`dpfc.isa.check`), nor for blocks and options (:mod:`.packing`).
 """
 
 from __future__ import annotations
 
-from dpfc.encoding.code_fields import (
-    NEXT_PC_IMM,
-    NEXT_PC_NONE,
-    NEXT_PC_REG,
+from dpfc.encoding.code.fields import (
     check_canonical_bytes,
     decode_pc,
     encode_pc,
     read_register,
 )
 from dpfc.encoding.errors import ByteReader, DecodeError
+from dpfc.encoding.layouts import (
+    EPILOG_HEAD,
+    NEXT_PC_IMM,
+    NEXT_PC_NONE,
+    NEXT_PC_REG,
+    PC_FORMAT,
+    REGISTER_BYTE,
+    STEER_IMMEDIATE,
+)
 from dpfc.isa.bundle import PC, EpilogBundle, Imm, Operand, Register, Steering
 from dpfc.target.profile import TargetProfile
 
@@ -45,38 +49,47 @@ def encode_epilog(epilog: EpilogBundle, profile: TargetProfile) -> bytes:
     else:
         next_src = NEXT_PC_REG
     out = bytearray(
-        [
-            (len(epilog.push) << 3) | action.code,
-            (int(epilog.hdr_mod) << 7) | (steer_src << 6) | (next_src << 4),
-        ]
+        EPILOG_HEAD.pack(
+            n_push=len(epilog.push),
+            steer_action=action.code,
+            hdr_mod=epilog.hdr_mod,
+            steer_src=steer_src,
+            next_pc_src=next_src,
+        )
     )
-    out += bytes(reg.code for reg in epilog.push)
+    for reg in epilog.push:
+        out += REGISTER_BYTE.pack(register=reg.code)
     if isinstance(value, Register):
-        out.append(value.code)
+        out += REGISTER_BYTE.pack(register=value.code)
     elif isinstance(value, Imm):
-        out += value.value.to_bytes(2, "big")
+        out += STEER_IMMEDIATE.pack(value=value.value)
     if isinstance(epilog.next_pc, PC):
-        out += encode_pc(epilog.next_pc).to_bytes(2, "big")
+        out += encode_pc(epilog.next_pc).to_bytes(PC_FORMAT.size, "big")
     elif isinstance(epilog.next_pc, Register):
-        out.append(epilog.next_pc.code)
+        out += REGISTER_BYTE.pack(register=epilog.next_pc.code)
     return bytes(out)
 
 
 def decode_epilog(reader: ByteReader, profile: TargetProfile) -> EpilogBundle:
     """Decode one epilog bundle; rejects malformed and non-canonical bytes."""
     start = reader.offset
-    head = reader.u8("epilog header")
-    flags = reader.u8("epilog header")
-    n_push, action_code = head >> 3, head & 7
-    hdr_mod, steer_src, next_src = flags >> 7, (flags >> 6) & 1, (flags >> 4) & 3
-    if flags & 0xF:
-        raise DecodeError("reserved bits of the epilog header are set", start + 1, "DPF3011")
+    head = EPILOG_HEAD.read(reader)
+    n_push, action_code = head["n_push"], head["steer_action"]
+    hdr_mod, steer_src, next_src = head["hdr_mod"], head["steer_src"], head["next_pc_src"]
+
+    def at(name: str) -> int:
+        return start + EPILOG_HEAD.field(name).byte
+
+    if head["reserved"]:
+        raise DecodeError("reserved bits of the epilog header are set", at("reserved"), "DPF3011")
     action = profile.steering_by_code(action_code)
     if action is None:
-        raise DecodeError(f"unknown steering action code {action_code}", start, "DPF3017")
+        raise DecodeError(
+            f"unknown steering action code {action_code}", at("steer_action"), "DPF3017"
+        )
     if n_push > profile.max_push:
         raise DecodeError(
-            f"PUSH of {n_push} registers exceeds 2L = {profile.max_push}", start, "DPF3018"
+            f"PUSH of {n_push} registers exceeds 2L = {profile.max_push}", at("n_push"), "DPF3018"
         )
     push = tuple(read_register(reader, "PUSH register") for _ in range(n_push))
     value: Operand | None = None
@@ -84,21 +97,21 @@ def decode_epilog(reader: ByteReader, profile: TargetProfile) -> EpilogBundle:
         value = (
             read_register(reader, "steering register")
             if steer_src
-            else Imm(reader.u16("steering value"))
+            else Imm(STEER_IMMEDIATE.read(reader)["value"])
         )
     elif steer_src:
         raise DecodeError(
             f"steering action `{action.name}` takes no value but steer_src is set",
-            start + 1,
+            at("steer_src"),
             "DPF3019",
         )
     next_pc: PC | Register | None = None
     if next_src == NEXT_PC_IMM:
-        next_pc = decode_pc(reader.u16("NEXT_PC"))
+        next_pc = decode_pc(reader.uint(PC_FORMAT.size, "NEXT_PC"))
     elif next_src == NEXT_PC_REG:
         next_pc = read_register(reader, "NEXT_PC register")
     elif next_src != NEXT_PC_NONE:
-        raise DecodeError("invalid NEXT_PC source 3", start + 1, "DPF3019")
+        raise DecodeError(f"invalid NEXT_PC source {next_src}", at("next_pc_src"), "DPF3019")
     epilog = EpilogBundle(push, Steering(action.name, value), next_pc, bool(hdr_mod))
     check_canonical_bytes(reader, start, encode_epilog(epilog, profile), "epilog")
     return epilog

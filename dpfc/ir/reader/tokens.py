@@ -1,17 +1,16 @@
-"""The IR text reader's tokens: one line's tokenizer and cursor, its codes, its error value.
+"""The IR text reader's tokens: one line's tokenizer and cursor, and its error value.
 
 Contract: :class:`Line` splits one line of IR text (its ``; comment`` already cut off by
 the caller) into :class:`Token` s and walks them with ``peek``/``next``/``accept``/``expect``;
 every "expected X, found Y" message (DPF5300) comes from :meth:`Line.fail`, so all syntax
 errors read alike. :func:`read_integer`, :func:`read_type` and :func:`value_number` read
 the tokens whose text needs checking (word range, type names, ``%N`` numbers). Errors are
-raised as :class:`ParseFailure` (one :class:`~dpfc.diagnostics.Diagnostic`), which
-:func:`dpfc.ir.parser.parse_ir` turns into a :class:`~dpfc.diagnostics.DiagnosticError`.
-The DPF53xx codes of the reader are defined here, shared by its modules and re-exported
-by :mod:`dpfc.ir.parser` (the verifier uses 5302/5306/5307 too).
+raised as :class:`ParseFailure` (one :class:`~dpfc.diagnostics.Diagnostic`, made by
+:func:`error`), which :func:`dpfc.ir.reader.module.parse_ir` turns into a
+:class:`~dpfc.diagnostics.DiagnosticError`.
 
 Not responsible for: what a line means (the module and block structure is
-:mod:`dpfc.ir.parser`'s, instructions and terminators are :mod:`.parser_body`'s).
+:mod:`.module`'s, instructions and terminators are :mod:`.instructions`').
 """
 
 from __future__ import annotations
@@ -19,22 +18,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, Note, SourceFile, Span
 from dpfc.ir.core import WORD_MASK, Ty
-
-# Codes of the reader (docs/language.md "Diagnostics"); the verifier shares 5302/5306/5307.
-SYNTAX = "DPF5300"
-UNKNOWN_OP = "DPF5301"
-OPERAND_COUNT = "DPF5302"
-UNDEFINED_VALUE = "DPF5303"
-FORWARD_REFERENCE = "DPF5304"
-VALUE_REDEFINED = "DPF5305"
-DUPLICATE_LABEL = "DPF5306"
-DUPLICATE_NAME = "DPF5307"
-UNKNOWN_TYPE = "DPF5308"
-INT_RANGE = "DPF5309"
-RESULT_MISMATCH = "DPF5310"
-BLOCK_STRUCTURE = "DPF5311"
 
 TYPES_BY_NAME: dict[str, Ty] = {ty.value: ty for ty in Ty}
 
@@ -74,7 +60,7 @@ class Line:
             match = _TOKEN.match(code, pos)
             if match is None:
                 span = source.span(start + pos)
-                raise error(SYNTAX, f"unexpected character `{code[pos]}`", span)
+                raise error(codes.IR_SYNTAX, f"unexpected character `{code[pos]}`", span)
             kind = match.lastgroup
             assert kind is not None
             if kind != "ws":
@@ -118,7 +104,9 @@ class Line:
 
     def fail(self, expected: str) -> None:
         token = self.peek()
-        raise error(SYNTAX, f"expected {expected}, found {token.describe()}", self.span(token))
+        raise error(
+            codes.IR_SYNTAX, f"expected {expected}, found {token.describe()}", self.span(token)
+        )
 
     def done(self) -> None:
         if self.peek().kind != "end":
@@ -148,7 +136,7 @@ def read_type(line: Line) -> Ty:
     ty = TYPES_BY_NAME.get(token.text)
     if ty is None:
         raise error(
-            UNKNOWN_TYPE,
+            codes.IR_UNKNOWN_TYPE,
             f"unknown type `{token.text}` (expected `w32` or `i1`)",
             line.span(token),
         )
@@ -169,14 +157,18 @@ def read_integer(line: Line, what: str) -> int:
     elif re.fullmatch(r"0[xX][0-9A-Fa-f]+|[0-9]+", text):
         value = MAX_INT + 1  # too many digits to be a word
     else:
-        raise error(SYNTAX, f"malformed integer `{text}`", line.span(token))
+        raise error(codes.IR_SYNTAX, f"malformed integer `{text}`", line.span(token))
     if value > MAX_INT:
-        raise error(INT_RANGE, f"integer `{text}` does not fit in 32 bits", line.span(token))
+        raise error(
+            codes.IR_INT_RANGE, f"integer `{text}` does not fit in 32 bits", line.span(token)
+        )
     return value
 
 
 def value_number(line: Line, token: Token) -> int:
     digits = token.text[1:]
     if len(digits) > 9:
-        raise error(INT_RANGE, f"value number `{token.text}` is too large", line.span(token))
+        raise error(
+            codes.IR_INT_RANGE, f"value number `{token.text}` is too large", line.span(token)
+        )
     return int(digits)

@@ -1,7 +1,7 @@
 """The IR verifier's local checks: each instruction and each terminator on its own.
 
 Contract: :func:`check_op` checks one instruction against the tables of
-:mod:`dpfc.ir.core` and :data:`dpfc.ir.parser.ARITY`: its operand count (DPF5302; a phi
+:mod:`dpfc.ir.core` and :data:`~dpfc.ir.core.ARITY`: its operand count (DPF5302; a phi
 has one value per incoming label, at least one), MUL where ``machine`` IR is required
 (DPF5336), its array or metadata name (DPF5331, DPF5332; other ops take none, DPF5330),
 its immediate (a constant in range for its type, a parameter index below the parameter
@@ -12,12 +12,14 @@ profile, else in the default list (DPF5333), and has a value exactly when it tak
 (DPF5334). Both only add to the context's diagnostics and never raise, whatever the IR.
 
 Not responsible for: where an operand is defined or whether its definition dominates the
-use, phi labels, the RMT rule (:mod:`.verify_paths`); the CFG (:mod:`.verify_cfg`).
+use, phi labels, the RMT rule (:mod:`.paths`); the CFG (:mod:`.structure`).
 """
 
 from __future__ import annotations
 
+from dpfc.catalog import codes
 from dpfc.ir.core import (
+    ARITY,
     BINARY_WORD_OPS,
     COMPARE_OPS,
     FETCH_OPS,
@@ -30,15 +32,7 @@ from dpfc.ir.core import (
     Op,
     Ty,
 )
-from dpfc.ir.parser import ARITY, OPERAND_COUNT
-from dpfc.ir.verify_context import (
-    BAD_IMMEDIATE,
-    MACHINE_MUL,
-    STEER_VALUE,
-    TYPE_ERROR,
-    UNKNOWN_ARRAY,
-    UNKNOWN_META,
-    UNKNOWN_STEER,
+from dpfc.ir.verify.context import (
     FunctionContext,
     ty_text,
 )
@@ -54,21 +48,21 @@ def check_op(ctx: FunctionContext, instr: Instr) -> None:
     if op is Op.PHI:
         if not instr.args or len(instr.args) != len(instr.incoming):
             ctx.error(
-                OPERAND_COUNT,
+                codes.IR_OPERAND_COUNT,
                 f"{what} has {len(instr.args)} values for {len(instr.incoming)} incoming "
                 "labels (one value per predecessor, at least one)",
                 instr.span,
             )
     elif len(instr.args) != ARITY[op]:
         ctx.error(
-            OPERAND_COUNT,
+            codes.IR_OPERAND_COUNT,
             f"{what} takes {ARITY[op]} operand(s), found {len(instr.args)}",
             instr.span,
         )
         return
     if ctx.machine and op is Op.MUL:
         ctx.error(
-            MACHINE_MUL,
+            codes.IR_MACHINE_MUL,
             f"{what}: MUL is not a machine op (strength reduction must have removed it)",
             instr.span,
         )
@@ -81,7 +75,7 @@ def _check_fields(ctx: FunctionContext, instr: Instr, what: str) -> None:
     if op in MEMORY_OPS:
         if instr.symbol not in ctx.module.arrays:
             ctx.error(
-                UNKNOWN_ARRAY,
+                codes.IR_UNKNOWN_ARRAY,
                 f"{what} names `@{instr.symbol}`, which is not a declared array",
                 instr.span,
             )
@@ -89,30 +83,36 @@ def _check_fields(ctx: FunctionContext, instr: Instr, what: str) -> None:
         if instr.symbol not in ctx.metadata:
             known = ", ".join(sorted(ctx.metadata))
             ctx.error(
-                UNKNOWN_META,
+                codes.IR_UNKNOWN_META,
                 f"{what}: unknown metadata field `{instr.symbol}` (known: {known})",
                 instr.span,
             )
     elif instr.symbol is not None:
         ctx.error(
-            BAD_IMMEDIATE, f"{what} takes no array or field name (`{instr.symbol}`)", instr.span
+            codes.IR_BAD_IMMEDIATE,
+            f"{what} takes no array or field name (`{instr.symbol}`)",
+            instr.span,
         )
     imm = instr.imm
     if op is Op.CONST:
         limit = 1 if instr.ty is Ty.BOOL else WORD_MASK
         if imm is None or not 0 <= imm <= limit:
-            ctx.error(BAD_IMMEDIATE, f"{what}: constant {imm} is not in 0..{limit:#x}", instr.span)
+            ctx.error(
+                codes.IR_BAD_IMMEDIATE,
+                f"{what}: constant {imm} is not in 0..{limit:#x}",
+                instr.span,
+            )
     elif op is Op.PARAM:
         if imm is None or not 0 <= imm < ctx.function.params:
             ctx.error(
-                BAD_IMMEDIATE,
+                codes.IR_BAD_IMMEDIATE,
                 f"{what}: parameter index {imm} is not below the parameter count "
                 f"{ctx.function.params}",
                 instr.span,
             )
     elif op is Op.HASH and (imm is None or not 0 <= imm < ctx.hash_lanes):
         ctx.error(
-            BAD_IMMEDIATE,
+            codes.IR_BAD_IMMEDIATE,
             f"{what}: hash function index {imm} is not in 0..{ctx.hash_lanes - 1}",
             instr.span,
         )
@@ -148,14 +148,14 @@ def _check_types(ctx: FunctionContext, instr: Instr, what: str) -> None:
         expected_args, result = [], Ty.WORD
     if instr.ty is not result:
         ctx.error(
-            TYPE_ERROR,
+            codes.IR_TYPE_ERROR,
             f"{what} has type {ty_text(instr.ty)}, expected {ty_text(result)}",
             instr.span,
         )
     for position, (arg, ty) in enumerate(zip(args, expected_args, strict=False), 1):
         if arg.ty is not ty:
             ctx.error(
-                TYPE_ERROR,
+                codes.IR_TYPE_ERROR,
                 f"{what}: operand {position} ({ctx.ref(arg)}) is {ty_text(arg.ty)}, "
                 f"expected {ty_text(ty)}",
                 instr.span,
@@ -169,7 +169,7 @@ def check_terminator(ctx: FunctionContext, block: Block) -> None:
     if isinstance(term, Br):
         if term.cond.ty is not Ty.BOOL:
             ctx.error(
-                TYPE_ERROR,
+                codes.IR_TYPE_ERROR,
                 f"the branch of block `{block.label}` tests {ctx.ref(term.cond)}, "
                 f"which is {ty_text(term.cond.ty)} (expected i1)",
                 span,
@@ -180,7 +180,7 @@ def check_terminator(ctx: FunctionContext, block: Block) -> None:
     for value in term.push:
         if value.ty is not Ty.WORD:
             ctx.error(
-                TYPE_ERROR,
+                codes.IR_TYPE_ERROR,
                 f"block `{block.label}` pushes {ctx.ref(value)}, which is "
                 f"{ty_text(value.ty)} (only w32 words are pushed)",
                 span,
@@ -189,18 +189,18 @@ def check_terminator(ctx: FunctionContext, block: Block) -> None:
     if action is None:
         known = ", ".join(ctx.steering)
         ctx.error(
-            UNKNOWN_STEER,
+            codes.IR_UNKNOWN_STEER,
             f"block `{block.label}` steers with unknown action `{term.steer}` (known: {known})",
             span,
         )
     elif action.takes_value and term.steer_value is None:
-        ctx.error(STEER_VALUE, f"steering action `{term.steer}` needs a value", span)
+        ctx.error(codes.IR_STEER_VALUE, f"steering action `{term.steer}` needs a value", span)
     elif not action.takes_value and term.steer_value is not None:
-        ctx.error(STEER_VALUE, f"steering action `{term.steer}` takes no value", span)
+        ctx.error(codes.IR_STEER_VALUE, f"steering action `{term.steer}` takes no value", span)
     steer_value = term.steer_value
     if steer_value is not None and steer_value.ty is not Ty.WORD:
         ctx.error(
-            TYPE_ERROR,
+            codes.IR_TYPE_ERROR,
             f"the steering value {ctx.ref(steer_value)} is {ty_text(steer_value.ty)}, expected w32",
             span,
         )

@@ -8,22 +8,21 @@ re-encoding of their content. Anything else raises :class:`DecodeError` with the
 offset of the first problem (a check violation points at the field it names, a
 non-canonical area at the first byte that differs from the canonical one) and its code.
 
-The layout and the option framing are :mod:`dpfc.encoding.header_format`'s; the code
-options' contents are unpacked by :mod:`dpfc.encoding.code`; this module writes nothing.
+The layout and the option framing are :mod:`.format`'s (positions and widths from the
+tables of :mod:`dpfc.encoding.layouts`); the code options' contents are unpacked by
+:mod:`dpfc.encoding.code`; this module writes nothing.
 """
 
 from __future__ import annotations
 
 from dpfc.encoding.code import MAX_BLOCK_BUNDLES, decode_pc, field_offset, unpack_code
 from dpfc.encoding.errors import DecodeError, EncodingError
-from dpfc.encoding.header_encode import encode_options
-from dpfc.encoding.header_format import (
+from dpfc.encoding.header.encode import encode_options
+from dpfc.encoding.header.format import (
     FORMAT_VERSION,
     HEADER_DATA_LEN,
     OPTION_CLASS,
-    OPTIONS_MAX,
     PTR_NONE,
-    STACK_ENTRIES_PER_OPTION,
     TYPE_CODE,
     TYPE_HEADER,
     TYPE_STACK,
@@ -32,6 +31,14 @@ from dpfc.encoding.header_format import (
     SwitchVMHeader,
     pointer_problem,
     split_options,
+)
+from dpfc.encoding.layouts import (
+    HEADER_OPTION,
+    OPTION_HEAD,
+    OPTION_WORD_BYTES,
+    OPTIONS_MAX,
+    STACK_ENTRIES_PER_OPTION,
+    STACK_ENTRY,
 )
 from dpfc.isa.bundle import CodeImage, stage_name
 from dpfc.isa.check import check_image
@@ -63,20 +70,28 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
     if len(head) != HEADER_DATA_LEN:
         raise DecodeError(
             f"header option has {len(head)} data bytes, expected {HEADER_DATA_LEN}",
-            offset + 3,
+            offset + OPTION_HEAD.field("length").byte,
             "DPF3034",
         )
-    version, flags = head[0] >> 4, head[0] & 0xF
+
+    def at(name: str) -> int:
+        """The offset of a field of the header option."""
+        return offset + OPTION_HEAD.size + HEADER_OPTION.field(name).byte
+
+    fields = HEADER_OPTION.unpack(head)
+    version, flags = fields["version"], fields["flags"]
     if version != FORMAT_VERSION:
-        raise DecodeError(f"unsupported SwitchVM format version {version}", offset + 4, "DPF3035")
-    gas, depth = head[1], head[2]
-    n_code, n_stack = head[3] >> 4, head[3] & 0xF
-    app_id = int.from_bytes(head[4:8], "big")
-    dpf_raw, egress_raw = int.from_bytes(head[8:10], "big"), int.from_bytes(head[10:12], "big")
+        raise DecodeError(
+            f"unsupported SwitchVM format version {version}", at("version"), "DPF3035"
+        )
+    gas, depth = fields["gas"], fields["stack_depth"]
+    n_code, n_stack = fields["n_code_opts"], fields["n_stack_opts"]
+    app_id = fields["app_id"]
+    dpf_raw, egress_raw = fields["dpf_ptr"], fields["egress_ptr"]
     if depth > profile.stack_max_depth:
         raise DecodeError(
             f"stack depth {depth} exceeds {profile.name}'s limit of {profile.stack_max_depth}",
-            offset + 6,
+            at("stack_depth"),
             "DPF3036",
         )
     rest = options[1:]
@@ -87,20 +102,22 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
             f"header announces {n_code} code and {n_stack} stack options, found "
             f"{actual.count(TYPE_CODE)} code and {actual.count(TYPE_STACK)} stack options"
             + ("" if sorted(actual) == actual else " (out of order)"),
-            offset + 7,
+            at("n_code_opts"),
             "DPF3037",
         )
     positions: dict[tuple[int, int], int] = {}
-    code = unpack_code([(o[0] + 4, o[3]) for o in rest[:n_code]], profile, positions)
+    code = unpack_code([(o[0] + OPTION_HEAD.size, o[3]) for o in rest[:n_code]], profile, positions)
     stack_data = b"".join(o[3] for o in rest[n_code:])
-    if len(stack_data) != 4 * depth:
+    entry = STACK_ENTRY.size
+    if len(stack_data) != entry * depth:
         raise DecodeError(
-            f"header announces {depth} stack entries, stack options hold {len(stack_data) // 4}",
-            offset + 6,
+            f"header announces {depth} stack entries, stack options hold "
+            f"{len(stack_data) // entry}",
+            at("stack_depth"),
             "DPF3038",
         )
     stack = tuple(
-        int.from_bytes(stack_data[i : i + 4], "big") for i in range(0, len(stack_data), 4)
+        int.from_bytes(stack_data[i : i + entry], "big") for i in range(0, len(stack_data), entry)
     )
     header = SwitchVMHeader(
         app_id=app_id,
@@ -122,14 +139,14 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
             v.code,
         )
     if header.gas > profile.max_gas:
-        raise DecodeError(f"gas {gas} exceeds {profile.max_gas}", offset + 5, "DPF3039")
+        raise DecodeError(f"gas {gas} exceeds {profile.max_gas}", at("gas"), "DPF3039")
     for name, pointer, field_at in (
-        ("DPF pointer", header.dpf_ptr, 12),
-        ("egress pointer", header.egress_ptr, 14),
+        ("DPF pointer", header.dpf_ptr, at("dpf_ptr")),
+        ("egress pointer", header.egress_ptr, at("egress_ptr")),
     ):
         problem = pointer_problem(pointer, code, profile)
         if problem:
-            raise DecodeError(f"{name}: {problem}", offset + field_at, "DPF3041")
+            raise DecodeError(f"{name}: {problem}", field_at, "DPF3041")
     try:
         again = encode_options(header, profile)
     except EncodingError as exc:
@@ -199,7 +216,11 @@ def _check_canonical(options: list[Option], n_code: int, encoded: EncodedOptions
 
 
 def _concat(options: list[Option]) -> bytes:
-    return b"".join(o[1].to_bytes(2, "big") + bytes([o[2], len(o[3]) // 4]) + o[3] for o in options)
+    return b"".join(
+        OPTION_HEAD.pack(option_class=o[1], option_type=o[2], length=len(o[3]) // OPTION_WORD_BYTES)
+        + o[3]
+        for o in options
+    )
 
 
 def _sizes(payloads: list[bytes]) -> str:
@@ -210,14 +231,14 @@ def _locate(options: list[Option], index: int) -> int:
     """Absolute offset of byte ``index`` of the concatenation of ``options`` (which need not
     be adjacent in the Geneve header: other classes' options may sit between them)."""
     for offset, _, _, data in options:
-        size = 4 + len(data)
+        size = OPTION_HEAD.size + len(data)
         if index < size:
             return offset + index
         index -= size
     if not options:
         return 0  # unreachable: an empty section decodes to an empty canonical section
     last = options[-1]
-    return last[0] + 4 + len(last[3])
+    return last[0] + OPTION_HEAD.size + len(last[3])
 
 
 def _first_diff(a: bytes, b: bytes) -> int:

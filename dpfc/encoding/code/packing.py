@@ -1,19 +1,16 @@
-"""Compact in-packet code format: blocks of bundles and their packing into code options.
+"""Blocks of bundles and their packing into code options (docs/encoding.md §2.2, §3).
 
-Layout (docs/encoding.md, "In-packet code"): each SwitchVM code option's data is
-``n_blocks:u8`` then that many *blocks*, then zero padding to a multiple of 4 bytes. A block
-is ``stage:5 | count-1:3`` followed by ``count`` bundles of that stage. Blocks appear in
-ascending stage order; a stage's bundles may continue in the next block. The in-packet PC
-``@packet:i`` names the i-th bundle of a stage across all blocks.
+Layout (the tables of :mod:`dpfc.encoding.layouts`): each SwitchVM code option's data is a
+``CODE_OPTION_HEAD`` (``n_blocks``) then that many *blocks*, then zero padding to a multiple
+of 4 bytes. A block is a ``BLOCK_HEAD`` (``stage``, ``count_minus_one``) followed by that
+many bundles of the stage (:mod:`.bundle`, :mod:`.epilog`). Blocks appear in ascending stage
+order; a stage's bundles may continue in the next block. The in-packet PC ``@packet:i``
+names the i-th bundle of a stage across all blocks.
 
-The bundles themselves are encoded by :mod:`dpfc.encoding.code_bundle` (prolog and EU
-bundles) and :mod:`dpfc.encoding.code_epilog` (epilog bundles), from the shared fields of
-:mod:`dpfc.encoding.code_fields`; this module re-exports their public names, so importers
-keep using ``dpfc.encoding.code``.
-
-The encoding is canonical: one program has exactly one byte string, and the decoder
-rejects any other (it re-encodes what it decoded and compares), so decode∘encode and
-encode∘decode are identities.
+Contract: :func:`pack_code` packs an image greedily into the one canonical list of code
+option payloads; :func:`unpack_code` reads payloads back into a :class:`CodeImage`, checking
+blocks and padding (DPF3020-DPF3023) and leaving each bundle to its decoder, which rejects
+any non-canonical form, so decode∘encode and encode∘decode are identities.
 
 Not responsible for the other SwitchVM options nor their framing (:mod:`dpfc.encoding.header`)
 nor for checking what the decoded code does (:mod:`dpfc.isa.check`).
@@ -24,10 +21,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dpfc.encoding.code_bundle import decode_bundle, encode_bundle
-from dpfc.encoding.code_epilog import decode_epilog, encode_epilog
-from dpfc.encoding.code_fields import decode_pc, encode_pc, field_offset
+from dpfc.encoding.code.bundle import decode_bundle, encode_bundle
+from dpfc.encoding.code.epilog import decode_epilog, encode_epilog
 from dpfc.encoding.errors import ByteReader, DecodeError, EncodingError
+from dpfc.encoding.layouts import (
+    BLOCK_HEAD,
+    CODE_OPTION_HEAD,
+    OPTION_DATA_MAX,
+    OPTION_WORD_BYTES,
+)
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
     PROLOG_STAGE,
@@ -39,25 +41,7 @@ from dpfc.isa.bundle import (
 )
 from dpfc.target.profile import TargetProfile
 
-__all__ = [
-    "CACHE_SIZE",
-    "MAX_BLOCK_BUNDLES",
-    "OPTION_DATA_MAX",
-    "PackedCode",
-    "decode_bundle",
-    "decode_epilog",
-    "decode_pc",
-    "encode_bundle",
-    "encode_epilog",
-    "encode_pc",
-    "encode_stage_bundle",
-    "field_offset",
-    "pack_code",
-    "unpack_code",
-]
-
-OPTION_DATA_MAX = 124  # RFC 8926: option length is 5 bits of 4-byte words
-MAX_BLOCK_BUNDLES = 8
+MAX_BLOCK_BUNDLES = BLOCK_HEAD.field("count_minus_one").mask + 1
 
 
 def encode_stage_bundle(stage: int, bundle: StageBundle, profile: TargetProfile) -> bytes:
@@ -85,17 +69,21 @@ def pack_code(image: CodeImage, profile: TargetProfile) -> PackedCode:
     """Greedy canonical packing of an image's bundles into code-option payloads."""
     options: list[bytes] = []
     sizes: list[tuple[int, int, int]] = []
-    current = bytearray([0])
+    empty = CODE_OPTION_HEAD.pack(n_blocks=0)
+    current = bytearray(empty)
+    n_blocks = 0
     block_stage = -1
     block_count = 0
     block_header_pos = 0
 
     def close() -> None:
-        nonlocal current, block_stage
-        if current[0]:
-            padded = bytes(current) + bytes(-len(current) % 4)
+        nonlocal current, n_blocks, block_stage
+        if n_blocks:
+            current = bytearray(CODE_OPTION_HEAD.replace(bytes(current), n_blocks=n_blocks))
+            padded = bytes(current) + bytes(-len(current) % OPTION_WORD_BYTES)
             options.append(padded)
-        current = bytearray([0])
+        current = bytearray(empty)
+        n_blocks = 0
         block_stage = -1
 
     for stage, bundles in image.stages():
@@ -103,24 +91,27 @@ def pack_code(image: CodeImage, profile: TargetProfile) -> PackedCode:
             body = encode_stage_bundle(stage, bundle, profile)
             sizes.append((stage, index, len(body)))
             continue_block = block_stage == stage and block_count < MAX_BLOCK_BUNDLES
-            needed = len(body) + (0 if continue_block else 1)
+            needed = len(body) + (0 if continue_block else BLOCK_HEAD.size)
             if len(current) + needed > OPTION_DATA_MAX:
                 close()
                 continue_block = False
-                needed = len(body) + 1
-                if 1 + needed > OPTION_DATA_MAX:
+                needed = len(body) + BLOCK_HEAD.size
+                if CODE_OPTION_HEAD.size + needed > OPTION_DATA_MAX:
+                    bundle_max = OPTION_DATA_MAX - CODE_OPTION_HEAD.size - BLOCK_HEAD.size
                     raise EncodingError(
                         f"{stage_name(stage)} bundle {index} is {len(body)} bytes, too large for "
-                        f"one Geneve option ({OPTION_DATA_MAX - 2} bytes at most)"
+                        f"one Geneve option ({bundle_max} bytes at most)"
                     )
             if continue_block:
                 block_count += 1
-                current[block_header_pos] = (stage << 3) | (block_count - 1)
+                current[block_header_pos : block_header_pos + BLOCK_HEAD.size] = BLOCK_HEAD.pack(
+                    stage=stage, count_minus_one=block_count - 1
+                )
             else:
                 block_stage, block_count = stage, 1
                 block_header_pos = len(current)
-                current.append(stage << 3)
-                current[0] += 1
+                current += BLOCK_HEAD.pack(stage=stage, count_minus_one=0)
+                n_blocks += 1
             current += body
     close()
     return PackedCode(tuple(options), tuple(sizes))
@@ -153,13 +144,13 @@ def _unpack_code(
     last_stage = -1
     for base, data in options:
         reader = ByteReader(data, base)
-        n_blocks = reader.u8("block count")
+        n_blocks = CODE_OPTION_HEAD.read(reader)["n_blocks"]
         if n_blocks == 0:
             raise DecodeError("code option holds no blocks", base, "DPF3020")
         for _ in range(n_blocks):
             offset = reader.offset
-            block = reader.u8("block header")
-            stage, count = block >> 3, (block & 7) + 1
+            block = BLOCK_HEAD.read(reader)
+            stage, count = block["stage"], block["count_minus_one"] + 1
             if stage < last_stage:
                 raise DecodeError(
                     f"{stage_name(stage)} block after {stage_name(last_stage)}: blocks must be in stage order",
@@ -194,10 +185,11 @@ def _check_padding(reader: ByteReader) -> None:
     """After its blocks, a code option holds only the zero padding to a 4-byte boundary."""
     start = reader.offset
     padding = reader.take(reader.remaining(), "padding")
-    if len(padding) > 3:
+    if len(padding) >= OPTION_WORD_BYTES:
         raise DecodeError(
             f"code option has {len(padding)} bytes after its blocks; only zero padding to "
-            "the next 4-byte boundary (at most 3 bytes) may follow",
+            f"the next {OPTION_WORD_BYTES}-byte boundary (at most {OPTION_WORD_BYTES - 1} "
+            "bytes) may follow",
             start,
             "DPF3023",
         )

@@ -1,22 +1,22 @@
-"""The tree walk of the AST evaluator (:mod:`.ast_eval`): statements and expressions.
+"""The tree walk of the AST evaluator (:mod:`.run`): statements and expressions.
 
-Contract: :class:`Frame` runs one DPF body on a :class:`~.eval_values.State` (or, without a
+Contract: :class:`Frame` runs one DPF body on a :class:`~.values.State` (or, without a
 state, evaluates a constant expression): it keeps the lexical scopes of locals, runs each
 statement in order, evaluates operands left to right, and raises :class:`ReturnFromDpf` on
 ``return;``. :class:`Evaluator` is what frames share for one run: the program, the target
 profile (hash functions of ``hash<k>``) and the values of module constants, each evaluated
-once; a constant that depends on itself is an :class:`~.eval_values.EvalError`.
+once; a constant that depends on itself is an :class:`~.values.EvalError`.
 
-Not responsible for word arithmetic and memory bounds (:mod:`.eval_values`), name
-resolution across modules (:mod:`.eval_program`), or binding parameters and building the
-outcome (:mod:`.ast_eval`).
+Not responsible for word arithmetic and memory bounds (:mod:`.values`), name
+resolution across modules (:mod:`.program`), or binding parameters and building the
+outcome (:mod:`.run`).
 """
 
 from __future__ import annotations
 
-from dpfc.isa.semantics import hash_word, to_signed
-from dpfc.oracle.eval_program import Program
-from dpfc.oracle.eval_values import (
+from dpfc.isa import hash_word, to_signed
+from dpfc.oracle.ast_eval.program import Program
+from dpfc.oracle.ast_eval.values import (
     COMPARE,
     FETCH,
     WORD_MASK,

@@ -1,40 +1,48 @@
 """Prolog and EU bundles in their compact in-packet form (docs/encoding.md, "In-packet code").
 
-Layout::
+Layout (the tables of :mod:`dpfc.encoding.layouts`)::
 
-    byte 0   ctrl_op:4 | n_imm:2 | has_alu:1 | has_mem:1
-    byte 1   n_sel:5   | reserved:3 (0)
-    u16      pc_taken
-    [conditional ctrl_op: x:u8, y:u8, pc_not_taken:u16]
-    n_sel x (dest:5 | kind:3, operand:u8)      sorted by dest, A before B
-    [has_alu: ceil(L/2) bytes, one nibble per lane, lane 0 in the high nibble]
-    [has_mem: ceil(L/2) bytes, likewise]
-    n_imm x u32                                 immediates, first use first
+    BUNDLE_HEAD   ctrl_op:4 | n_imm:2 | has_alu:1 | has_mem:1 | n_sel:5 | reserved:3 | pc_taken:16
+    [BRANCH, when ctrl_op is conditional: x:8 | y:8 | pc_not_taken:16]
+    n_sel x SELECTOR (dest:5 | kind:3 | operand:8)  sorted by dest, A before B
+    [has_alu: op_group(L): one 4-bit opcode per lane, lane 0 first]
+    [has_mem: op_group(L), likewise]
+    imm_group(n_imm): n_imm x 32 bits          first use first
 
-An operand byte with bit 7 (``IMM_FLAG``) set names an immediate slot, otherwise a register.
+An OPERAND byte with ``immediate`` set (``IMM_FLAG``) names an immediate slot, otherwise a
+register.
 
 Contract: :func:`encode_bundle` writes the one canonical byte string of a checked bundle;
 :func:`decode_bundle` reads one back and rejects malformed bytes (DPF3010-DPF3016) and every
 non-canonical form (DPF3040: empty op groups, duplicate, unused or misordered immediates, any
 other byte that re-encoding does not reproduce) with the offset of the offending byte.
 
-Not responsible for epilog bundles (:mod:`code_epilog`), for checking what the bundle does
-(that is :mod:`dpfc.isa.check`), nor for blocks and options (:mod:`dpfc.encoding.code`).
+Not responsible for epilog bundles (:mod:`.epilog`), for checking what the bundle does
+(that is :mod:`dpfc.isa.check`), nor for blocks and options (:mod:`.packing`).
 """
 
 from __future__ import annotations
 
 from typing import TypeVar
 
-from dpfc.encoding.code_fields import (
-    IMM_FLAG,
+from dpfc.encoding.bitfields import RESERVED
+from dpfc.encoding.code.fields import (
     check_canonical_bytes,
     decode_pc,
     encode_pc,
     register_at,
 )
 from dpfc.encoding.errors import ByteReader, DecodeError
-from dpfc.isa.bundle import Bundle, Control, Imm, Operand, Register, Selector
+from dpfc.encoding.layouts import (
+    BRANCH,
+    BUNDLE_HEAD,
+    IMMEDIATE,
+    OPERAND,
+    SELECTOR,
+    imm_group,
+    op_group,
+)
+from dpfc.isa.bundle import PC, Bundle, Control, Imm, Operand, Register, Selector
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
 from dpfc.target.profile import TargetProfile
 
@@ -44,7 +52,7 @@ E = TypeVar("E", AluOp, MemOp)
 def _operand_byte(op: Operand, immediates: tuple[int, ...]) -> int:
     if isinstance(op, Register):
         return op.code
-    return IMM_FLAG | immediates.index(op.value)
+    return OPERAND.pack_int(immediate=1, index=immediates.index(op.value))
 
 
 def _selector_operand(sel: Selector, immediates: tuple[int, ...]) -> int:
@@ -56,10 +64,8 @@ def _selector_operand(sel: Selector, immediates: tuple[int, ...]) -> int:
     return sel.value
 
 
-def _nibbles(values: list[int]) -> bytes:
-    if len(values) % 2:
-        values = [*values, 0]
-    return bytes((values[i] << 4) | values[i + 1] for i in range(0, len(values), 2))
+def _op_group(values: list[int]) -> bytes:
+    return op_group(len(values)).pack(**{f"lane_{lane}": v for lane, v in enumerate(values)})
 
 
 def encode_bundle(bundle: Bundle, profile: TargetProfile) -> bytes:
@@ -69,72 +75,80 @@ def encode_bundle(bundle: Bundle, profile: TargetProfile) -> bytes:
     has_alu = any(op is not AluOp.NOP for op in bundle.alu)
     has_mem = any(op is not MemOp.NOP for op in bundle.mem)
     out = bytearray(
-        [
-            (ctrl.op << 4) | (len(immediates) << 2) | (has_alu << 1) | int(has_mem),
-            len(bundle.selectors) << 3,
-        ]
+        BUNDLE_HEAD.pack(
+            ctrl_op=ctrl.op,
+            n_imm=len(immediates),
+            has_alu=has_alu,
+            has_mem=has_mem,
+            n_sel=len(bundle.selectors),
+            pc_taken=encode_pc(ctrl.taken),
+        )
     )
-    out += encode_pc(ctrl.taken).to_bytes(2, "big")
     if ctrl.op.conditional:
         assert ctrl.x is not None and ctrl.y is not None and ctrl.not_taken is not None
-        out.append(_operand_byte(ctrl.x, immediates))
-        out.append(_operand_byte(ctrl.y, immediates))
-        out += encode_pc(ctrl.not_taken).to_bytes(2, "big")
+        out += BRANCH.pack(
+            x=_operand_byte(ctrl.x, immediates),
+            y=_operand_byte(ctrl.y, immediates),
+            pc_not_taken=encode_pc(ctrl.not_taken),
+        )
     for sel in bundle.selectors:
-        out.append((sel.dest.code << 3) | sel.kind)
-        out.append(_selector_operand(sel, immediates))
+        out += SELECTOR.pack(
+            dest=sel.dest.code, kind=sel.kind, operand=_selector_operand(sel, immediates)
+        )
     if has_alu:
-        out += _nibbles([int(op) for op in bundle.alu])
+        out += _op_group([int(op) for op in bundle.alu])
     if has_mem:
-        out += _nibbles([int(op) for op in bundle.mem])
+        out += _op_group([int(op) for op in bundle.mem])
     for value in immediates:
-        out += value.to_bytes(4, "big")
+        out += IMMEDIATE.pack(value=value)
     return bytes(out)
 
 
 def decode_bundle(reader: ByteReader, profile: TargetProfile) -> Bundle:
     """Decode one prolog/EU bundle; rejects malformed and non-canonical bytes."""
     start = reader.offset
-    head = reader.u8("bundle header")
-    ctrl_value, n_imm, has_alu, has_mem = head >> 4, (head >> 2) & 3, (head >> 1) & 1, head & 1
-    second = reader.u8("bundle header")
-    n_sel = second >> 3
-    if second & 0x7:
-        raise DecodeError("reserved bits of the bundle header are set", start + 1, "DPF3011")
+    # the header's first two bytes are checked before pc_taken is read
+    head = BUNDLE_HEAD.read(reader, stop="pc_taken")
+    ctrl_value, n_imm, n_sel = head["ctrl_op"], head["n_imm"], head["n_sel"]
+    if head["reserved"]:
+        raise DecodeError(
+            "reserved bits of the bundle header are set",
+            start + BUNDLE_HEAD.field("reserved").byte,
+            "DPF3011",
+        )
     try:
         ctrl_op = CtrlOp(ctrl_value)
     except ValueError:
-        raise DecodeError(f"unknown control opcode {ctrl_value}", start, "DPF3012") from None
-    taken = decode_pc(reader.u16("pc_taken"))
-    raw_x = raw_y = None
-    not_taken = None
-    if ctrl_op.conditional:
-        raw_x = reader.u8("branch operand x")
-        raw_y = reader.u8("branch operand y")
-        not_taken = decode_pc(reader.u16("pc_not_taken"))
+        raise DecodeError(
+            f"unknown control opcode {ctrl_value}",
+            start + BUNDLE_HEAD.field("ctrl_op").byte,
+            "DPF3012",
+        ) from None
+    taken = decode_pc(BUNDLE_HEAD.read(reader, start="pc_taken")["pc_taken"])
+    branch = BRANCH.read(reader) if ctrl_op.conditional else None
     raw_selectors: list[tuple[int, int, int, int]] = []
     if n_sel > profile.registers:
         raise DecodeError(
             f"{n_sel} selectors but {profile.name} has {profile.registers} registers",
-            start + 1,
+            start + BUNDLE_HEAD.field("n_sel").byte,
             "DPF3013",
         )
     for _ in range(n_sel):
         offset = reader.offset
-        packed = reader.u8("selector")
-        raw_operand = reader.u8("selector operand")
-        raw_selectors.append((offset, packed >> 3, packed & 7, raw_operand))
-    group = (profile.lanes + 1) // 2
+        sel = SELECTOR.read(reader)
+        raw_selectors.append((offset, sel["dest"], sel["kind"], sel["operand"]))
     alu_offset = reader.offset
-    alu = _decode_nibbles(reader, group, profile.lanes, "ALU ops", AluOp) if has_alu else None
+    alu = _decode_op_group(reader, profile.lanes, "ALU ops", AluOp) if head["has_alu"] else None
     mem_offset = reader.offset
-    mem = _decode_nibbles(reader, group, profile.lanes, "memory ops", MemOp) if has_mem else None
+    mem = _decode_op_group(reader, profile.lanes, "memory ops", MemOp) if head["has_mem"] else None
     imm_offset = reader.offset
-    immediates = tuple(reader.u32("immediate") for _ in range(n_imm))
+    imm_values = imm_group(n_imm).read(reader)
+    immediates = tuple(imm_values[f"imm_{k}"] for k in range(n_imm))
 
     def branch_operand(raw: int, what: str, offset: int) -> Operand:
-        if raw & IMM_FLAG:
-            slot = raw & 0x7F
+        operand = OPERAND.unpack_int(raw)
+        if operand["immediate"]:
+            slot = operand["index"]
             if slot >= len(immediates):
                 raise DecodeError(
                     f"{what} names immediate slot {slot} but the bundle has "
@@ -146,25 +160,32 @@ def decode_bundle(reader: ByteReader, profile: TargetProfile) -> Bundle:
         return register_at(raw, what, offset)
 
     selectors = []
+    operand_at = SELECTOR.field("operand").byte
     for offset, dest_code, kind_value, raw in raw_selectors:
         dest = Register.from_code(dest_code)  # 5 bits: always a register number
         kind = SelectorKind(kind_value)  # 3 bits: every value is a selector kind
         source = None
         value = raw
         if kind is SelectorKind.MOV:
-            source, value = register_at(raw, "MOV source", offset + 1), 0
+            source, value = register_at(raw, "MOV source", offset + operand_at), 0
         elif kind is SelectorKind.LOAD_IMM:
             if raw >= len(immediates):
                 raise DecodeError(
                     f"LOAD_IMM names immediate slot {raw} but the bundle has "
                     f"{len(immediates)} immediate(s)",
-                    offset + 1,
+                    offset + operand_at,
                     "DPF3014",
                 )
             value = immediates[raw]
         selectors.append(Selector(dest, kind, source, value))
-    x = branch_operand(raw_x, "branch operand x", start + 4) if raw_x is not None else None
-    y = branch_operand(raw_y, "branch operand y", start + 5) if raw_y is not None else None
+    x: Operand | None = None
+    y: Operand | None = None
+    not_taken: PC | None = None
+    if branch is not None:
+        branch_at = start + BUNDLE_HEAD.size
+        x = branch_operand(branch["x"], "branch operand x", branch_at + BRANCH.field("x").byte)
+        y = branch_operand(branch["y"], "branch operand y", branch_at + BRANCH.field("y").byte)
+        not_taken = decode_pc(branch["pc_not_taken"])
     bundle = Bundle(
         tuple(selectors),
         alu if alu is not None else (AluOp.NOP,) * profile.lanes,
@@ -199,13 +220,13 @@ def _check_canonical_immediates(
             raise DecodeError(
                 f"non-canonical bundle: immediate {value:#x} is stored twice "
                 f"(slots {actual.index(value)} and {slot})",
-                offset + 4 * slot,
+                offset + IMMEDIATE.size * slot,
                 "DPF3040",
             )
         if value not in canonical:
             raise DecodeError(
                 f"non-canonical bundle: immediate slot {slot} ({value:#x}) is never used",
-                offset + 4 * slot,
+                offset + IMMEDIATE.size * slot,
                 "DPF3040",
             )
     for slot, (value, expected) in enumerate(zip(actual, canonical, strict=True)):
@@ -213,25 +234,26 @@ def _check_canonical_immediates(
             raise DecodeError(
                 f"non-canonical bundle: immediates not in first-use order "
                 f"(slot {slot} holds {value:#x}, the canonical order puts {expected:#x} there)",
-                offset + 4 * slot,
+                offset + IMMEDIATE.size * slot,
                 "DPF3040",
             )
 
 
-def _decode_nibbles(
-    reader: ByteReader, group: int, lanes: int, what: str, enum: type[E]
-) -> tuple[E, ...]:
+def _decode_op_group(reader: ByteReader, lanes: int, what: str, enum: type[E]) -> tuple[E, ...]:
     offset = reader.offset
-    raw = reader.take(group, what)
-    values = [n for byte in raw for n in (byte >> 4, byte & 0xF)]
-    if any(values[lanes:]):
+    group = op_group(lanes)
+    values = group.unpack(reader.take(group.size, what))
+    if values.get(RESERVED):
         raise DecodeError(f"padding nibble of {what} is not zero", offset, "DPF3015")
     out = []
-    for lane, value in enumerate(values[:lanes]):
+    for lane in range(lanes):
+        value = values[f"lane_{lane}"]
         try:
             out.append(enum(value))
         except ValueError:
             raise DecodeError(
-                f"unknown opcode {value} in {what}, lane {lane}", offset + lane // 2, "DPF3016"
+                f"unknown opcode {value} in {what}, lane {lane}",
+                offset + group.field(f"lane_{lane}").byte,
+                "DPF3016",
             ) from None
     return tuple(out)

@@ -6,12 +6,12 @@ one ``br``/``jmp``/``exit`` line into a :class:`~dpfc.ir.core.Terminator`, both 
 the :class:`FunctionState` of the function being read: operands must name values defined
 on earlier lines (DPF5303/5304), except phi arguments, which are recorded in
 ``FunctionState.phi_args`` and resolved when the function closes. They check op names
-(DPF5301), operand counts (:data:`ARITY`, DPF5302), result presence (DPF5310), value
-numbering (DPF5305) and constant ranges (DPF5309), raising
-:class:`~dpfc.ir.parser_tokens.ParseFailure`.
+(DPF5301), operand counts (:data:`~dpfc.ir.core.ARITY`, DPF5302), result presence
+(DPF5310), value numbering (DPF5305) and constant ranges (DPF5309), raising
+:class:`~dpfc.ir.reader.tokens.ParseFailure`.
 
-Not responsible for: tokens (:mod:`.parser_tokens`), the module, array, ``dpf`` and label
-lines, block structure or resolving phis (:mod:`dpfc.ir.parser`), nor the IR's own
+Not responsible for: tokens (:mod:`.tokens`), the module, array, ``dpf`` and label
+lines, block structure or resolving phis (:mod:`.module`), nor the IR's own
 invariants such as types and dominance (:mod:`dpfc.ir.verify`).
 """
 
@@ -20,11 +20,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Note, Span
 from dpfc.ir.core import (
-    BINARY_WORD_OPS,
-    COMPARE_OPS,
-    FETCH_OPS,
+    ARITY,
     MEMORY_OPS,
     Block,
     Br,
@@ -37,15 +36,8 @@ from dpfc.ir.core import (
     Ty,
     result_type,
 )
-from dpfc.ir.parser_tokens import (
-    FORWARD_REFERENCE,
-    INT_RANGE,
+from dpfc.ir.reader.tokens import (
     MAX_INT,
-    OPERAND_COUNT,
-    RESULT_MISMATCH,
-    UNDEFINED_VALUE,
-    UNKNOWN_OP,
-    VALUE_REDEFINED,
     Line,
     error,
     read_integer,
@@ -55,22 +47,6 @@ from dpfc.ir.parser_tokens import (
 
 OPS_BY_NAME: dict[str, Op] = {op.value: op for op in Op}
 TERMINATORS = frozenset({"br", "jmp", "exit"})
-
-# The fixed operand count of each op (PHI: one or more, checked apart).
-ARITY: dict[Op, int] = {
-    Op.CONST: 0,
-    Op.PARAM: 0,
-    Op.PEEK: 0,
-    Op.RAND: 0,
-    Op.META: 0,
-    Op.NEG: 1,
-    Op.HASH: 1,
-    Op.ZEXT: 1,
-    Op.SELECT: 3,
-    Op.LOAD: 1,
-    Op.STORE: 2,
-    **{op: 2 for op in BINARY_WORD_OPS | COMPARE_OPS | FETCH_OPS},
-}
 
 
 @dataclass
@@ -99,21 +75,21 @@ def read_instr(state: FunctionState, line: Line) -> Instr:
     line.next()
     op = OPS_BY_NAME.get(op_token.text)
     if op is None:
-        raise error(UNKNOWN_OP, f"unknown op `{op_token.text}`", line.span(op_token))
+        raise error(codes.IR_UNKNOWN_OP, f"unknown op `{op_token.text}`", line.span(op_token))
     if (op is Op.STORE) != (number is None):
         message = (
             "`store` defines no value (write `store @ARRAY, %INDEX, %VALUE`)"
             if op is Op.STORE
             else f"`{op.value}` defines a value: write `%N = {op.value} ...`"
         )
-        raise error(RESULT_MISMATCH, message, line.span(first))
+        raise error(codes.IR_RESULT_MISMATCH, message, line.span(first))
     instr = _operands(state, line, op)
     instr.span = line.span_from(first)
     instr.hint = line.comment or None
     if number is not None:
         if number in state.values:
             raise error(
-                VALUE_REDEFINED,
+                codes.IR_VALUE_REDEFINED,
                 f"value `%{number}` is defined twice",
                 line.span(first),
                 note=Note("first defined here", state.values[number].span),
@@ -134,7 +110,7 @@ def _operands(state: FunctionState, line: Line, op: Op) -> Instr:
         limit = 1 if ty is Ty.BOOL else MAX_INT
         if imm > limit:
             raise error(
-                INT_RANGE,
+                codes.IR_INT_RANGE,
                 f"constant {imm} does not fit in {ty.value if ty else 'w32'}",
                 line.span(line.tokens[line.index - 1]),
             )
@@ -158,7 +134,7 @@ def _operands(state: FunctionState, line: Line, op: Op) -> Instr:
     if len(args) != expected:
         span = line.span_from(start) if args else line.span(start)
         raise error(
-            OPERAND_COUNT,
+            codes.IR_OPERAND_COUNT,
             f"`{op.value}` takes {_count(expected)}, found {len(args)}",
             span,
         )
@@ -174,7 +150,7 @@ def _phi(state: FunctionState, line: Line, ty: Ty | None) -> Instr:
         if not line.at("["):
             if not refs:
                 raise error(
-                    OPERAND_COUNT,
+                    codes.IR_OPERAND_COUNT,
                     "`phi` takes one `[%VALUE, LABEL]` pair per predecessor, found none",
                     line.span(line.peek()),
                 )
@@ -210,12 +186,12 @@ def _value(state: FunctionState, line: Line) -> Instr:
         return instr
     if _defined_later(line.source.text, token.end, number):
         raise error(
-            FORWARD_REFERENCE,
+            codes.IR_FORWARD_REFERENCE,
             f"value `%{number}` is used before its definition "
             "(only `phi` arguments may refer to later lines)",
             line.span(token),
         )
-    raise error(UNDEFINED_VALUE, f"value `%{number}` is never defined", line.span(token))
+    raise error(codes.IR_UNDEFINED_VALUE, f"value `%{number}` is never defined", line.span(token))
 
 
 def _defined_later(text: str, offset: int, number: int) -> bool:

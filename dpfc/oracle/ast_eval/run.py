@@ -1,36 +1,14 @@
-"""The AST evaluator: runs a checked DPF directly from its syntax tree (the semantic oracle).
+"""The AST evaluator's entry point: one DPF of a checked program, run on IR-style inputs.
 
-Contract: ``evaluate(program, dpf_name, inputs)`` runs one DPF of a checked program on
-:class:`Inputs` (the stack top first, memory per array, metadata values, a rand stream) and
-returns the :class:`Outcome` the IR interpreter (:mod:`dpfc.ir.interp`) returns for the
-lowered DPF, so that the differential tests compare the two with ``==``.
+Contract: :func:`evaluate` as the package :mod:`dpfc.oracle.ast_eval` states it. This module
+turns the :class:`~dpfc.ir.interp.Inputs` into a :class:`~.values.State` the way the IR
+interpreter reads them (words masked, memory as ``{index: word}``, an exhausted or empty
+rand stream giving 0s), binds the parameters (a ``bool`` parameter is bit 0 of its stack
+word), runs the body until it ends or returns, and builds the
+:class:`~dpfc.ir.interp.Outcome` (pushed values, then ``stack[nparams:]``).
 
-It walks the tree statement by statement and shares nothing with the lowering: no SSA, no
-unrolled copies, no IR op semantics. What it takes from elsewhere is the exact word
-arithmetic of the hardware (:func:`dpfc.isa.semantics.hash_word`, ``to_signed``) and, when
-the checker's program is given, the modules it loaded (name resolution only). The
-semantics are docs/language.md's "Semantics summary":
-
-* words are ints in ``[0, 2**32)``, bools 0/1; arithmetic wraps; ``*`` wraps;
-* ``<<`` / ``>>`` shift by the right operand & 31, ``>>`` is logical;
-* comparisons and ``min``/``max`` are signed when an operand is ``i32``, unsigned otherwise
-  (a well-typed program never mixes the two; a literal adapts);
-* ``&&`` / ``||`` evaluate both operands (they are bool AND/OR, not branches); ``==`` /
-  ``!=`` also compare bools; ``x as bool`` is ``x != 0``; a ``bool`` parameter is bit 0 of
-  its stack word;
-* parameters pop ``stack[0]``, ``stack[1]``, ...; ``peek()`` reads ``stack[nparams]``;
-  a missing entry reads 0;
-* an index at or beyond an array's declared size reads 0 and writes nothing; fetch ops
-  return the old word, and ``fetch_max`` / ``fetch_min`` compare unsigned;
-* the output stack is the pushed values (first pushed on top) followed by
-  ``stack[nparams:]``; the default steering is ``pass``; ``return`` ends the DPF.
-
-The work is split by phase: :mod:`.eval_values` (words, operator arithmetic, the machine
-state and memory bounds), :mod:`.eval_program` (modules and names across imports),
-:mod:`.eval_frame` (the statement and expression walk); this module turns the
-:class:`Inputs` into a state (as the IR interpreter reads them), binds the parameters, runs
-the body and builds the :class:`Outcome`. It re-exports :class:`EvalError`,
-:class:`Program`, :func:`program_from` and ``WORD_MASK``.
+Not responsible for the walk itself (:mod:`.frame`), names across modules
+(:mod:`.program`) or word arithmetic (:mod:`.values`).
 """
 
 from __future__ import annotations
@@ -39,14 +17,14 @@ import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from dpfc.ir.interp import Inputs, Outcome
-from dpfc.oracle.eval_frame import Evaluator, Frame, ReturnFromDpf
-from dpfc.oracle.eval_program import Program, program_from
-from dpfc.oracle.eval_values import WORD_MASK, EvalError, State, Value
+from dpfc.ir import Inputs, Outcome
+from dpfc.oracle.ast_eval.frame import Evaluator, Frame, ReturnFromDpf
+from dpfc.oracle.ast_eval.program import program_from
+from dpfc.oracle.ast_eval.values import WORD_MASK, EvalError, State, Value
 from dpfc.syntax import ast
 from dpfc.target import DEFAULT_PROFILE, TargetProfile
 
-__all__ = ["WORD_MASK", "EvalError", "Program", "evaluate", "program_from"]
+__all__ = ["evaluate"]
 
 
 def _cells(cells: Mapping[int, int] | Sequence[int]) -> dict[int, int]:

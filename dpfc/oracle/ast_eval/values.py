@@ -1,4 +1,4 @@
-"""Words, values and machine state of the AST evaluator (:mod:`.ast_eval`).
+"""Words, values and machine state of the AST evaluator (:mod:`.run`).
 
 Contract: a :class:`Value` is a word in ``[0, 2**32)`` (a bool is 0/1) with just enough of a
 type to tell signed from unsigned (``None``: an untyped literal or loop variable, which
@@ -11,9 +11,9 @@ at or beyond the declared size reads 0 and writes nothing). :class:`EvalError` i
 error of the oracle: the input is not a program the checker accepts.
 
 Not responsible for signedness of comparisons (the caller converts with
-:func:`dpfc.isa.semantics.to_signed` first), resolving names (:mod:`.eval_program`), walking
-the tree (:mod:`.eval_frame`), or turning :class:`~dpfc.ir.interp.Inputs` into a state and
-the state into an :class:`~dpfc.ir.interp.Outcome` (:mod:`.ast_eval`).
+:func:`dpfc.isa.semantics.to_signed` first), resolving names (:mod:`.program`), walking
+the tree (:mod:`.frame`), or turning :class:`~dpfc.ir.interp.Inputs` into a state and
+the state into an :class:`~dpfc.ir.interp.Outcome` (:mod:`.run`).
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ and bitwise operators (``a + b``, ``a & b``, ``a << 3``); comparisons are method
 A plain ``int`` where an expression is expected becomes a literal (:func:`lit`).
 
 Not responsible for: statements, declarations, indentation or whole programs (the
-line-based nodes and :func:`render` in :mod:`dpfc.backends.p4.ast`, which re-exports
-every name here), nor for checking that an expression is well typed P4.
+line-based nodes and :func:`render` in :mod:`.statements`), nor for checking that an
+expression is well typed P4.
 """
 
 from __future__ import annotations

@@ -5,23 +5,19 @@ not blocks (DPF5321), an entry block that is a jump target (DPF5322) and a cycle
 the code the ``unroll`` pass uses for the same fault), and returns the CFG (networkx through
 :mod:`dpfc.ir.cfg`) only when none of these was found: dominance means nothing on such a
 graph, so the caller skips the checks that need one. :func:`check_instr_sites` records the
-:class:`~dpfc.ir.verify_context.Site` of every instruction (block, index, line in print
+:class:`~dpfc.ir.verify.context.Site` of every instruction (block, index, line in print
 order, the terminator taking a line of its own) and reports an instruction found twice
 (DPF5324). Both only add to the context's diagnostics; neither raises.
 
 Not responsible for: reachability (the caller warns about unreachable blocks), operands,
-types or dominance of uses (:mod:`.verify_ops`, :mod:`.verify_paths`).
+types or dominance of uses (:mod:`.instructions`, :mod:`.paths`).
 """
 
 from __future__ import annotations
 
+from dpfc.catalog import codes
 from dpfc.ir.cfg import Digraph
-from dpfc.ir.parser import DUPLICATE_LABEL
-from dpfc.ir.verify_context import (
-    CYCLE,
-    ENTRY_TARGET,
-    INSTR_TWICE,
-    UNKNOWN_LABEL,
+from dpfc.ir.verify.context import (
     FunctionContext,
     Site,
 )
@@ -34,7 +30,7 @@ def check_cfg(ctx: FunctionContext) -> Digraph | None:
         first = ctx.blocks.setdefault(block.label, block)
         if first is not block:
             ctx.error(
-                DUPLICATE_LABEL,
+                codes.IR_DUPLICATE_LABEL,
                 f"block label `{block.label}` is used twice in `@{ctx.function.name}`",
                 block.term.span,
             )
@@ -44,7 +40,7 @@ def check_cfg(ctx: FunctionContext) -> Digraph | None:
         for successor in block.successors():
             if successor not in ctx.blocks:
                 ctx.error(
-                    UNKNOWN_LABEL,
+                    codes.IR_UNKNOWN_LABEL,
                     f"block `{block.label}` jumps to `{successor}`, which is not a block "
                     f"of `@{ctx.function.name}`",
                     block.term.span,
@@ -56,7 +52,7 @@ def check_cfg(ctx: FunctionContext) -> Digraph | None:
     preds = graph.predecessors(entry)
     if preds:
         ctx.error(
-            ENTRY_TARGET,
+            codes.IR_ENTRY_TARGET,
             f"the entry block `{entry}` is the target of `{preds[0]}` (the entry "
             "block has no predecessors)",
             ctx.blocks[preds[0]].term.span,
@@ -66,7 +62,7 @@ def check_cfg(ctx: FunctionContext) -> Digraph | None:
     if cycle is not None:
         path = " -> ".join([*cycle, cycle[0]])
         ctx.error(
-            CYCLE,
+            codes.IR_CYCLE,
             f"control flow of `@{ctx.function.name}` has a cycle: {path}",
             ctx.blocks[cycle[0]].term.span or ctx.function.span,
             hint="loops are unrolled by the lowering; the IR must be acyclic",
@@ -84,7 +80,7 @@ def check_instr_sites(ctx: FunctionContext) -> None:
             line += 1
             if id(instr) in ctx.sites:
                 ctx.error(
-                    INSTR_TWICE,
+                    codes.IR_INSTR_TWICE,
                     f"{ctx.where(instr)} appears twice: at position {index} of block "
                     f"`{block.label}` too (an instruction is defined once)",
                     instr.span,

@@ -1,6 +1,6 @@
 """The IR verifier's path checks: SSA dominance, phis and the RMT rule, on a sound CFG.
 
-Contract: both checks need the well-formed, acyclic CFG :func:`dpfc.ir.verify_cfg.check_cfg`
+Contract: both checks need the well-formed, acyclic CFG :func:`dpfc.ir.verify.structure.check_cfg`
 returns and the set of blocks reachable from the entry, and they read the instruction sites
 the structural check recorded. :func:`check_ssa` reports an operand that is not defined in
 the function (DPF5325), one defined on a later line (what the text reader requires) or in a
@@ -11,22 +11,18 @@ asked of reachable blocks. :func:`check_rmt` reports two memory ops on one array
 can run on the same entry-to-exit path (DPF5335: one's block reaches the other's, or they
 share a block), naming both. Both only add to the context's diagnostics; neither raises.
 
-Not responsible for: the CFG's shape (:mod:`.verify_cfg`), operand counts and types
-(:mod:`.verify_ops`); an array name that is not declared is reported there, not here.
+Not responsible for: the CFG's shape (:mod:`.structure`), operand counts and types
+(:mod:`.instructions`); an array name that is not declared is reported there, not here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from dpfc.catalog import codes
 from dpfc.ir.cfg import Digraph
 from dpfc.ir.core import MEMORY_OPS, Block, Br, Exit, Instr, Op
-from dpfc.ir.verify_context import (
-    NOT_DOMINATED,
-    PHI_INCOMING,
-    PHI_POSITION,
-    RMT_RULE,
-    UNDEFINED_OPERAND,
+from dpfc.ir.verify.context import (
     FunctionContext,
     note,
 )
@@ -57,7 +53,7 @@ def check_ssa(ctx: FunctionContext, graph: Digraph, reachable: set[str]) -> None
             if instr.op is Op.PHI:
                 if seen_other:
                     ctx.error(
-                        PHI_POSITION,
+                        codes.IR_PHI_POSITION,
                         f"{ctx.where(instr)} follows a non-phi instruction (phis open their block)",
                         instr.span,
                     )
@@ -90,7 +86,7 @@ def _check_phi(
             else f"`{block.label}` has no predecessors"
         )
         ctx.error(
-            PHI_INCOMING,
+            codes.IR_PHI_INCOMING,
             f"{what} names blocks [{', '.join(incoming)}]; {expected} (one entry each)",
             phi.span,
         )
@@ -98,7 +94,7 @@ def _check_phi(
         site = ctx.sites.get(id(arg))
         if site is None:
             ctx.error(
-                UNDEFINED_OPERAND,
+                codes.IR_UNDEFINED_OPERAND,
                 f"{what} reads a value that is not defined in `@{ctx.function.name}`",
                 phi.span,
             )
@@ -107,7 +103,7 @@ def _check_phi(
             continue
         if not dominates(site.block, label):
             ctx.error(
-                NOT_DOMINATED,
+                codes.IR_NOT_DOMINATED,
                 f"{what} takes {ctx.ref(arg)} from `{label}`, but its block "
                 f"`{site.block}` does not dominate `{label}`",
                 phi.span,
@@ -129,7 +125,7 @@ def _check_use(
     site = ctx.sites.get(id(value))
     if site is None:
         ctx.error(
-            UNDEFINED_OPERAND,
+            codes.IR_UNDEFINED_OPERAND,
             f"{user_text} reads a value that is not defined in `@{ctx.function.name}` "
             f"({value.op.value})",
             span,
@@ -137,7 +133,7 @@ def _check_use(
         return
     if site.line >= line:
         ctx.error(
-            NOT_DOMINATED,
+            codes.IR_NOT_DOMINATED,
             f"{user_text} reads {ctx.ref(value)}, which is defined later",
             span,
             note("defined here", value.span),
@@ -146,7 +142,7 @@ def _check_use(
     crosses = block.label in reachable and site.block != block.label
     if crosses and not dominates(site.block, block.label):
         ctx.error(
-            NOT_DOMINATED,
+            codes.IR_NOT_DOMINATED,
             f"{user_text} reads {ctx.ref(value)}, but its block `{site.block}` does "
             f"not dominate `{block.label}`",
             span,
@@ -181,7 +177,7 @@ def check_rmt(ctx: FunctionContext, graph: Digraph, reachable: set[str]) -> None
             for _, _, earlier_block, earlier in ops[:later_pos]:
                 if earlier_block == later_block or later_block in below[earlier_block]:
                     ctx.error(
-                        RMT_RULE,
+                        codes.IR_RMT_RULE,
                         f"array `@{array}` is accessed twice on one path: "
                         f"{ctx.where(earlier)} and {ctx.where(later)} (at most one "
                         "memory access per array per path)",
