@@ -75,6 +75,7 @@ from dpfc.machine.program import MachineProgram, Pipeline, Placement
 from dpfc.packet.layers import build_frame, build_inner
 from dpfc.packet.wire import parse_packet
 from dpfc.schedule import Problem, Schedule
+from dpfc.switch import segment_pieces
 from tests.sim_install import install_program
 
 TENANT = 7
@@ -133,18 +134,6 @@ class _ListRandom:
         word = self.words[self.drawn] if self.drawn < len(self.words) else 0
         self.drawn += 1
         return word & ((1 << bits) - 1)
-
-
-def pieces(size: int) -> list[tuple[int, int]]:
-    """(vaddr, size) power-of-two segments that cover [0, size) exactly, each aligned."""
-    out = []
-    base = 0
-    for bit in reversed(range(size.bit_length())):
-        piece = 1 << bit
-        if size & piece:
-            out.append((base, piece))
-            base += piece
-    return out
 
 
 def arrays_of(problem: Problem, bindings: Mapping[str, tuple[int, int]]) -> list[ArraySpec]:
@@ -218,7 +207,7 @@ def run_compiled(
                 value = initial.get(key, 0)
                 control.map_direct(TENANT, spec.eu, spec.lane, key, value=value, pipeline=pipeline)
             continue
-        for vaddr, size in pieces(spec.size):
+        for vaddr, size in segment_pieces(spec.size):
             control.map_segment(TENANT, spec.eu, spec.lane, vaddr, size, pipeline=pipeline)
         for index, value in sorted(initial.items()):
             if 0 <= index < spec.size and value:

@@ -1,6 +1,6 @@
 """Installing machine programs on a simulated switch in tests, the way dpfc deploys code:
 each program becomes a one-DPF object, is linked into the image the switch holds (nothing
-installed moves) and the image change is applied through the simulator's switch driver,
+installed moves) and the image change is applied through the simulator's control protocol,
 prologs last.
 
 Each install gets its own symbol (``counter#2``), so a test may install one program
@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from weakref import WeakKeyDictionary
 
-from dpfc.backends.sim import ControlPlane, SimDriver
+from dpfc.backends.sim import ControlPlane, SimControl
 from dpfc.deploy import Deployment, Step
 from dpfc.encoding import encode_slot, stage_kind
 from dpfc.isa.bundle import PC, StageBundle
@@ -46,7 +46,7 @@ class Installed:
 
 def deployment(control: ControlPlane) -> Deployment:
     if control not in _DEPLOYMENTS:
-        _DEPLOYMENTS[control] = Deployment(SimDriver(control))
+        _DEPLOYMENTS[control] = Deployment(SimControl(control))
     return _DEPLOYMENTS[control]
 
 

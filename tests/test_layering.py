@@ -3,8 +3,12 @@
 * Phase order: a package imports only its own modules and packages of earlier layers.
 * The core never imports a back end; only the entry points (``dpfc.cli``, ``dpfc.bench``)
   and other back ends do.
-* The simulator imports only ``dpfc.encoding``, ``dpfc.isa``, ``dpfc.packet`` and
-  ``dpfc.target`` of dpfc: it runs bytes, knowing nothing of how they were made.
+* The simulator imports only ``dpfc.encoding``, ``dpfc.isa``, ``dpfc.packet``,
+  ``dpfc.switch`` and ``dpfc.target`` of dpfc: it runs bytes, knowing nothing of how they
+  were made.
+* No back end imports another, except through the one interface declared for it here: the
+  JIT runs the simulator's switches through the simulator package's public names, and the
+  scenario front end (``dpfc run``) uses the simulator and the JIT through theirs.
 * Each loosely typed third-party library is imported by its one adapter module.
 """
 
@@ -19,6 +23,7 @@ LAYERS: list[set[str]] = [
     {"target"},
     {"isa"},
     {"encoding"},
+    {"switch"},
     {"machine"},
     {"packet", "objfile"},
     {"asm", "syntax"},
@@ -32,7 +37,12 @@ LAYERS: list[set[str]] = [
     {"cli", "bench"},
 ]
 ENTRY_POINTS = {"cli", "bench", "__main__"}
-SIMULATOR_MAY_USE = {"encoding", "isa", "packet", "target"}
+SIMULATOR_MAY_USE = {"catalog", "encoding", "isa", "packet", "switch", "target"}
+# back end -> the other back ends it may import, each only as its package (public names)
+BACK_END_INTERFACES = {
+    "jit": {"dpfc.backends.sim"},  # the simulator's runtime: Switch, PipeState, LaneMemory, ...
+    "scenario": {"dpfc.backends.sim", "dpfc.backends.jit"},  # dpfc run's network and engine
+}
 ADAPTERS = {
     "lark": {"dpfc/parsing.py"},
     "z3": {"dpfc/schedule/z3/adapter.py"},
@@ -98,6 +108,26 @@ def test_the_simulator_runs_bytes_and_knows_nothing_of_how_they_were_made() -> N
             if parts[0] != "dpfc" or parts[:3] == ["dpfc", "backends", "sim"]:
                 continue
             if parts[1] not in SIMULATOR_MAY_USE:
+                problems.append(f"{module.shown} imports {name}")
+    assert problems == []
+
+
+def _back_end(name: str) -> str | None:
+    """The back end (``sim``, ``jit``, ``p4``, ``scenario``) a module name is in, if any."""
+    parts = name.split(".")
+    return parts[2] if parts[:2] == ["dpfc", "backends"] and len(parts) > 2 else None
+
+
+def test_no_back_end_imports_another_but_through_its_declared_interface() -> None:
+    problems = []
+    for module in modules():
+        own = _back_end(module.name)
+        if own is None:
+            continue
+        allowed = BACK_END_INTERFACES.get(own, set())
+        for name in imports(module):
+            other = _back_end(name)
+            if other is not None and other != own and name not in allowed:
                 problems.append(f"{module.shown} imports {name}")
     assert problems == []
 

@@ -4,7 +4,7 @@ real packets, equal to the IR interpreter.
 * KVS (§4.1): kvs.dpf and count_min.dpf are compiled, their objects written and read back,
   linked into one image for a two-pipe switch (cache-get and cache-put on pipe 0,
   count-min on pipe 1), the image's bytes read back and deployed through the simulator's
-  switch driver; a client's GET requests (the in-packet code the image holds, its chain
+  control protocol; a client's GET requests (the in-packet code the image holds, its chain
   target filled in) hit the cache or go on, across the pipes' cable, through count-min to
   the server.
 * Paxos (§4.3): one object, two images: the acceptor installed on three acceptor switches,
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
-from dpfc.backends.sim import Destination, Host, Network, SimDriver, Switch
+from dpfc.backends.sim import Destination, Host, Network, SimControl, Switch
 from dpfc.deploy import Deployment
 from dpfc.encoding import SwitchVMHeader, decode_options, encode_options
 from dpfc.ir.core import Module
@@ -114,7 +114,7 @@ def test_kvs_runs_from_its_linked_image_as_the_ir_says() -> None:
     routes = ((0, client, 0), (0, server, 15), (1, client, 16), (1, server, 17))
     for pipe, host, port in routes:
         control.set_route(host.ip, port, pipes=pipe)
-    Deployment(SimDriver(control)).apply(image)
+    Deployment(SimControl(control)).apply(image)
     # the cache: keys 5 and 8 cached (tuples 7 and 0), key 6's tuple invalid; a sketch
     kvs_memory: Memory = {
         "index": {5: VALID | 7, 6: 9, 8: VALID | 0},
@@ -201,14 +201,14 @@ def test_paxos_leader_chains_to_acceptors_on_other_switches_as_the_ir_says() -> 
     net.add_switch("learners")
     client = add_host(net, "client", "leader", 0, 1)
     learners = [add_host(net, f"learner{i}", "learners", 4 + i, 20 + i) for i in range(2)]
-    Deployment(SimDriver(leader.control)).apply(leader_image)
+    Deployment(SimControl(leader.control)).apply(leader_image)
     leader.control.set_multicast_group(PAXOS_TENANT, 1, [Destination(port=p) for p in (1, 2, 3)])
     acceptors: list[Switch] = []
     for n in range(3):
         acceptor = net.add_switch(f"acceptor{n}")
         net.connect("leader", 1 + n, acceptor.name, 0)
         net.connect(acceptor.name, 1, "learners", 1 + n)
-        Deployment(SimDriver(acceptor.control)).apply(acceptors_image)
+        Deployment(SimControl(acceptor.control)).apply(acceptors_image)
         acceptor.control.set_multicast_group(
             PAXOS_TENANT, 1, [Destination(port=1, ip_dst=h.ip, eth_dst=h.mac) for h in learners]
         )

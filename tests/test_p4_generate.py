@@ -6,7 +6,7 @@
   too, and passes p4c's front and mid end (``p4test``) for the small profile, tofino1 and
   tofino2 (skipped, with the reason, without p4test);
 * ``dpfc p4 bfrt`` writes the bfrt_python script of an image (golden), valid Python, whose
-  entries are exactly the ones the bmv2 driver writes for the same image.
+  entries are exactly the ones the bmv2 control writes for the same image.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from click.testing import CliRunner, Result
 
 from dpfc.backends.p4.bfrt import Schema, bfrt_script
 from dpfc.backends.p4.bmv2 import ToolchainMissing
-from dpfc.backends.p4.driver import Bmv2Driver
+from dpfc.backends.p4.bmv2_control import Bmv2Control
 from dpfc.backends.p4.layout import Layout
 from dpfc.backends.p4.p4test import check_program, command, find_p4test
 from dpfc.backends.p4.program import architecture, generate
@@ -39,8 +39,8 @@ from dpfc.deploy import execute, plan
 from dpfc.driver import CompileOptions, compile_source
 from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, link, read_image
 from dpfc.objfile import read_object, write_object
+from dpfc.switch import SwitchRefused
 from dpfc.target import BUILTIN_PROFILES, load_profile
-from dpfc.target.driver import DriverError
 from dpfc.target.profile import TargetProfile
 from tests.conftest import ROOT, assert_golden
 
@@ -254,11 +254,11 @@ BFRT_ADD = re.compile(r"bfrt\.switchvm\.pipe\.(\S+)\.(add|mod)_with_(\w+)\((.*)\
 
 
 def _bmv2_entries(image: Image) -> list[tuple[str, str, str, tuple[int, ...]]]:
-    """(table, action, kind, numbers) of every entry the bmv2 driver writes for the plan."""
+    """(table, action, kind, numbers) of every entry the bmv2 control writes for the plan."""
     cli = _Cli()
-    driver = Bmv2Driver(cli, image.profile)  # type: ignore[arg-type]
+    control = Bmv2Control(cli, image.profile)  # type: ignore[arg-type]
     for step in plan(None, image):
-        execute(driver, step)
+        execute(control, step)
     handles: dict[str, str] = {}  # a modify names the handle; the add named the key
     out = []
     for number, line in enumerate(cli.history, start=1):
@@ -289,14 +289,14 @@ def _bfrt_entries(script: str) -> list[tuple[str, str, str, tuple[int, ...]]]:
     return out
 
 
-def test_bfrt_writes_what_the_bmv2_driver_writes() -> None:
+def test_bfrt_writes_what_the_bmv2_control_writes() -> None:
     image = _image()
     assert _bfrt_entries(bfrt_script(image, TOFINO1)) == _bmv2_entries(image)
 
 
 def test_bfrt_refusals() -> None:
     image = _image()
-    with pytest.raises(DriverError) as mismatch:
+    with pytest.raises(SwitchRefused) as mismatch:
         bfrt_script(image, BUILTIN_PROFILES["tofino2"])
     assert mismatch.value.code == "DPF7008"
     obj = read_object(
@@ -306,7 +306,7 @@ def test_bfrt_refusals() -> None:
         "counter.dpfo",
     )
     one_pipe = link([LinkInput(obj, 9)], LinkOptions(pipes=2, place={"counter.*": (1,)}))
-    with pytest.raises(DriverError) as partial:
+    with pytest.raises(SwitchRefused) as partial:
         bfrt_script(one_pipe, TOFINO1)
     assert partial.value.code == "DPF4016"
 

@@ -21,7 +21,6 @@ import pytest
 from dpfc.asm import assemble_text
 from dpfc.backends.sim import (
     ControlPlane,
-    ControlPlaneError,
     Destination,
     Host,
     Network,
@@ -33,6 +32,7 @@ from dpfc.isa.semantics import hash_word
 from dpfc.machine.program import MachineProgram
 from dpfc.packet.layers import build_frame, build_inner
 from dpfc.packet.wire import ParsedPacket, parse_packet
+from dpfc.switch import SwitchRefused
 from dpfc.target import BUILTIN_PROFILES
 from tests.conftest import ROOT
 from tests.sim_install import Installed, deployment, install_program, plan_replace
@@ -371,7 +371,7 @@ def test_a_permission_entry_accepts_several_app_tokens() -> None:
     control = kvs.control
     entry = control.permissions(KVS_TENANT, pipe=0)
     assert entry is not None and entry.accepts(kvs.update.app_id) and entry.accepts(kvs.get.app_id)
-    with pytest.raises(ControlPlaneError) as error:
+    with pytest.raises(SwitchRefused) as error:
         control.update_permissions(KVS_TENANT, app_ids=[1 << 32], pipes=0)
     assert error.value.code == "DPF4018" and control.permissions(KVS_TENANT, pipe=0) == entry
     # withdrawing cache-update's token makes the caching pipe refuse (drop) its packets
@@ -618,7 +618,7 @@ def test_lb2_replaced_by_lb3_in_place_under_traffic() -> None:
         steps, new, image = plan_replace(control, current, program)
         assert new.entry == current.entry and len(steps) > 2
         first = len(net.records)
-        # packets between every two driver calls
+        # packets between every two control calls
         deployment(control).apply(image, between=lambda _step: burst(2))
         phases.append((current, new, first, len(net.records)))
         burst(30)

@@ -1,7 +1,7 @@
 """Ingress and egress DPFs end to end (docs/isa.md §6 item 20, docs/simulator.md R23).
 
 One module of DPFs (``SOURCE``) is compiled, linked for one tenant into an install image for
-two-pipe switches and deployed through the simulator's switch driver; real frames go
+two-pipe switches and deployed through the simulator's control protocol; real frames go
 through :class:`dpfc.backends.sim.Network`:
 
 * an in-packet and an in-switch egress DPF run in the egress of the pipe that owns the
@@ -33,7 +33,7 @@ from click.testing import CliRunner
 
 from dpfc.asm import assemble_text
 from dpfc.backends.scenario import load_scenario
-from dpfc.backends.sim import Destination, Network, PassRecord, SimDriver, Switch
+from dpfc.backends.sim import Destination, Network, PassRecord, SimControl, Switch
 from dpfc.cli.main import main
 from dpfc.deploy import Deployment
 from dpfc.deploy.plan import describe, plan
@@ -155,7 +155,7 @@ class World:
         )
         self.net.connect("s1", 20, "s2", 0)
         for switch in (self.s1, self.s2):
-            Deployment(SimDriver(switch.control)).apply(image)
+            Deployment(SimControl(switch.control)).apply(image)
             control = switch.control
             for host in self.net.hosts.values():
                 port = host.port if host.switch == switch.name else (20 if switch is self.s1 else 0)
@@ -497,7 +497,7 @@ def test_link_refuses_an_egress_default_dpf_and_a_chain_across_pipelines() -> No
 def test_an_egress_image_deploys_and_uninstalls_its_egress_memory(image: Image) -> None:
     net = Network(P)
     switch = net.add_switch("s", pipes=2)
-    deployment = Deployment(SimDriver(switch.control))
+    deployment = Deployment(SimControl(switch.control))
     deployment.apply(image)
 
     def words(pipeline: str) -> int:

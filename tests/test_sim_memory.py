@@ -5,7 +5,7 @@
   (no effect, LOAD/FA* give 0, counted and reported), per (EU, lane) address spaces.
 * The first-fit allocator: unit tests and a hypothesis state machine against a model.
 * Capacity limits of the profile, exactly at the limit and one over, on a small profile.
-* Every ControlPlane error path raises ControlPlaneError with its code and leaves the
+* Every ControlPlane error path raises SwitchRefused with its code and leaves the
   switch exactly as it was (tables, memory words, allocators, ``usage()``), including
   calls on several pipes where only a later pipe fails.
 """
@@ -27,13 +27,12 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from dpfc.asm import assemble_text
 from dpfc.backends.sim import (
     ControlPlane,
-    ControlPlaneError,
     Destination,
     PassResult,
     Segment,
     Switch,
 )
-from dpfc.backends.sim.memory import WORD_SPACE, FirstFitAllocator
+from dpfc.catalog import codes
 from dpfc.encoding import SwitchVMHeader
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
@@ -49,6 +48,7 @@ from dpfc.isa.bundle import (
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
 from dpfc.packet.build import PacketSpec, build_packet
 from dpfc.packet.wire import parse_packet
+from dpfc.switch import WORD_SPACE, FirstFitAllocator, SwitchRefused
 from dpfc.target import BUILTIN_PROFILES
 from dpfc.target.profile import DirectMappingLanes, TargetProfile
 from tests.conftest import ROOT
@@ -426,7 +426,7 @@ def small(tenants: tuple[int, ...] = (T,), pipes: int = 1) -> Switch:
 
 
 def refused(code: str, call: Callable[[], object]) -> None:
-    with pytest.raises(ControlPlaneError) as info:
+    with pytest.raises(SwitchRefused) as info:
         call()
     assert info.value.code == code, info.value
 
@@ -776,7 +776,7 @@ ERROR_CASES: list[tuple[str, str, Call]] = [
 def test_control_plane_error_changes_nothing(code: str, call: Call) -> None:
     sw = populated()
     before = snapshot(sw)
-    with pytest.raises(ControlPlaneError) as info:
+    with pytest.raises(SwitchRefused) as info:
         call(sw.control)
     assert info.value.code == code, info.value
     assert info.value.message and code in str(info.value)
@@ -784,11 +784,13 @@ def test_control_plane_error_changes_nothing(code: str, call: Call) -> None:
 
 
 def test_error_cases_cover_every_code_the_control_plane_raises() -> None:
+    # every rule of the control plane is the switch contract's request ledger's
     source = "".join(
         path.read_text(encoding="utf-8")
-        for path in sorted((ROOT / "backends/sim").glob("control*.py"))
+        for path in sorted((ROOT / "dpfc/switch/ledger").glob("*.py"))
     )
-    raised = set(re.findall(r'"(DPF4\d{3})"', source))
+    named = {name: code for name, code in vars(codes).items() if name.isupper()}
+    raised = {named[name] for name in re.findall(r"\bcodes\.([A-Z_0-9]+)", source)}
     covered = {code for _, code, _ in ERROR_CASES}
     assert raised <= covered
     assert raised >= {"DPF4001", "DPF4011", "DPF4020"}

@@ -22,6 +22,7 @@ from dpfc.encoding import encode_pc
 from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, Bundle, EpilogBundle, Imm, Register
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
 from dpfc.isa.semantics import _crc_table
+from dpfc.switch import XORSHIFT32_SHIFTS
 from dpfc.target.profile import BranchOperands, HashFunction, MemoryAddress, TargetProfile
 
 from .emit import I8, I32, I64, Emit, c32, c64, declare, intrinsic
@@ -168,9 +169,9 @@ class _BundleGen:
                 native = e.get(lay.rng_native)
                 e.leave_if(b.icmp_unsigned("==", native, c32(0)), STAGE_DEOPT)
                 s = e.get(lay.rng)
-                s = b.xor(s, b.shl(s, c32(13)))
-                s = b.xor(s, b.lshr(s, c32(17)))
-                s = b.xor(s, b.shl(s, c32(5)))
+                for direction, amount in XORSHIFT32_SHIFTS:
+                    shifted = b.shl(s, c32(amount)) if direction == "<<" else b.lshr(s, c32(amount))
+                    s = b.xor(s, shifted)
                 e.set(lay.rng, s)
                 value = s
             else:

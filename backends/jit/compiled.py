@@ -16,12 +16,12 @@ import itertools
 from array import array
 from typing import Any
 
+from dpfc.backends.sim import PipeState
 from dpfc.encoding import DecodeError, decode_options
 from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE, CodeImage
+from dpfc.switch import Xorshift32
 from dpfc.target.profile import TargetProfile
 
-from ..sim.rand import Xorshift32
-from ..sim.state import PipeState
 from .bundles import CodeSource, emit_code_function, emit_code_memory
 from .layout import (
     C_BYTES,

@@ -8,6 +8,7 @@ once. All state words are 32-bit; memory undo entries are 64-bit (address, old w
 
 from __future__ import annotations
 
+from dpfc.switch import TENANT_COUNTERS
 from dpfc.target.profile import TargetProfile
 
 # -- status of one stage function (prolog, EU or epilog) -----------------------------------
@@ -54,23 +55,7 @@ MAX_COPIES = 8  # a larger group is the interpreter's
 RESULT_WORDS = R_COPY + 2 * MAX_COPIES
 
 # -- statistics (i64 per counter, STAT_SLOTS per permission entry) ----------------------------
-STAT_FIELDS = (
-    "packets",
-    "executed",
-    "unauthorized",
-    "refused",
-    "unmapped",
-    "stack_underflow",
-    "faults",
-    "gas_exhausted",
-    "recirculated",
-    "dropped",
-    "forwarded",
-    "returned",
-    "multicast",
-    "passed",
-    "egress",
-)
+STAT_FIELDS = TENANT_COUNTERS  # in this order
 STAT_INDEX = {name: index for index, name in enumerate(STAT_FIELDS)}
 STAT_DIRTY = len(STAT_FIELDS)  # 1 once the entry's counters changed since the last sync
 STAT_SLOTS = 16

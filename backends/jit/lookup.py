@@ -7,7 +7,7 @@ the functions the pass and the bundles call: ``P_perm(tenant) -> row`` (-1: none
 ``P_route(ip) -> port`` (the default port or -1), ``P_const(tenant, index)`` (0 without
 a table) and ``P_translate_E_L(tenant, vaddr) -> address`` of the word (0: unmapped) for
 every EU and lane of the profile: direct mappings first, then segments smallest first,
-then the null segment, as :meth:`dpfc.backends.sim.memory.LaneMemory.translate`.
+then the null segment, as :meth:`dpfc.switch.LaneMap.translate`.
 """
 
 from __future__ import annotations

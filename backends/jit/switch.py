@@ -18,12 +18,10 @@ import ctypes
 from array import array
 from collections.abc import Collection, Sequence
 
+from dpfc.backends.sim import PassResult, Switch, TopologyError, plain_ipv4_destination
 from dpfc.encoding import decode_pc
 from dpfc.isa.bundle import PC
 
-from ..sim.deparse import plain_ipv4_destination
-from ..sim.execute import PassResult
-from ..sim.network import Switch, TopologyError
 from .compiled import CompiledPipe
 from .layout import (
     D_LENGTH,

@@ -10,8 +10,8 @@ keys and its length (its values follow its keys); then the rows other maps index
 words, forwarding entries' and then multicast members'; :data:`GROUP_ROWS`: a group's first
 member row and size; per lane the null-segment rows and the lane's word address and segment sizes).
 :mod:`.lookup` writes the functions that search it (binary search), matching
-:meth:`dpfc.backends.sim.memory.LaneMemory.translate` and the dictionaries of
-:class:`~dpfc.backends.sim.state.PipeState`.
+:meth:`dpfc.switch.LaneMap.translate` and the dictionaries of
+:class:`~dpfc.backends.sim.PipeState`.
 """
 
 from __future__ import annotations
@@ -19,12 +19,11 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass
 
+from dpfc.backends.sim import LaneMemory, PipeState
 from dpfc.encoding import encode_pc
-from dpfc.target.driver import Destination
+from dpfc.switch import Destination
 from dpfc.target.profile import TargetProfile
 
-from ..sim.memory import LaneMemory
-from ..sim.state import PipeState
 from .layout import F_METADATA, F_PRIVILEGED, F_RECIRCULATE, PTR_NONE
 
 # the sorted maps of the directory

@@ -15,7 +15,7 @@ egress rewrite of multicast copies, what the deparser emits) and ask an
   RAND generator and the per-lane HASH.
 
 An architecture keeps every name the control plane uses (tables, actions, registers:
-:mod:`.layout`), so one driver's logic serves both. :data:`MEMORY_OPS` is the one
+:mod:`.layout`), so one control's logic serves both. :data:`MEMORY_OPS` is the one
 definition of what each memory opcode writes back; both architectures build from it.
 """
 

@@ -5,8 +5,9 @@ on a switch whose TNA SwitchVM program was generated for ``profile`` (``dpfc p4 
 tna``) and compiled under the name ``program``, installs ``image`` on an empty switch.
 The steps are :func:`dpfc.deploy.plan`'s, in its order (permissions and memory, code from
 the epilog back to EU0, the prologs last, default DPFs): a packet sees no DPF or a whole
-one. Each step becomes the entries :class:`~dpfc.backends.p4.entries.EntryDriver` computes
-for it — the very ones the bmv2 driver writes — rendered as BF-RT calls:
+one. Each step becomes the entries :class:`~dpfc.backends.p4.entries.EntryControl` computes
+for it — the very ones the bmv2 control writes, validated by the same ledger — rendered as
+BF-RT calls:
 
     bfrt.<program>.pipe.SwitchVMIngress.<table>.add_with_<action>(<key>=.., <param>=..)
     bfrt.<program>.pipe.SwitchVMIngress.<register>.mod(REGISTER_INDEX=.., f1=..)
@@ -24,18 +25,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dpfc.backends.p4.arch import key_name, parameter_names
-from dpfc.backends.p4.entries import EntryDriver
+from dpfc.backends.p4.entries import EntryControl
 from dpfc.backends.p4.lang import Block, Function, Instance, Table
 from dpfc.backends.p4.program import program as build_program
 from dpfc.backends.p4.tna import Tna
-from dpfc.backends.p4.writer import EntryWriter, Match
+from dpfc.backends.p4.writer import REFUSED, EntryWriter, Match
 from dpfc.deploy import Deployment, describe, execute, plan
 from dpfc.link import Image
-from dpfc.target.driver import DriverError
+from dpfc.switch import SwitchRefused
 from dpfc.target.profile import TargetProfile
 
-REFUSED = "DPF4099"
-MISSING_PIPES = "DPF4016"
+SYMMETRIC = "the BF-RT script writes symmetric tables (every pipe)"
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ class BfrtWriter(EntryWriter):
         self._call(register, "mod", [("REGISTER_INDEX", index), ("f1", value)])
 
     def read_register(self, register: str, indices: Sequence[int]) -> list[int]:
-        raise DriverError(REFUSED, f"a BF-RT script cannot read {register} back")
+        raise SwitchRefused(REFUSED, f"a BF-RT script cannot read {register} back")
 
     def _pre(self, table: str, method: str, pairs: Sequence[tuple[str, int | str]]) -> None:
         self.lines.append(f"bfrt.pre.{table}.{method}({_arguments(pairs)})")
@@ -196,34 +196,21 @@ class BfrtWriter(EntryWriter):
         self._pre("node", "delete", [("MULTICAST_NODE_ID", node)])
 
 
-class BfrtDriver(EntryDriver):
-    """The switch-driver protocol recorded as a script for a switch of ``pipes`` pipes."""
+class BfrtControl(EntryControl):
+    """The control protocol recorded as a script for a switch of ``pipes`` pipes, every
+    request for all of them (:data:`SYMMETRIC`)."""
 
     def __init__(self, writer: BfrtWriter, profile: TargetProfile, pipes: int) -> None:
-        super().__init__(writer, profile)
-        self.pipes = pipes
-
-    @property
-    def pipe_count(self) -> int:
-        return self.pipes
-
-    def _pipes(self, pipes: Sequence[int], pipeline: str = "ingress") -> None:
-        super()._pipes(pipes, pipeline)
-        if sorted(set(pipes)) != list(range(self.pipes)):
-            raise DriverError(
-                MISSING_PIPES,
-                f"a step for pipes {sorted(set(pipes))} of {self.pipes}: the BF-RT script "
-                "writes symmetric tables (every pipe)",
-            )
+        super().__init__(writer, profile, pipes, every_pipe=SYMMETRIC)
 
 
 def bfrt_script(image: Image, profile: TargetProfile, program: str = "switchvm") -> str:
     """The bfrt_python script that installs ``image`` (see the module docstring).
-    Raises DriverError when the image is not for ``profile`` (DPF7008) or its steps cannot
+    Raises SwitchRefused when the image is not for ``profile`` (DPF7008) or its steps cannot
     be written symmetrically (DPF4016)."""
     writer = BfrtWriter(program, Schema.of(profile))
-    driver = BfrtDriver(writer, profile, image.pipes)
-    Deployment(driver).check(image)
+    control = BfrtControl(writer, profile, image.pipes)
+    Deployment(control).check(image)
     dpfs = ", ".join(dpf.key for dpf in image.dpfs) or "no DPF"
     pipes = f"{image.pipes} pipe{'s' if image.pipes != 1 else ''}"
     out = [
@@ -234,8 +221,8 @@ def bfrt_script(image: Image, profile: TargetProfile, program: str = "switchvm")
     ]
     for step in plan(None, image):
         writer.lines.append(f"# {describe(step)}")
-        execute(driver, step)
+        execute(control, step)
     return "\n".join(out + writer.lines) + "\n"
 
 
-__all__ = ["BfrtDriver", "BfrtWriter", "Schema", "bfrt_script"]
+__all__ = ["BfrtControl", "BfrtWriter", "Schema", "bfrt_script"]

@@ -9,7 +9,7 @@ Contract:
 * :class:`Switch` starts one ``simple_switch`` with its packets on a nanomsg PAIR socket
   (``--packet-in``: no root, no interfaces, packets in and out in order, as bmv2's own
   ``dev_mgr_packet_in.cpp`` frames them) and its runtime on a loopback Thrift port, and
-  gives :class:`~dpfc.backends.p4.cli.Cli` access to it. ``stop()`` ends the process.
+  gives :class:`~dpfc.backends.p4.simple_switch_cli.Cli` access to it. ``stop()`` ends the process.
 
 dpfc ships none of these tools: docs/p4.md says where to get them.
 """

@@ -21,6 +21,7 @@ from dpfc.encoding import (
     op_group,
     slot_layout,
 )
+from dpfc.switch import EXECUTION_COUNTERS
 from dpfc.target.profile import TargetProfile
 
 INGRESS = "SwitchVMIngress"
@@ -32,16 +33,7 @@ CODE_OPTION_WORDS = OPTION_DATA_WORDS  # 31: the 4-byte words of one code option
 STACK_OPTION_WORDS = STACK_ENTRIES_PER_OPTION  # 31
 FOREIGN_OPTIONS = 4  # Geneve options of other classes kept before / after SwitchVM's
 MAX_TENANT_SLOTS = 4096  # tenants with a constant table or counters (a driver allocates)
-COUNTERS = (
-    "packets",
-    "executed",
-    "unauthorized",
-    "refused",
-    "unmapped",
-    "stack_underflow",
-    "faults",
-    "gas_exhausted",
-)
+COUNTERS = EXECUTION_COUNTERS  # per tenant slot: packets, DPF runs, violations
 
 
 class LayoutError(ValueError):

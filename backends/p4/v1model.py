@@ -4,7 +4,7 @@ Contract: :class:`V1Model` implements :class:`~dpfc.backends.p4.arch.Architectur
 v1model's primitives: ``standard_metadata`` for ports, timestamps and lengths,
 ``mark_to_drop``, ``mcast_grp``, recirculation from egress with the ``@field_list(0)``
 fields kept, ``register.read`` / ``write`` (a read-modify-write is two calls, which bmv2
-runs in order), bmv2's ``crc32_custom`` hash calculations (the driver sets each one's CRC
+runs in order), bmv2's ``crc32_custom`` hash calculations (Bmv2Control sets each one's CRC
 from the profile: docs/p4.md) and ``update_checksum`` after egress. One metadata struct
 serves ingress and egress, so nothing has to be bridged between them.
 
@@ -35,6 +35,7 @@ from dpfc.backends.p4.lang import (
     struct,
 )
 from dpfc.backends.p4.layout import EGRESS, INGRESS, Layout
+from dpfc.switch import XORSHIFT32_SHIFTS
 
 meta, hdr, sm = n("meta"), n("hdr"), n("sm")
 
@@ -195,9 +196,10 @@ class V1Model(Architecture):
                 [],
                 [
                     Do(n("rng_state.read").call(rng, meta.dot("eg_phase").cast(32))),
-                    Assign(rng, rng ^ (rng << 13)),
-                    Assign(rng, rng ^ (rng >> 17)),
-                    Assign(rng, rng ^ (rng << 5)),
+                    *[
+                        Assign(rng, rng ^ (rng << amount if direction == "<<" else rng >> amount))
+                        for direction, amount in XORSHIFT32_SHIFTS
+                    ],
                     Do(n("rng_state.write").call(meta.dot("eg_phase").cast(32), rng)),
                 ],
             ),
@@ -220,7 +222,7 @@ class V1Model(Architecture):
 
     def hash_actions(self, layout: Layout) -> list[Decl]:
         """HASH of lane i: the CRC of the lane's profile function over the entry A[i]. Each
-        lane's call is one bmv2 calculation (crc32_custom), whose parameters the driver sets
+        lane's call is one bmv2 calculation (crc32_custom), whose parameters Bmv2Control sets
         from the profile; its input field meta.hash_in_i names the lane in bmv2's JSON."""
         out: list[Decl] = []
         for i in range(layout.lanes):

@@ -1,12 +1,12 @@
 """The primitive control-plane operations on the SwitchVM program, as a back end renders them.
 
-Contract: :class:`EntryWriter` is what :class:`~dpfc.backends.p4.entries.EntryDriver` needs
+Contract: :class:`EntryWriter` is what :class:`~dpfc.backends.p4.entries.EntryDataPlane` needs
 from a way of reaching a switch: add, modify or delete a table entry, set a table's default
 action, write or read register words, create multicast groups and nodes. Tables, actions
 and registers are named as :meth:`~dpfc.backends.p4.layout.Layout.name_map` names them
 (qualified by their control); key values are :class:`Match`es in the table's key order,
 action data the values in the action's parameter order. Implementations: simple_switch_CLI
-commands (:class:`~dpfc.backends.p4.driver.CliWriter`) and bfrt_python lines
+commands (:class:`~dpfc.backends.p4.bmv2_control.CliWriter`) and bfrt_python lines
 (:class:`~dpfc.backends.p4.bfrt.BfrtWriter`).
 """
 
@@ -15,6 +15,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from dpfc.catalog import codes
+
+REFUSED = codes.SWITCH_REFUSED  # the switch refused a table or register operation (or cannot do it)
 
 
 @dataclass(frozen=True)
@@ -76,4 +80,4 @@ class EntryWriter(ABC):
     def destroy_node(self, node: int) -> None: ...
 
 
-__all__ = ["EntryWriter", "Match"]
+__all__ = ["REFUSED", "EntryWriter", "Match"]

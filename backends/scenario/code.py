@@ -1,5 +1,5 @@
 """The code of a scenario: files to objects, objects to one linked image per switch, images
-deployed through the simulator's switch driver.
+deployed through the simulator's control protocol (``SimControl``).
 
 * A ``[[config.code]]`` file is assembly (``.dpfasm``: one DPF, or a module's DPFs as
   ``dpfc compile --emit asm`` writes them, arrays and chains included), an object
@@ -24,7 +24,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dpfc.asm import assemble_module
-from dpfc.backends.sim import ControlPlaneError, Network, SimDriver
+from dpfc.backends.sim import Network, SimControl
+from dpfc.catalog import codes
 from dpfc.deploy import Deployment
 from dpfc.diagnostics import DiagnosticError, Note, decode_source
 from dpfc.driver import CompileOptions, compile_source
@@ -40,6 +41,7 @@ from dpfc.link import (
     read_image,
 )
 from dpfc.objfile import ObjectFile, read_object
+from dpfc.switch import SwitchRefused
 from dpfc.target import TargetProfile
 
 from .reader import CODE_FILE, CODE_TOPOLOGY, Fail, quote
@@ -157,7 +159,7 @@ def link_switches(
             try:
                 done[switch] = _link_switch(files, network, switch, by_switch[switch], done)
             except DiagnosticError as exc:
-                if [d.code for d in exc.diagnostics] != ["DPF7001"]:
+                if [d.code for d in exc.diagnostics] != [codes.LINK_UNRESOLVED_CHAIN]:
                     raise
                 failures.append(exc)
                 continue
@@ -229,8 +231,8 @@ def deploy(
     found: dict[str, tuple[str, LinkedDPF]] = {}
     for switch, (image, _ident) in images.items():
         try:
-            Deployment(SimDriver(network.switches[switch].control)).apply(image)
-        except ControlPlaneError as exc:
+            Deployment(SimControl(network.switches[switch].control)).apply(image)
+        except SwitchRefused as exc:
             files.fail(exc.code, f"installing the code of switch {switch}: {exc.message}")
         for dpf in image.dpfs:
             found.setdefault(dpf.symbol, (switch, dpf))
@@ -282,7 +284,7 @@ def _restrict(
             control.install_code(
                 label.stage, label.slot, slot.word, owners=owners, pipes=slot.pipes
             )
-        except ControlPlaneError as exc:
+        except SwitchRefused as exc:
             files.fail(exc.code, f"{path}.owners: {exc.message}")
 
 

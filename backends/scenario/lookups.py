@@ -16,9 +16,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from dpfc.backends.sim import ControlPlaneError, Network
+from dpfc.backends.sim import Network
 from dpfc.isa.bundle import PC
 from dpfc.link import LinkedDPF, MemoryRequest
+from dpfc.switch import SwitchRefused
 
 from .code import CodeFiles
 from .model import Scenario
@@ -44,7 +45,7 @@ class BuilderBase:
         """Report a refused control-plane call with its own code, at ``path``."""
         try:
             yield
-        except ControlPlaneError as exc:
+        except SwitchRefused as exc:
             self.fail(exc.code, f"{path}: {exc.message}")
 
     def resolve(self, relative: str) -> Path:

@@ -13,16 +13,24 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NoReturn
 
+from dpfc.catalog import codes
+
 # Codes of scenario errors (control-plane refusals keep their DPF40xx codes).
-CODE_UNREADABLE = "DPF4100"  # the scenario file cannot be read, or has an unknown extension
-CODE_SYNTAX = "DPF4101"  # not valid TOML / JSON
-CODE_UNKNOWN_KEY = "DPF4102"
-CODE_MISSING_KEY = "DPF4103"
-CODE_TYPE = "DPF4104"
-CODE_VALUE = "DPF4105"  # right type, wrong value (range, address syntax, PC syntax, ...)
-CODE_UNKNOWN_NAME = "DPF4106"  # a switch, host or DPF name that the scenario does not define
-CODE_TOPOLOGY = "DPF4107"  # duplicate name, port in use or out of range
-CODE_FILE = "DPF4108"  # a file the scenario names cannot be read or is malformed
+CODE_UNREADABLE = (
+    codes.SCENARIO_UNREADABLE
+)  # the scenario file cannot be read, or has an unknown extension
+CODE_SYNTAX = codes.SCENARIO_SYNTAX  # not valid TOML / JSON
+CODE_UNKNOWN_KEY = codes.SCENARIO_UNKNOWN_KEY
+CODE_MISSING_KEY = codes.SCENARIO_MISSING_KEY
+CODE_TYPE = codes.SCENARIO_WRONG_TYPE
+CODE_VALUE = (
+    codes.SCENARIO_BAD_VALUE
+)  # right type, wrong value (range, address syntax, PC syntax, ...)
+CODE_UNKNOWN_NAME = (
+    codes.SCENARIO_UNKNOWN_NAME
+)  # a switch, host or DPF name that the scenario does not define
+CODE_TOPOLOGY = codes.SCENARIO_TOPOLOGY  # duplicate name, port in use or out of range
+CODE_FILE = codes.SCENARIO_BAD_FILE  # a file the scenario names cannot be read or is malformed
 
 WORD_MAX = 0xFFFF_FFFF
 REPEAT_MAX = 1_000_000

@@ -6,44 +6,50 @@ epilog, steering and deparsing (:mod:`.execute` over :mod:`.machine`, :mod:`.sta
 :mod:`.steering` and :mod:`.outcome`), in the ingress and then, for each frame that
 leaves, in the egress of its port's pipe, on switches with several pipes joined by links
 to hosts and other switches (:mod:`.network`). The operator configures it through
-:class:`ControlPlane` (:mod:`.control` and its ``control_*`` mixins), which takes code as
-code-memory words; :class:`SimDriver` (:mod:`.driver`) is the switch-driver protocol over
-it, through which ``dpfc.deploy`` installs linked images. The package imports only
-``dpfc.encoding``, ``dpfc.isa``, ``dpfc.packet`` and ``dpfc.target``
-(tests/test_layering.py).
+:class:`ControlPlane` (:mod:`.control`), which takes code as code-memory words and
+validates every request with the switch contract's :class:`~dpfc.switch.RequestLedger`;
+:class:`SimControl` (:mod:`.switch_control`) is the control protocol on it, through which
+``dpfc.deploy`` installs linked images. The package imports only ``dpfc.encoding``,
+``dpfc.isa``, ``dpfc.packet``, ``dpfc.switch`` and ``dpfc.target`` (tests/test_layering.py).
+The JIT (``dpfc.backends.jit``) runs the simulator's switches through the names this
+package exports, and no others.
 See ``docs/simulator.md``.
 """
 
-from .control import ControlPlane, ControlPlaneError, MemoryUsage
-from .driver import SimDriver, pieces
+from dpfc.switch import Destination, Permissions, Segment, TenantStats, UnauthorizedAction
+
+from .control import ControlPlane, MemoryUsage
+from .deparse import plain_ipv4_destination
 from .execute import Context, EgressRun, PassResult, run_egress, run_pass
-from .memory import Segment
+from .memory import LaneMemory
 from .network import Host, Network, PassRecord, Switch, TopologyError, Transmission
-from .state import Destination, Permissions, Report, TenantStats, UnauthorizedAction
+from .state import PipeState, Report
+from .switch_control import SimControl
 from .trace import PacketTrace
 
 __all__ = [
     "Context",
     "ControlPlane",
-    "ControlPlaneError",
     "Destination",
     "EgressRun",
     "Host",
+    "LaneMemory",
     "MemoryUsage",
     "Network",
     "PacketTrace",
     "PassRecord",
     "PassResult",
     "Permissions",
+    "PipeState",
     "Report",
     "Segment",
-    "SimDriver",
+    "SimControl",
     "Switch",
     "TenantStats",
     "TopologyError",
     "Transmission",
     "UnauthorizedAction",
-    "pieces",
+    "plain_ipv4_destination",
     "run_egress",
     "run_pass",
 ]

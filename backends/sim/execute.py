@@ -26,9 +26,11 @@ and the shared outcomes are in :mod:`.outcome`.
 
 from __future__ import annotations
 
+from dpfc.catalog import codes
 from dpfc.encoding import DecodeError
 from dpfc.isa.bundle import PC
 from dpfc.packet.wire import ParsedPacket, parse_packet
+from dpfc.switch import RandomSource
 
 from .deparse import codec_for
 from .machine import Machine
@@ -42,14 +44,17 @@ from .outcome import (
     _route_plain,
     _unauthorized,
 )
-from .rand import RandomSource
 from .state import PipeState
 from .trace import PacketTrace
 
 __all__ = ["Context", "EgressRun", "Fault", "PassResult", "run_egress", "run_pass"]
 
 # Outer headers that make a frame ordinary traffic rather than a malformed SwitchVM packet.
-NOT_SWITCHVM = {"DPF3060": "not IPv4", "DPF3064": "not UDP", "DPF3065": "not Geneve"}
+NOT_SWITCHVM = {
+    codes.PACKET_NOT_IPV4: "not IPv4",
+    codes.PACKET_NOT_UDP: "not UDP",
+    codes.PACKET_NOT_GENEVE_PORT: "not Geneve",
+}
 
 
 def run_pass(

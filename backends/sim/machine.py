@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, Bundle, CodeImage, EpilogBundle
 from dpfc.packet.wire import ParsedPacket
+from dpfc.switch import Permissions, RandomSource, TenantStats
 from dpfc.target.profile import TargetProfile
 
 from .outcome import Context, EgressRun, PassResult, _egress_unauthorized, _unauthorized
-from .rand import RandomSource
 from .stages import Stages, _plan
-from .state import Permissions, PipeState, TenantStats
+from .state import PipeState
 from .steering import Steering
 from .trace import PacketTrace
 

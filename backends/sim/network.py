@@ -23,11 +23,11 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from dpfc.switch import RandomSource, Xorshift32
 from dpfc.target.profile import TargetProfile
 
 from .control import ControlPlane
 from .execute import Context, PassResult, run_egress, run_pass
-from .rand import RandomSource, Xorshift32
 from .state import PipeState
 
 
@@ -114,7 +114,7 @@ class Switch:
         self.profile = profile
         self.switch_id = switch_id
         self.ports_per_pipe = ports_per_pipe
-        self.pipes = [PipeState(profile, index) for index in range(pipes)]
+        self.pipes = [PipeState.empty(profile, index) for index in range(pipes)]
         self.ports = pipes * ports_per_pipe
         self.control = ControlPlane(self.pipes, self.ports)
         self._contexts: dict[tuple[int, int, int, int, int, int], Context] = {}
@@ -130,7 +130,7 @@ class Switch:
 
     def seed_random(self, state: int, *, pipes: Sequence[int] | None = None) -> None:
         """Set the RAND generator state of ``pipes`` (all by default), ingress and egress
-        alike; 0 stores :data:`~.rand.ZERO_SEED_STATE`, as a P4 switch's control plane does."""
+        alike; 0 stores :data:`~dpfc.switch.ZERO_SEED_STATE`, as a P4 switch's control plane does."""
         for index in range(len(self.rngs)) if pipes is None else pipes:
             self.rngs[index] = Xorshift32(state)
             self.egress_rngs[index] = Xorshift32(state)

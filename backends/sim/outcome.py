@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 
 from dpfc.isa.bundle import PC, CodeImage
 from dpfc.packet.wire import ParsedPacket
+from dpfc.switch import Permissions, TenantStats, UnauthorizedAction
 
 from .deparse import plain_ipv4_destination
-from .state import Permissions, PipeState, TenantStats, UnauthorizedAction
+from .state import PipeState
 from .trace import PacketTrace
 
 

@@ -33,12 +33,12 @@ from dpfc.isa.bundle import (
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
 from dpfc.isa.semantics import alu, branch_taken, hash_word, memory
 from dpfc.packet.wire import ParsedPacket
+from dpfc.switch import RandomSource, TenantStats
 from dpfc.target.profile import BranchOperands, MemoryAddress, TargetProfile
 
 from .memory import LaneMemory
 from .outcome import Context, Fault, _Epilog
-from .rand import RandomSource
-from .state import PipeState, TenantStats
+from .state import PipeState
 from .trace import PacketTrace, StageTrace, format_registers
 
 

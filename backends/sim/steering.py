@@ -14,6 +14,7 @@ from __future__ import annotations
 from dpfc.encoding import EncodingError, SwitchVMHeader
 from dpfc.isa.bundle import PC, CodeImage
 from dpfc.packet.wire import ParsedPacket
+from dpfc.switch import Destination, Permissions, TenantStats
 from dpfc.target.profile import TargetProfile
 
 from .deparse import DeparseError, codec_for, rebuild_frame, swap_addresses
@@ -27,7 +28,7 @@ from .outcome import (
     _route_plain,
     _unauthorized,
 )
-from .state import Destination, Permissions, PipeState, TenantStats
+from .state import PipeState
 
 
 class Steering:

@@ -15,8 +15,8 @@ import argparse
 from pathlib import Path
 
 from dpfc.backends.p4.bmv2 import ToolchainMissing
-from dpfc.backends.sim import ControlPlaneError
 from dpfc.diagnostics import DiagnosticError
+from dpfc.switch import SwitchRefused
 
 from .commands import (
     Outcome,
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         outcome = _outcome(args, progress)
     except ToolchainMissing as missing:  # only `p4` asks for bmv2 explicitly
         outcome = Outcome("", [], [], failed=f"bmv2 skipped: {missing}")
-    except (DiagnosticError, ControlPlaneError) as error:
+    except (DiagnosticError, SwitchRefused) as error:
         # sizes beyond what the target holds (more DPFs than code slots, more tenants than
         # permission entries): the target's own message, not a traceback
         progress.close()

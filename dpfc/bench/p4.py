@@ -3,7 +3,7 @@ next to the simulator on the same packets.
 
 Method: the tofino1 program is generated and compiled with p4c-bm2-ss (or ``--json`` names
 a compiled one); one simple_switch runs it (packets on a nanomsg socket, no logging). For
-each case the DPF is linked for one tenant and deployed through the bmv2 driver and through
+each case the DPF is linked for one tenant and deployed through the bmv2 control and through
 the simulator's; ``packets`` frames are sent back to back and the clock stops when the
 last output arrived (bmv2) or the last ``switch.process`` returned (simulator). Each figure
 is the median of ``runs`` runs; the outputs of the two targets are compared frame by frame
@@ -32,18 +32,18 @@ from pathlib import Path
 
 from dpfc.backends.p4.bmv2 import Switch as Bmv2Switch
 from dpfc.backends.p4.bmv2 import Toolchain, compile_program, find_toolchain
-from dpfc.backends.p4.cli import Cli
-from dpfc.backends.p4.driver import Bmv2Driver
+from dpfc.backends.p4.bmv2_control import Bmv2Control
 from dpfc.backends.p4.program import generate
-from dpfc.backends.sim import SimDriver, Switch
+from dpfc.backends.p4.simple_switch_cli import Cli
+from dpfc.backends.sim import SimControl, Switch
 from dpfc.deploy import Deployment
 from dpfc.driver import CompileOptions, compile_source
 from dpfc.encoding import SwitchVMHeader, decode_options, encode_options
 from dpfc.isa import PC
 from dpfc.link import Image, LinkInput, link
 from dpfc.packet import build_frame, build_inner
+from dpfc.switch import Destination
 from dpfc.target import DEFAULT_PROFILE, TargetProfile
-from dpfc.target.driver import Destination
 
 from .results import Result, rate_result
 
@@ -132,9 +132,9 @@ def _frames(image: Image, profile: TargetProfile, packets: int) -> list[bytes]:
     return frames
 
 
-def _steer(driver: SimDriver | Bmv2Driver) -> None:
+def _steer(control: SimControl | Bmv2Control) -> None:
     for index in range(8):
-        driver.set_forwarding(TENANT, index, Destination(port=OUT_PORT), [0])
+        control.set_forwarding(TENANT, index, Destination(port=OUT_PORT), [0])
 
 
 @dataclass(frozen=True)
@@ -235,15 +235,15 @@ def _case(
     bmv2_out: list[tuple[int, bytes]] = []
     for _ in range(runs):
         switch = Switch("bench", profile, switch_id=1)
-        driver = SimDriver(switch.control)
-        Deployment(driver).apply(image)
-        _steer(driver)
+        sim = SimControl(switch.control)
+        Deployment(sim).apply(image)
+        _steer(sim)
         switch.control.set_default_port(OUT_PORT)
         started = time.perf_counter()
         sim_out = [o for frame in frames for o in switch.process(frame, IN_PORT).outputs]
         sim_seconds.append(time.perf_counter() - started)
         with _running(toolchain, program_json) as (bmv2, cli):
-            target = Bmv2Driver(cli, profile, program_json)
+            target = Bmv2Control(cli, profile, program_json)
             target.configure(switch_id=1, ports=16)
             Deployment(target).apply(image)
             _steer(target)

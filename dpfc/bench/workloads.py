@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from dpfc.asm import assemble_text
-from dpfc.backends.sim import Destination, Network, SimDriver, Switch
+from dpfc.backends.sim import Destination, Network, SimControl, Switch
 from dpfc.deploy import Deployment
 from dpfc.encoding import SwitchVMHeader, encode_options
 from dpfc.isa import PC
@@ -90,7 +90,7 @@ def frame(header: SwitchVMHeader, profile: TargetProfile, tenant: int = TENANT) 
 def _install(switch: Switch, program: MachineProgram) -> PC:
     """Link ``program`` as shared code (tenant None: its memory is mapped by hand) into the
     switch's code memory; its entry."""
-    image = Deployment(SimDriver(switch.control)).link(
+    image = Deployment(SimControl(switch.control)).link(
         [LinkInput(ObjectFile.of_program(encode_program(program)), None)]
     )
     return PC(False, image.dpf(program.name, None).entry or 0)
@@ -212,7 +212,7 @@ def installed(profile: TargetProfile, dpfs: int) -> tuple[Network, Switch, list[
     them, spread over the image."""
     net, switch = network(profile)
     image = link(make_inputs(dpfs, min(dpfs, 100), profile), LinkOptions(profile=profile))
-    Deployment(SimDriver(switch.control)).apply(image)
+    Deployment(SimControl(switch.control)).apply(image)
     frames = []
     for index in _spread(dpfs):
         dpf = image.dpfs[index]

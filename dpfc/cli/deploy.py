@@ -1,18 +1,19 @@
-"""``dpfc deploy IMAGE --switch URL``: install a linked image through a switch driver.
+"""``dpfc deploy IMAGE --switch URL``: install a linked image through a switch's control.
 
 Contract: the image (``dpfc link -o``) is read strictly and applied by
 :class:`~dpfc.deploy.Deployment` — memory, permissions, code, prologs last, rolled back when
-the switch refuses a step — through the driver the URL names:
+the switch refuses a step — through the control protocol of the switch the URL names:
 
 * ``bmv2://HOST:PORT`` — a running simple_switch with the program ``dpfc p4`` generated for
   the image's target, reached on its Thrift port through simple_switch_CLI's own modules
-  (:class:`~dpfc.backends.p4.driver.Bmv2Driver`). The switch must hold nothing deployed
+  (:class:`~dpfc.backends.p4.bmv2_control.Bmv2Control`). The switch must hold nothing deployed
   since it started (``--reset`` empties it first): which table entries an earlier
   ``dpfc deploy`` made is not yet kept anywhere (persistent control-plane state is a later
   issue). ``--script FILE`` writes the simple_switch_CLI commands sent, replayable with
   ``simple_switch_CLI < FILE``.
 * ``sim://[PIPES]`` — a fresh simulated switch with that many pipes (default: the image's):
-  the same steps, checked by the simulator's control plane, then forgotten (a dry run).
+  the same steps, checked by the simulator's control plane (the same ledger as bmv2's),
+  then forgotten (a dry run).
 
 Each step is printed (``--quiet``: only the summary); a refused step exits 1 with the
 switch's DPF4xxx code, the switch left as it was.
@@ -26,15 +27,15 @@ from urllib.parse import urlparse
 import click
 
 from dpfc.backends.p4.bmv2 import ToolchainMissing, find_toolchain
-from dpfc.backends.p4.cli import Cli
-from dpfc.backends.p4.driver import Bmv2Driver
-from dpfc.backends.sim import SimDriver, Switch
+from dpfc.backends.p4.bmv2_control import Bmv2Control
+from dpfc.backends.p4.simple_switch_cli import Cli
+from dpfc.backends.sim import SimControl, Switch
 from dpfc.cli.conventions import TARGET
 from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.files import read_bytes, write_file
 from dpfc.deploy import Deployment, describe
 from dpfc.link import image_id, read_image
-from dpfc.target.driver import DriverError, SwitchDriver
+from dpfc.switch import SwitchControl, SwitchRefused
 from dpfc.target.profile import load_profile
 
 BMV2_PORTS = 512  # simple_switch's default port count
@@ -75,11 +76,11 @@ def deploy_command(
     routes = [_route(text) for text in route]
     where = urlparse(url)
     close: Cli | None = None
-    driver: SwitchDriver
+    switch: SwitchControl
     if where.scheme == "sim":
         pipes = int(where.netloc or where.path or image.pipes)
         control = Switch("deploy", image.profile, pipes=pipes).control
-        driver = SimDriver(control)
+        switch = SimControl(control)
         if default_port is not None:
             control.set_default_port(default_port)
         for address, port in routes:
@@ -95,18 +96,18 @@ def deploy_command(
             raise UserError(f"cannot reach simple_switch at {where.netloc}: {exc}") from None
         if reset:
             cli.run("reset_state")
-        bmv2 = Bmv2Driver(cli, image.profile, cli.program_json())
+        bmv2 = Bmv2Control(cli, image.profile, cli.program_json())
         if default_port is not None:
             bmv2.configure(switch_id=0, ports=BMV2_PORTS)
             bmv2.set_default_port(default_port)
         for address, port in routes:
             bmv2.set_route(address, port)
-        driver, close = bmv2, cli
+        switch, close = bmv2, cli
     else:
         raise UserError(f"--switch takes bmv2://HOST:PORT or sim://[PIPES], got `{url}`")
     try:
-        steps = Deployment(driver).apply(image)
-    except DriverError as refused:
+        steps = Deployment(switch).apply(image)
+    except SwitchRefused as refused:
         hint = " (an entry exists: deploy with --reset?)" if "DUPLICATE" in refused.message else ""
         raise UserError(f"the switch refused the image (rolled back){hint}: {refused}") from None
     finally:

@@ -2,7 +2,7 @@
 
 * ``dpfc p4 [--target PROFILE] [--arch v1model|tna] [-o DIR]`` generates the program for the
   profile and architecture (docs/p4.md). With ``-o DIR`` it writes ``DIR/switchvm.p4`` and
-  ``DIR/switchvm.names.json`` (the name map drivers use: tables, actions and registers per
+  ``DIR/switchvm.names.json`` (the name map the control planes use: tables, actions and registers per
   stage, EU and lane) and says ``wrote FILE (N bytes)`` on stderr; without, the program
   goes to stdout.
 * ``dpfc p4 bfrt IMAGE [-o FILE] [--target PROFILE] [--program NAME]`` writes the bfrt_python
@@ -28,8 +28,8 @@ from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.files import output_option, read_bytes, write_file
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.link import read_image
+from dpfc.switch import SwitchRefused
 from dpfc.target import DEFAULT_PROFILE, load_profile
-from dpfc.target.driver import DriverError
 
 PROGRAM = "switchvm"  # the file name, hence the program name p4c and BF-RT use
 
@@ -119,7 +119,7 @@ def bfrt_command(image_path: str, output: str | None, target: str | None, progra
         raise UserError(
             f"cannot generate the TNA program for `{image.profile.name}`: {exc}"
         ) from None
-    except DriverError as refused:
+    except SwitchRefused as refused:
         raise DiagnosticError(Diagnostic(refused.code, refused.message)) from None
     if output is None:
         click.echo(script, nl=False)

@@ -1,5 +1,5 @@
-"""Deploying install images on switches through the switch-driver protocol
-(:class:`dpfc.target.driver.SwitchDriver`): the ordered steps between two images
+"""Deploying install images on switches through the control protocol
+(:class:`dpfc.switch.SwitchControl`): the ordered steps between two images
 (:mod:`.plan`) and their execution with rollback (:mod:`.apply`)."""
 
 from dpfc.deploy.apply import Deployment, execute

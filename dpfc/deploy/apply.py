@@ -1,7 +1,7 @@
-"""Deploying images through a :class:`~dpfc.target.driver.SwitchDriver`.
+"""Deploying images through a switch's :class:`~dpfc.switch.SwitchControl`.
 
 A :class:`Deployment` is what dpfc knows a switch holds (an image, or nothing). Moving it to
-another image executes :func:`dpfc.deploy.plan.plan`'s steps one driver call at a time —
+another image executes :func:`dpfc.deploy.plan.plan`'s steps one control call at a time —
 optionally calling back between steps, so a test can send packets between any two writes
 — and, when the switch refuses a step, undoes the steps already done, newest first, so
 the switch is left as it was. :meth:`Deployment.link` links objects against the deployed
@@ -25,43 +25,43 @@ from dpfc.deploy.plan import (
     plan,
 )
 from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, image_id, link
-from dpfc.target.driver import DriverError, SwitchDriver
+from dpfc.switch import SwitchControl, SwitchRefused
 
 
-def execute(driver: SwitchDriver, step: Step) -> None:
-    """One driver call."""
+def execute(switch: SwitchControl, step: Step) -> None:
+    """One control call."""
     if isinstance(step, WriteCode):
-        driver.write_code(step.stage, step.slot, step.word, step.pipes)
+        switch.write_code(step.stage, step.slot, step.word, step.pipes)
     elif isinstance(step, ClearCode):
-        driver.clear_code(step.stage, step.slot, step.pipes)
+        switch.clear_code(step.stage, step.slot, step.pipes)
     elif isinstance(step, MapMemory):
         r = step.request
         if r.pipeline == "ingress":
-            # the keyword's default: drivers written before egress memory keep working
-            driver.map_memory(r.tenant, r.eu, r.lane, r.mapping, r.size, step.pipes)
+            # the keyword's default: controls written before egress memory keep working
+            switch.map_memory(r.tenant, r.eu, r.lane, r.mapping, r.size, step.pipes)
         else:
-            driver.map_memory(
+            switch.map_memory(
                 r.tenant, r.eu, r.lane, r.mapping, r.size, step.pipes, pipeline=r.pipeline
             )
     elif isinstance(step, UnmapMemory):
         r = step.request
         if r.pipeline == "ingress":
-            driver.unmap_memory(r.tenant, r.eu, r.lane, r.mapping, r.size, step.pipes)
+            switch.unmap_memory(r.tenant, r.eu, r.lane, r.mapping, r.size, step.pipes)
         else:
-            driver.unmap_memory(
+            switch.unmap_memory(
                 r.tenant, r.eu, r.lane, r.mapping, r.size, step.pipes, pipeline=r.pipeline
             )
     elif isinstance(step, GrantEntry):
-        driver.grant(step.tenant, step.grant, step.pipes)
+        switch.grant(step.tenant, step.grant, step.pipes)
     else:
-        driver.revoke(step.tenant, step.pipes)
+        switch.revoke(step.tenant, step.pipes)
 
 
 class Deployment:
     """The image a switch holds, and how it changes."""
 
-    def __init__(self, driver: SwitchDriver, image: Image | None = None) -> None:
-        self.driver = driver
+    def __init__(self, switch: SwitchControl, image: Image | None = None) -> None:
+        self.switch = switch
         self.image = image
 
     @property
@@ -70,17 +70,17 @@ class Deployment:
 
     def check(self, image: Image) -> None:
         """The image is for this switch's profile and pipes (DPF7008)."""
-        profile = self.driver.profile
+        profile = self.switch.profile
         if image.profile.fingerprint() != profile.fingerprint():
-            raise DriverError(
+            raise SwitchRefused(
                 codes.LINK_PROFILE_MISMATCH,
                 f"the image is for target `{image.profile.name}`, the switch is `{profile.name}`",
             )
-        if image.pipes != self.driver.pipe_count:
-            raise DriverError(
+        if image.pipes != self.switch.pipe_count:
+            raise SwitchRefused(
                 codes.LINK_PROFILE_MISMATCH,
                 f"the image is for a switch of {image.pipes} pipes, this one has "
-                f"{self.driver.pipe_count}",
+                f"{self.switch.pipe_count}",
             )
 
     def plan(self, image: Image | None) -> list[Step]:
@@ -97,15 +97,15 @@ class Deployment:
         done: list[Step] = []
         try:
             for step in steps:
-                execute(self.driver, step)
+                execute(self.switch, step)
                 done.append(step)
                 if between is not None:
                     between(step)
-        except DriverError:
+        except SwitchRefused:
             for step in reversed(done):
                 undo = inverse(step)
                 if undo is not None:
-                    execute(self.driver, undo)
+                    execute(self.switch, undo)
             raise
         self.image = image
         return steps
@@ -123,8 +123,8 @@ class Deployment:
             inputs,
             replace(
                 options,
-                profile=options.profile or self.driver.profile,
-                pipes=options.pipes or self.driver.pipe_count,
+                profile=options.profile or self.switch.profile,
+                pipes=options.pipes or self.switch.pipe_count,
                 base=self.image,
                 base_id=self.image_id,
             ),

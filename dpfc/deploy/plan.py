@@ -1,7 +1,7 @@
 """What changes on a switch when it goes from one image to another: ordered steps.
 
 :func:`plan` compares the image a switch holds (None: an empty switch) with the image it
-must hold and lists the driver calls, in an order that keeps every packet on a whole DPF
+must hold and lists the control calls, in an order that keeps every packet on a whole DPF
 (paper §3.6.2, "replacing the prolog only after all other stages of a DPF have been stored
 in the switch"):
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from dpfc.isa import PROLOG_STAGE, stage_name
 from dpfc.link import CodeSlot, Image, MemoryRequest, PermissionEntry, install_rank
-from dpfc.target.driver import Grant
+from dpfc.switch import Grant
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def _pipes(pipes: tuple[int, ...]) -> str:
 
 
 def grant_of(entry: PermissionEntry, image: Image) -> Grant:
-    """The driver's view of a permission entry of ``image``."""
+    """The control protocol's view of a permission entry of ``image``."""
     default = None
     if entry.default_dpf is not None:
         default = image.dpf(entry.default_dpf, entry.tenant).entry

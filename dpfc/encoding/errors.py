@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dpfc.catalog import codes
+
 
 class EncodingError(Exception):
     """Code or a packet cannot be encoded (e.g. over the Geneve size limits)."""
 
-    def __init__(self, message: str, code: str = "DPF2001") -> None:
+    def __init__(self, message: str, code: str = codes.ENCODE_BUNDLE_TOO_LARGE) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
@@ -15,7 +17,7 @@ class EncodingError(Exception):
 class DecodeError(Exception):
     """Bytes are not a valid SwitchVM header; ``offset`` is where decoding stopped."""
 
-    def __init__(self, message: str, offset: int, code: str = "DPF3001") -> None:
+    def __init__(self, message: str, offset: int, code: str = codes.DECODE_ERROR) -> None:
         super().__init__(f"byte {offset}: {message}")
         self.message = message
         self.offset = offset
@@ -42,7 +44,7 @@ class ByteReader:
             raise DecodeError(
                 f"truncated {what}: need {count} bytes, {self.remaining()} left",
                 self.offset,
-                "DPF3002",
+                codes.DECODE_TRUNCATED,
             )
         chunk = self.data[self.pos : self.pos + count]
         self.pos += count

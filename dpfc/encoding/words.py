@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 
+from dpfc.catalog import codes
 from dpfc.encoding.code import IMM_FLAG, REGISTER_MAX, decode_pc, encode_pc
 from dpfc.encoding.errors import DecodeError
 from dpfc.encoding.layouts import NEXT_PC_IMM, NEXT_PC_NONE, NEXT_PC_REG, OPERAND
@@ -216,7 +217,9 @@ def decode_slot(kind: StageKind, data: bytes, profile: TargetProfile) -> StageBu
         raise DecodeError(f"{kind.value} slot: {violations[0].message}", 0, violations[0].code)
     if encode_slot(kind, bundle, profile) != data:
         raise DecodeError(
-            f"non-canonical {kind.value} slot (an unused field is not zero)", 0, "DPF3052"
+            f"non-canonical {kind.value} slot (an unused field is not zero)",
+            0,
+            codes.DECODE_WORD_NON_CANONICAL,
         )
     return bundle
 
@@ -225,26 +228,34 @@ def _decode_slot_fields(kind: StageKind, data: bytes, profile: TargetProfile) ->
     expected = slot_bytes(kind, profile)
     if len(data) != expected:
         raise DecodeError(
-            f"{kind.value} slot must be {expected} bytes, got {len(data)}", 0, "DPF3050"
+            f"{kind.value} slot must be {expected} bytes, got {len(data)}",
+            0,
+            codes.DECODE_WORD_LENGTH,
         )
     layout = slot_layout(kind, profile)
     values = _unpack(layout, data)
     if _pack(layout, values) != data:
-        raise DecodeError("padding bits of the slot are set", len(data) - 1, "DPF3051")
+        raise DecodeError(
+            "padding bits of the slot are set", len(data) - 1, codes.DECODE_WORD_PADDING
+        )
     if kind is StageKind.EPILOG:
         return _decode_epilog_slot(values, profile)
     immediates = tuple(values.get(f"imm_{k}", 0) for k in range(profile.immediates_per_bundle))
 
     def reg(code: int, what: str) -> Register:
         if code > REGISTER_MAX:
-            raise DecodeError(f"invalid register number {code:#04x} in {what}", 0, "DPF3010")
+            raise DecodeError(
+                f"invalid register number {code:#04x} in {what}", 0, codes.DECODE_BAD_REGISTER
+            )
         return Register.from_code(code)
 
     def operand(code: int, what: str) -> Operand:
         if code & IMM_FLAG:
             slot = code & _SLOT_MASK
             if slot >= len(immediates):
-                raise DecodeError(f"{what} names immediate slot {slot}", 0, "DPF3014")
+                raise DecodeError(
+                    f"{what} names immediate slot {slot}", 0, codes.DECODE_MISSING_IMMEDIATE
+                )
             return Imm(immediates[slot])
         return reg(code, what)
 
@@ -258,7 +269,9 @@ def _decode_slot_fields(kind: StageKind, data: bytes, profile: TargetProfile) ->
             selectors.append(Selector(r, sel_kind, reg(raw, "MOV source")))
         elif sel_kind is SelectorKind.LOAD_IMM:
             if raw >= len(immediates):
-                raise DecodeError(f"LOAD_IMM names immediate slot {raw}", 0, "DPF3014")
+                raise DecodeError(
+                    f"LOAD_IMM names immediate slot {raw}", 0, codes.DECODE_MISSING_IMMEDIATE
+                )
             selectors.append(Selector(r, sel_kind, None, immediates[raw]))
         else:
             selectors.append(Selector(r, sel_kind, None, raw))
@@ -274,7 +287,9 @@ def _decode_slot_fields(kind: StageKind, data: bytes, profile: TargetProfile) ->
         alu = tuple(AluOp(values[f"alu_{lane}"]) for lane in range(profile.lanes))
         mem = tuple(MemOp(values[f"mem_{lane}"]) for lane in range(profile.lanes))
     except ValueError as exc:
-        raise DecodeError(f"unknown opcode in slot: {exc}", 0, "DPF3016") from None
+        raise DecodeError(
+            f"unknown opcode in slot: {exc}", 0, codes.DECODE_UNKNOWN_OPCODE
+        ) from None
     if ctrl_op.conditional:
         control = Control(
             ctrl_op,
@@ -292,14 +307,20 @@ def _decode_epilog_slot(values: dict[str, int], profile: TargetProfile) -> Epilo
     n_push = values["n_push"]
     if n_push > profile.max_push:
         raise DecodeError(
-            f"PUSH of {n_push} registers exceeds 2L = {profile.max_push}", 0, "DPF3018"
+            f"PUSH of {n_push} registers exceeds 2L = {profile.max_push}",
+            0,
+            codes.DECODE_PUSH_TOO_MANY,
         )
-    codes = [values[f"push_{k}"] for k in range(n_push)]
-    if any(c > REGISTER_MAX for c in codes):
-        raise DecodeError("invalid PUSH register", 0, "DPF3010")
+    pushed = [values[f"push_{k}"] for k in range(n_push)]
+    if any(c > REGISTER_MAX for c in pushed):
+        raise DecodeError("invalid PUSH register", 0, codes.DECODE_BAD_REGISTER)
     action = profile.steering_by_code(values["steer_action"])
     if action is None:
-        raise DecodeError(f"unknown steering action code {values['steer_action']}", 0, "DPF3017")
+        raise DecodeError(
+            f"unknown steering action code {values['steer_action']}",
+            0,
+            codes.DECODE_UNKNOWN_STEERING,
+        )
     value: Operand | None = None
     if action.takes_value:
         raw = values["steer_value"]
@@ -311,9 +332,9 @@ def _decode_epilog_slot(values: dict[str, int], profile: TargetProfile) -> Epilo
     elif src == NEXT_PC_REG:
         next_pc = Register.from_code(values["next_pc"] & REGISTER_MAX)
     elif src != NEXT_PC_NONE:
-        raise DecodeError("invalid NEXT_PC source 3", 0, "DPF3019")
+        raise DecodeError("invalid NEXT_PC source 3", 0, codes.DECODE_BAD_EPILOG_SOURCE)
     return EpilogBundle(
-        tuple(Register.from_code(c) for c in codes),
+        tuple(Register.from_code(c) for c in pushed),
         Steering(action.name, value),
         next_pc,
         bool(values["hdr_mod"]),

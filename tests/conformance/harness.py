@@ -3,7 +3,7 @@
 Contract: a :class:`Vector` names a DPF (assembly text, or ``.dpf`` source compiled by dpfc),
 the lane memories it uses (assembly names none: :class:`Lane` maps and fills them; a
 compiled DPF's arrays are mapped by the image the linker makes), the tenant's capabilities,
-constants and the packets. :func:`run_vector` sets a target up through the switch-driver
+constants and the packets. :func:`run_vector` sets a target up through the switch control
 protocol alone — the program is linked into an image and deployed by
 :class:`~dpfc.deploy.Deployment`, prologs last, exactly as ``dpfc deploy`` does —, sends
 every packet and returns a :class:`Run`: per packet the frames that left (port, bytes) and
@@ -33,7 +33,7 @@ from dpfc.link.image import LinkedDPF
 from dpfc.machine import encode_program
 from dpfc.objfile import ObjectFile
 from dpfc.packet.layers import build_frame, build_inner
-from dpfc.target.driver import Destination, Grant
+from dpfc.switch import Destination, Grant
 from dpfc.target.profile import TargetProfile
 from tests.conformance.targets import Bmv2Target, Frames, SimTarget
 from tests.link_fixtures import obj
@@ -138,25 +138,25 @@ def _grant(image: Image, dpf: LinkedDPF, vector: Vector) -> Grant:
 
 def set_up(target: Target, vector: Vector) -> tuple[Image, LinkedDPF]:
     image, dpf = image_of(vector, target.profile)
-    Deployment(target.driver).apply(image)
-    driver, pipes = target.driver, [0]
-    driver.grant(TENANT, _grant(image, dpf, vector), pipes)  # the vector's capabilities
+    Deployment(target.control).apply(image)
+    control, pipes = target.control, [0]
+    control.grant(TENANT, _grant(image, dpf, vector), pipes)  # the vector's capabilities
     target.set_default_port(DEFAULT_PORT)
     for index in range(FORWARD_INDEXES):
-        driver.set_forwarding(TENANT, index, Destination(port=index), pipes)
+        control.set_forwarding(TENANT, index, Destination(port=index), pipes)
     for group in range(MULTICAST_GROUPS):
         ports = (group + 1, group + 2)
-        driver.set_multicast(TENANT, group, [Destination(port=p) for p in ports], pipes)
+        control.set_multicast(TENANT, group, [Destination(port=p) for p in ports], pipes)
     for lane in vector.lanes:
         kind = {"pipeline": lane.pipeline}
-        driver.map_memory(TENANT, lane.eu, lane.lane, lane.mapping, lane.size, pipes, **kind)
+        control.map_memory(TENANT, lane.eu, lane.lane, lane.mapping, lane.size, pipes, **kind)
         if lane.words:
-            driver.write_memory(TENANT, lane.eu, lane.lane, 0, lane.words, pipes, **kind)
+            control.write_memory(TENANT, lane.eu, lane.lane, 0, lane.words, pipes, **kind)
     for request in image.memory:
         words = vector.arrays.get(request.array.rsplit(".", 1)[-1])
         if words:
             kind = {"pipeline": request.pipeline}
-            driver.write_memory(TENANT, request.eu, request.lane, 0, words, pipes, **kind)
+            control.write_memory(TENANT, request.eu, request.lane, 0, words, pipes, **kind)
     for index, value in vector.constants:
         target.set_constant(TENANT, index, value)
     return image, dpf
@@ -205,7 +205,7 @@ def run_vector(target: Target, vector: Vector, expect: Sequence[int] | None = No
         name = f"eu{eu}.lane{lane}" + (".egress" if pipeline == "egress" else "")
         if name in vector.unread:
             continue
-        words = target.driver.read_memory(TENANT, eu, lane, 0, size, 0, pipeline=pipeline)
+        words = target.control.read_memory(TENANT, eu, lane, 0, size, 0, pipeline=pipeline)
         run.memory[name] = {a: w for a, w in enumerate(words) if w}
     return run
 

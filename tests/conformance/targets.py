@@ -1,7 +1,7 @@
 """Two targets behind one interface: the simulator and a bmv2 simple_switch.
 
-Contract: :class:`SimTarget` and :class:`Bmv2Target` both give ``driver`` (the switch-driver
-protocol, :class:`~dpfc.target.driver.SwitchDriver`), the operator settings the protocol
+Contract: :class:`SimTarget` and :class:`Bmv2Target` both give ``control`` (the control
+protocol, :class:`~dpfc.switch.SwitchControl`), the operator settings the protocol
 leaves to a deployment (``set_default_port``, ``set_route``, ``set_constant``,
 ``seed_random``), ``send(port, frame)`` → the frames that left the switch as (port, bytes)
 — recirculations done inside, as a switch does them — and ``reset()``, which empties the
@@ -18,9 +18,9 @@ from pathlib import Path
 
 from dpfc.backends.p4.bmv2 import Switch as Bmv2Switch
 from dpfc.backends.p4.bmv2 import Toolchain
-from dpfc.backends.p4.cli import Cli
-from dpfc.backends.p4.driver import Bmv2Driver
-from dpfc.backends.sim import SimDriver, Switch
+from dpfc.backends.p4.bmv2_control import Bmv2Control
+from dpfc.backends.p4.simple_switch_cli import Cli
+from dpfc.backends.sim import SimControl, Switch
 from dpfc.target.profile import TargetProfile
 
 PORTS = 16
@@ -39,7 +39,7 @@ class SimTarget:
 
     def reset(self) -> None:
         self.switch = Switch("s", self.profile, ports_per_pipe=PORTS, switch_id=SWITCH_ID)
-        self.driver = SimDriver(self.switch.control)
+        self.control = SimControl(self.switch.control)
         self.switch.seed_random(SEED)
 
     def set_default_port(self, port: int | None) -> None:
@@ -76,29 +76,29 @@ class Bmv2Target:
         self.program_json = program_json
         self.switch = Bmv2Switch(toolchain, program_json)
         self.cli = Cli(toolchain, self.switch.thrift_port)
-        self._fresh_driver()
+        self._fresh_control()
 
-    def _fresh_driver(self) -> None:
-        self.driver = Bmv2Driver(self.cli, self.profile, self.program_json)
-        self.driver.configure(switch_id=SWITCH_ID, ports=PORTS)
-        self.driver.seed_random(SEED)
+    def _fresh_control(self) -> None:
+        self.control = Bmv2Control(self.cli, self.profile, self.program_json)
+        self.control.configure(switch_id=SWITCH_ID, ports=PORTS)
+        self.control.seed_random(SEED)
 
     def reset(self) -> None:
         self.cli.run("reset_state")
         self.switch.receive(0, timeout=0.0, grace=0.05)  # nothing may be left in flight
-        self._fresh_driver()
+        self._fresh_control()
 
     def set_default_port(self, port: int | None) -> None:
-        self.driver.set_default_port(port)
+        self.control.set_default_port(port)
 
     def set_route(self, ip_dst: bytes, port: int) -> None:
-        self.driver.set_route(ip_dst, port)
+        self.control.set_route(ip_dst, port)
 
     def set_constant(self, tenant: int, index: int, value: int) -> None:
-        self.driver.set_constant(tenant, index, value)
+        self.control.set_constant(tenant, index, value)
 
     def seed_random(self, state: int) -> None:
-        self.driver.seed_random(state)
+        self.control.seed_random(state)
 
     def send(self, port: int, frame: bytes, *, expect: int = 1, timeout: float = 3.0) -> Frames:
         """``expect``: how many frames should come (the simulator's count); waits for them

@@ -1,5 +1,5 @@
 """The paper's applications, compiled from examples/dpf, linked, deployed through the switch
-driver and run with real packets — on simulated switches and on bmv2 processes alike.
+control protocol and run with real packets — on simulated switches and on bmv2 processes alike.
 
 * KVS (§4.1): the cache switch runs cache_get / cache_put / cache_update (in-packet code),
   a miss chains over a cable to count_min on the sketch switch (a second switch: bmv2 has
@@ -33,7 +33,7 @@ from dpfc.isa.semantics import hash_word
 from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, image_id, link
 from dpfc.objfile import ObjectFile
 from dpfc.packet.wire import parse_packet
-from dpfc.target.driver import Destination
+from dpfc.switch import Destination
 from tests.conformance.conftest import PROFILE, P4Build
 from tests.conformance.fabric import Fabric, frame
 from tests.conformance.targets import Bmv2Target, SimTarget
@@ -74,12 +74,12 @@ def stack(raw: bytes) -> tuple[int, ...]:
 def write(target: object, image: Image, tenant: int, array: str, words: dict[int, int]) -> None:
     request = next(m for m in image.memory if m.tenant == tenant and m.array == array)
     for index, word in words.items():
-        target.driver.write_memory(tenant, request.eu, request.lane, index, [word], [0])  # type: ignore[attr-defined]
+        target.control.write_memory(tenant, request.eu, request.lane, index, [word], [0])  # type: ignore[attr-defined]
 
 
 def read(target: object, image: Image, tenant: int, array: str, index: int) -> int:
     request = next(m for m in image.memory if m.tenant == tenant and m.array == array)
-    return int(target.driver.read_memory(tenant, request.eu, request.lane, index, 1, 0)[0])  # type: ignore[attr-defined]
+    return int(target.control.read_memory(tenant, request.eu, request.lane, index, 1, 0)[0])  # type: ignore[attr-defined]
 
 
 def in_packet(image: Image, symbol: str, tenant: int, values: tuple[int, ...]) -> bytes:
@@ -138,8 +138,8 @@ def test_kvs_cache_and_count_min_on_two_switches(fabric: Fabric) -> None:
     fabric.host("client", "cache", 0)
     fabric.cable("cache", 1, "sketch", 0)
     fabric.host("server", "sketch", 1)
-    Deployment(cache_sw.driver).apply(cache_image)
-    Deployment(sketch_sw.driver).apply(sketch_image)
+    Deployment(cache_sw.control).apply(cache_image)
+    Deployment(sketch_sw.control).apply(sketch_image)
     for target, to_client, to_server in ((cache_sw, 0, 1), (sketch_sw, 0, 1)):
         target.set_route(bytes([10, 0, 0, 1]), to_client)
         target.set_route(bytes([10, 0, 0, 2]), to_server)
@@ -182,10 +182,10 @@ def test_kvs_cache_and_count_min_on_two_switches(fabric: Fabric) -> None:
 def lb_switch(fabric: Fabric, module: str, symbol: str) -> tuple[Image, object]:
     image = link([LinkInput(obj(module), LB)], LinkOptions(only=(symbol,)))
     target = fabric.switch("lb")
-    Deployment(target.driver).apply(image)
+    Deployment(target.control).apply(image)
     for server in range(8):
         fabric.host(f"server{server}", "lb", 1 + server)
-        target.driver.set_forwarding(LB, server, Destination(port=1 + server), [0])
+        target.control.set_forwarding(LB, server, Destination(port=1 + server), [0])
     return image, target
 
 
@@ -226,14 +226,14 @@ def test_paxos_leader_and_three_acceptors(fabric: Fabric) -> None:
         ),
     )
     leader = fabric.switch("leader")
-    Deployment(leader.driver).apply(leader_image)
-    leader.driver.set_multicast(PAXOS, 1, [Destination(port=p) for p in (1, 2, 3)], [0])
+    Deployment(leader.control).apply(leader_image)
+    leader.control.set_multicast(PAXOS, 1, [Destination(port=p) for p in (1, 2, 3)], [0])
     fabric.host("client", "leader", 0)
     for n in range(3):
         acceptor = fabric.switch(f"acceptor{n}")
         fabric.cable("leader", 1 + n, f"acceptor{n}", 0)
-        Deployment(acceptor.driver).apply(acceptors)
-        acceptor.driver.set_multicast(PAXOS, 1, [Destination(port=p) for p in (4, 5)], [0])
+        Deployment(acceptor.control).apply(acceptors)
+        acceptor.control.set_multicast(PAXOS, 1, [Destination(port=p) for p in (4, 5)], [0])
         fabric.host(f"learner0.{n}", f"acceptor{n}", 4)
         fabric.host(f"learner1.{n}", f"acceptor{n}", 5)
     write(fabric.switches["acceptor0"], acceptors, PAXOS, "paxos.rounds", {1: 5})  # newer round

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from dpfc.catalog import codes
 from dpfc.encoding.bitfields import RESERVED
 from dpfc.encoding.code.fields import (
     check_canonical_bytes,
@@ -114,7 +115,7 @@ def decode_bundle(reader: ByteReader, profile: TargetProfile) -> Bundle:
         raise DecodeError(
             "reserved bits of the bundle header are set",
             start + BUNDLE_HEAD.field("reserved").byte,
-            "DPF3011",
+            codes.DECODE_RESERVED_BITS,
         )
     try:
         ctrl_op = CtrlOp(ctrl_value)
@@ -122,7 +123,7 @@ def decode_bundle(reader: ByteReader, profile: TargetProfile) -> Bundle:
         raise DecodeError(
             f"unknown control opcode {ctrl_value}",
             start + BUNDLE_HEAD.field("ctrl_op").byte,
-            "DPF3012",
+            codes.DECODE_UNKNOWN_CONTROL_OP,
         ) from None
     taken = decode_pc(BUNDLE_HEAD.read(reader, start="pc_taken")["pc_taken"])
     branch = BRANCH.read(reader) if ctrl_op.conditional else None
@@ -131,7 +132,7 @@ def decode_bundle(reader: ByteReader, profile: TargetProfile) -> Bundle:
         raise DecodeError(
             f"{n_sel} selectors but {profile.name} has {profile.registers} registers",
             start + BUNDLE_HEAD.field("n_sel").byte,
-            "DPF3013",
+            codes.DECODE_TOO_MANY_SELECTORS,
         )
     for _ in range(n_sel):
         offset = reader.offset
@@ -154,7 +155,7 @@ def decode_bundle(reader: ByteReader, profile: TargetProfile) -> Bundle:
                     f"{what} names immediate slot {slot} but the bundle has "
                     f"{len(immediates)} immediate(s)",
                     offset,
-                    "DPF3014",
+                    codes.DECODE_MISSING_IMMEDIATE,
                 )
             return Imm(immediates[slot])
         return register_at(raw, what, offset)
@@ -174,7 +175,7 @@ def decode_bundle(reader: ByteReader, profile: TargetProfile) -> Bundle:
                     f"LOAD_IMM names immediate slot {raw} but the bundle has "
                     f"{len(immediates)} immediate(s)",
                     offset + operand_at,
-                    "DPF3014",
+                    codes.DECODE_MISSING_IMMEDIATE,
                 )
             value = immediates[raw]
         selectors.append(Selector(dest, kind, source, value))
@@ -197,14 +198,14 @@ def decode_bundle(reader: ByteReader, profile: TargetProfile) -> Bundle:
             "non-canonical bundle: ALU op group present but every lane is NOP "
             "(the canonical encoding clears has_alu and omits the group)",
             alu_offset,
-            "DPF3040",
+            codes.DECODE_NON_CANONICAL,
         )
     if mem is not None and all(op is MemOp.NOP for op in mem):
         raise DecodeError(
             "non-canonical bundle: memory op group present but every lane is NOP "
             "(the canonical encoding clears has_mem and omits the group)",
             mem_offset,
-            "DPF3040",
+            codes.DECODE_NON_CANONICAL,
         )
     _check_canonical_immediates(immediates, bundle.immediates(), imm_offset)
     check_canonical_bytes(reader, start, encode_bundle(bundle, profile), "bundle")
@@ -221,13 +222,13 @@ def _check_canonical_immediates(
                 f"non-canonical bundle: immediate {value:#x} is stored twice "
                 f"(slots {actual.index(value)} and {slot})",
                 offset + IMMEDIATE.size * slot,
-                "DPF3040",
+                codes.DECODE_NON_CANONICAL,
             )
         if value not in canonical:
             raise DecodeError(
                 f"non-canonical bundle: immediate slot {slot} ({value:#x}) is never used",
                 offset + IMMEDIATE.size * slot,
-                "DPF3040",
+                codes.DECODE_NON_CANONICAL,
             )
     for slot, (value, expected) in enumerate(zip(actual, canonical, strict=True)):
         if value != expected:
@@ -235,7 +236,7 @@ def _check_canonical_immediates(
                 f"non-canonical bundle: immediates not in first-use order "
                 f"(slot {slot} holds {value:#x}, the canonical order puts {expected:#x} there)",
                 offset + IMMEDIATE.size * slot,
-                "DPF3040",
+                codes.DECODE_NON_CANONICAL,
             )
 
 
@@ -244,7 +245,9 @@ def _decode_op_group(reader: ByteReader, lanes: int, what: str, enum: type[E]) -
     group = op_group(lanes)
     values = group.unpack(reader.take(group.size, what))
     if values.get(RESERVED):
-        raise DecodeError(f"padding nibble of {what} is not zero", offset, "DPF3015")
+        raise DecodeError(
+            f"padding nibble of {what} is not zero", offset, codes.DECODE_PADDING_NIBBLE
+        )
     out = []
     for lane in range(lanes):
         value = values[f"lane_{lane}"]
@@ -254,6 +257,6 @@ def _decode_op_group(reader: ByteReader, lanes: int, what: str, enum: type[E]) -
             raise DecodeError(
                 f"unknown opcode {value} in {what}, lane {lane}",
                 offset + group.field(f"lane_{lane}").byte,
-                "DPF3016",
+                codes.DECODE_UNKNOWN_OPCODE,
             ) from None
     return tuple(out)

@@ -17,6 +17,7 @@ epilog does (that is :mod:`dpfc.isa.check`), nor for blocks and options (:mod:`.
 
 from __future__ import annotations
 
+from dpfc.catalog import codes
 from dpfc.encoding.code.fields import (
     check_canonical_bytes,
     decode_pc,
@@ -81,15 +82,21 @@ def decode_epilog(reader: ByteReader, profile: TargetProfile) -> EpilogBundle:
         return start + EPILOG_HEAD.field(name).byte
 
     if head["reserved"]:
-        raise DecodeError("reserved bits of the epilog header are set", at("reserved"), "DPF3011")
+        raise DecodeError(
+            "reserved bits of the epilog header are set", at("reserved"), codes.DECODE_RESERVED_BITS
+        )
     action = profile.steering_by_code(action_code)
     if action is None:
         raise DecodeError(
-            f"unknown steering action code {action_code}", at("steer_action"), "DPF3017"
+            f"unknown steering action code {action_code}",
+            at("steer_action"),
+            codes.DECODE_UNKNOWN_STEERING,
         )
     if n_push > profile.max_push:
         raise DecodeError(
-            f"PUSH of {n_push} registers exceeds 2L = {profile.max_push}", at("n_push"), "DPF3018"
+            f"PUSH of {n_push} registers exceeds 2L = {profile.max_push}",
+            at("n_push"),
+            codes.DECODE_PUSH_TOO_MANY,
         )
     push = tuple(read_register(reader, "PUSH register") for _ in range(n_push))
     value: Operand | None = None
@@ -103,7 +110,7 @@ def decode_epilog(reader: ByteReader, profile: TargetProfile) -> EpilogBundle:
         raise DecodeError(
             f"steering action `{action.name}` takes no value but steer_src is set",
             at("steer_src"),
-            "DPF3019",
+            codes.DECODE_BAD_EPILOG_SOURCE,
         )
     next_pc: PC | Register | None = None
     if next_src == NEXT_PC_IMM:
@@ -111,7 +118,9 @@ def decode_epilog(reader: ByteReader, profile: TargetProfile) -> EpilogBundle:
     elif next_src == NEXT_PC_REG:
         next_pc = read_register(reader, "NEXT_PC register")
     elif next_src != NEXT_PC_NONE:
-        raise DecodeError(f"invalid NEXT_PC source {next_src}", at("next_pc_src"), "DPF3019")
+        raise DecodeError(
+            f"invalid NEXT_PC source {next_src}", at("next_pc_src"), codes.DECODE_BAD_EPILOG_SOURCE
+        )
     epilog = EpilogBundle(push, Steering(action.name, value), next_pc, bool(hdr_mod))
     check_canonical_bytes(reader, start, encode_epilog(epilog, profile), "epilog")
     return epilog

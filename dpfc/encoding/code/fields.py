@@ -17,6 +17,7 @@ blocks and code options (:mod:`.packing`).
 
 from __future__ import annotations
 
+from dpfc.catalog import codes
 from dpfc.encoding.errors import ByteReader, DecodeError
 from dpfc.encoding.layouts import (
     BRANCH,
@@ -53,7 +54,7 @@ def register_at(code: int, what: str, offset: int) -> Register:
         raise DecodeError(
             f"invalid register number {code:#04x} in {what} (register numbers are 0x00..0x1f)",
             offset,
-            "DPF3010",
+            codes.DECODE_BAD_REGISTER,
         )
     return Register.from_code(code)
 
@@ -72,7 +73,7 @@ def check_canonical_bytes(reader: ByteReader, start: int, canonical: bytes, what
         (i for i, (a, b) in enumerate(zip(actual, canonical, strict=False)) if a != b),
         min(len(actual), len(canonical)),
     )
-    raise DecodeError(f"non-canonical {what} encoding", start + index, "DPF3040")
+    raise DecodeError(f"non-canonical {what} encoding", start + index, codes.DECODE_NON_CANONICAL)
 
 
 def field_offset(bundle: StageBundle, where: tuple[str | int, ...], profile: TargetProfile) -> int:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from dpfc.catalog import codes
 from dpfc.encoding.code.bundle import decode_bundle, encode_bundle
 from dpfc.encoding.code.epilog import decode_epilog, encode_epilog
 from dpfc.encoding.errors import ByteReader, DecodeError, EncodingError
@@ -146,7 +147,7 @@ def _unpack_code(
         reader = ByteReader(data, base)
         n_blocks = CODE_OPTION_HEAD.read(reader)["n_blocks"]
         if n_blocks == 0:
-            raise DecodeError("code option holds no blocks", base, "DPF3020")
+            raise DecodeError("code option holds no blocks", base, codes.DECODE_EMPTY_CODE_OPTION)
         for _ in range(n_blocks):
             offset = reader.offset
             block = BLOCK_HEAD.read(reader)
@@ -155,13 +156,13 @@ def _unpack_code(
                 raise DecodeError(
                     f"{stage_name(stage)} block after {stage_name(last_stage)}: blocks must be in stage order",
                     offset,
-                    "DPF3021",
+                    codes.DECODE_BLOCK_ORDER,
                 )
             if stage != EPILOG_STAGE and stage > profile.num_eus:
                 raise DecodeError(
                     f"code for EU{stage - 1} but {profile.name} has {profile.num_eus} EUs",
                     offset,
-                    "DPF3022",
+                    codes.DECODE_NO_SUCH_EU,
                 )
             last_stage = stage
             for _ in range(count):
@@ -191,12 +192,12 @@ def _check_padding(reader: ByteReader) -> None:
             f"the next {OPTION_WORD_BYTES}-byte boundary (at most {OPTION_WORD_BYTES - 1} "
             "bytes) may follow",
             start,
-            "DPF3023",
+            codes.DECODE_TRAILING_BYTES,
         )
     for index, byte in enumerate(padding):
         if byte:
             raise DecodeError(
                 f"padding byte after the blocks of a code option is {byte:#04x}, not zero",
                 start + index,
-                "DPF3023",
+                codes.DECODE_TRAILING_BYTES,
             )

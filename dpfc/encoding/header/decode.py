@@ -15,6 +15,7 @@ tables of :mod:`dpfc.encoding.layouts`); the code options' contents are unpacked
 
 from __future__ import annotations
 
+from dpfc.catalog import codes
 from dpfc.encoding.code import MAX_BLOCK_BUNDLES, decode_pc, field_offset, unpack_code
 from dpfc.encoding.errors import DecodeError, EncodingError
 from dpfc.encoding.header.encode import encode_options
@@ -53,25 +54,29 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
     """
     if len(data) > OPTIONS_MAX:
         raise DecodeError(
-            f"options area of {len(data)} bytes exceeds {OPTIONS_MAX}", base_offset, "DPF3031"
+            f"options area of {len(data)} bytes exceeds {OPTIONS_MAX}",
+            base_offset,
+            codes.DECODE_OPTIONS_TOO_LARGE,
         )
     options = [o for o in split_options(data, base_offset) if o[1] == OPTION_CLASS]
     if not options:
         raise DecodeError(
-            "no SwitchVM option (class 0xFFF0) in the Geneve header", base_offset, "DPF3032"
+            "no SwitchVM option (class 0xFFF0) in the Geneve header",
+            base_offset,
+            codes.DECODE_NO_SWITCHVM_OPTION,
         )
     offset, _, opt_type, head = options[0]
     if opt_type != TYPE_HEADER:
         raise DecodeError(
             f"first SwitchVM option has type {opt_type:#04x}, expected the header option (0x01)",
             offset,
-            "DPF3033",
+            codes.DECODE_HEADER_NOT_FIRST,
         )
     if len(head) != HEADER_DATA_LEN:
         raise DecodeError(
             f"header option has {len(head)} data bytes, expected {HEADER_DATA_LEN}",
             offset + OPTION_HEAD.field("length").byte,
-            "DPF3034",
+            codes.DECODE_HEADER_LENGTH,
         )
 
     def at(name: str) -> int:
@@ -82,7 +87,9 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
     version, flags = fields["version"], fields["flags"]
     if version != FORMAT_VERSION:
         raise DecodeError(
-            f"unsupported SwitchVM format version {version}", at("version"), "DPF3035"
+            f"unsupported SwitchVM format version {version}",
+            at("version"),
+            codes.DECODE_FORMAT_VERSION,
         )
     gas, depth = fields["gas"], fields["stack_depth"]
     n_code, n_stack = fields["n_code_opts"], fields["n_stack_opts"]
@@ -92,7 +99,7 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
         raise DecodeError(
             f"stack depth {depth} exceeds {profile.name}'s limit of {profile.stack_max_depth}",
             at("stack_depth"),
-            "DPF3036",
+            codes.DECODE_STACK_TOO_DEEP,
         )
     rest = options[1:]
     expected = [TYPE_CODE] * n_code + [TYPE_STACK] * n_stack
@@ -103,7 +110,7 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
             f"{actual.count(TYPE_CODE)} code and {actual.count(TYPE_STACK)} stack options"
             + ("" if sorted(actual) == actual else " (out of order)"),
             at("n_code_opts"),
-            "DPF3037",
+            codes.DECODE_OPTION_COUNTS,
         )
     positions: dict[tuple[int, int], int] = {}
     code = unpack_code([(o[0] + OPTION_HEAD.size, o[3]) for o in rest[:n_code]], profile, positions)
@@ -114,7 +121,7 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
             f"header announces {depth} stack entries, stack options hold "
             f"{len(stack_data) // entry}",
             at("stack_depth"),
-            "DPF3038",
+            codes.DECODE_STACK_DEPTH_MISMATCH,
         )
     stack = tuple(
         int.from_bytes(stack_data[i : i + entry], "big") for i in range(0, len(stack_data), entry)
@@ -131,7 +138,9 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
     problems = check_image(code, profile)
     if problems:
         stage, index, v = problems[0]
-        if v.code == "DPF1031":  # too many bundles in a stage: point at the first one too many
+        if (
+            v.code == codes.ISA_TOO_MANY_PACKET_BUNDLES
+        ):  # too many bundles in a stage: point at the first one too many
             index = profile.packet_bundles_per_stage
         raise DecodeError(
             f"{stage_name(stage)} bundle {index}: {v.message}",
@@ -139,14 +148,16 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
             v.code,
         )
     if header.gas > profile.max_gas:
-        raise DecodeError(f"gas {gas} exceeds {profile.max_gas}", at("gas"), "DPF3039")
+        raise DecodeError(
+            f"gas {gas} exceeds {profile.max_gas}", at("gas"), codes.DECODE_GAS_TOO_HIGH
+        )
     for name, pointer, field_at in (
         ("DPF pointer", header.dpf_ptr, at("dpf_ptr")),
         ("egress pointer", header.egress_ptr, at("egress_ptr")),
     ):
         problem = pointer_problem(pointer, code, profile)
         if problem:
-            raise DecodeError(f"{name}: {problem}", field_at, "DPF3041")
+            raise DecodeError(f"{name}: {problem}", field_at, codes.DECODE_BAD_POINTER)
     try:
         again = encode_options(header, profile)
     except EncodingError as exc:
@@ -197,21 +208,21 @@ def _check_canonical(options: list[Option], n_code: int, encoded: EncodedOptions
                 f"block (of at most {MAX_BLOCK_BUNDLES}) per code option"
             )
         index = _first_diff(ours, encoded.data[header_end:code_end])
-        raise DecodeError(message, _locate(code_options, index), "DPF3040")
+        raise DecodeError(message, _locate(code_options, index), codes.DECODE_NON_CANONICAL)
     ours = _concat(stack_options)
     if ours != encoded.data[code_end:]:
         raise DecodeError(
             f"non-canonical stack: {len(stack_options)} stack option(s) where the canonical "
             f"encoding uses {encoded.stack_options} ({STACK_ENTRIES_PER_OPTION} entries per option)",
             _locate(stack_options, _first_diff(ours, encoded.data[code_end:])),
-            "DPF3040",
+            codes.DECODE_NON_CANONICAL,
         )
     ours = _concat(options[:1])
     if ours != encoded.data[:header_end]:
         raise DecodeError(
             "non-canonical header option",
             _locate(options[:1], _first_diff(ours, encoded.data[:header_end])),
-            "DPF3040",
+            codes.DECODE_NON_CANONICAL,
         )
 
 

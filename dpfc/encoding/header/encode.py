@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import struct
 
+from dpfc.catalog import codes
 from dpfc.encoding.code import PackedCode, encode_pc, pack_code
 from dpfc.encoding.errors import EncodingError
 from dpfc.encoding.header.format import (
@@ -102,35 +103,43 @@ def encode_options(
     for name, pointer in (("DPF pointer", header.dpf_ptr), ("egress pointer", header.egress_ptr)):
         problem = pointer_problem(pointer, header.code, profile)
         if problem:
-            raise EncodingError(f"{name}: {problem}", "DPF2006")
+            raise EncodingError(f"{name}: {problem}", codes.ENCODE_BAD_POINTER)
     stack = header.stack
     depth = len(stack)
     if depth > profile.stack_max_depth:
         raise EncodingError(
             f"stack of {depth} entries exceeds {profile.name}'s depth of {profile.stack_max_depth}",
-            "DPF2002",
+            codes.ENCODE_STACK_TOO_DEEP,
         )
     # min/max in C first; the loop (which names the first bad value) only when one is bad
     if stack and not (min(stack) >= 0 and max(stack) <= _ENTRY.mask):
         for value in stack:
             if not 0 <= value <= _ENTRY.mask:
                 raise EncodingError(
-                    f"stack value {value} does not fit in {_ENTRY.width} bits", "DPF2003"
+                    f"stack value {value} does not fit in {_ENTRY.width} bits",
+                    codes.ENCODE_HEADER_VALUE_RANGE,
                 )
     if not 0 <= header.app_id <= _APP_ID.mask:
         raise EncodingError(
-            f"app id {header.app_id} does not fit in {_APP_ID.width} bits", "DPF2003"
+            f"app id {header.app_id} does not fit in {_APP_ID.width} bits",
+            codes.ENCODE_HEADER_VALUE_RANGE,
         )
     if not 0 <= header.gas <= profile.max_gas:
-        raise EncodingError(f"gas {header.gas} out of range 0..{profile.max_gas}", "DPF2003")
+        raise EncodingError(
+            f"gas {header.gas} out of range 0..{profile.max_gas}", codes.ENCODE_HEADER_VALUE_RANGE
+        )
     if not 0 <= header.flags <= _FLAGS.mask:
-        raise EncodingError(f"flags must fit in {_FLAGS.width} bits", "DPF2003")
+        raise EncodingError(
+            f"flags must fit in {_FLAGS.width} bits", codes.ENCODE_HEADER_VALUE_RANGE
+        )
     stack_chunks = [
         stack[i : i + STACK_ENTRIES_PER_OPTION] for i in range(0, depth, STACK_ENTRIES_PER_OPTION)
     ]
     code_options = packed.options
     if len(code_options) > _N_CODE.mask or len(stack_chunks) > _N_STACK.mask:
-        raise EncodingError(f"more than {_N_CODE.mask} code or stack options", "DPF2004")
+        raise EncodingError(
+            f"more than {_N_CODE.mask} code or stack options", codes.ENCODE_TOO_MANY_OPTIONS
+        )
     head = _header_option(header, depth, len(code_options), len(stack_chunks))
     parts = [head]
     parts += [geneve_option(TYPE_CODE, payload) for payload in code_options]
@@ -151,7 +160,7 @@ def encode_options(
         raise EncodingError(
             f"SwitchVM options take {len(data)} bytes, over the Geneve limit of {OPTIONS_MAX} "
             f"(header {HEADER_OPTION_BYTES}, code {code_bytes}, stack {stack_bytes})",
-            "DPF2005",
+            codes.ENCODE_OPTIONS_TOO_LARGE,
         )
     return EncodedOptions(
         data=data,

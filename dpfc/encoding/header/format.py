@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 
+from dpfc.catalog import codes
 from dpfc.encoding.errors import ByteReader, DecodeError
 from dpfc.encoding.layouts import (
     HEADER_OPTION,
@@ -152,7 +153,7 @@ def _split_options_checked(data: bytes, base_offset: int) -> list[Option]:
             raise DecodeError(
                 "reserved bits of a Geneve option header are set",
                 offset + _RESERVED.byte,
-                "DPF3030",
+                codes.DECODE_OPTION_RESERVED_BITS,
             )
         payload = reader.take(
             head["length"] * OPTION_WORD_BYTES,

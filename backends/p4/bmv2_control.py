@@ -1,14 +1,14 @@
-"""The bmv2 switch driver: the switch-driver protocol (dpfc.target.driver) on simple_switch.
+"""The bmv2 control: the control protocol (:class:`~dpfc.switch.SwitchControl`) on simple_switch.
 
-Contract: :class:`Bmv2Driver` implements :class:`~dpfc.target.driver.SwitchDriver` for one
-simple_switch running the v1model program ``dpfc p4`` generated for the same profile. The
-protocol's logic — validation, tenant slots, the lane memories' allocation, which entries
-each call writes — is :class:`~dpfc.backends.p4.entries.EntryDriver`'s; this module
-renders its operations as simple_switch_CLI commands (:class:`CliWriter`, through
-:mod:`.cli`), reads handles and register words back from the CLI's output (a command the
-CLI refuses is the driver's refusal, DPF4099, so a deployment rolls back), and adds what
-only bmv2's program has: the CRC parameters of its ``crc32_custom`` calculations and the
-RAND generator's state.
+Contract: :class:`Bmv2Control` implements the protocol for one simple_switch running the
+v1model program ``dpfc p4`` generated for the same profile. The protocol's logic —
+validation and the lane memories' allocation (the switch contract's ledger), tenant slots,
+which entries each call writes — is :class:`~dpfc.backends.p4.entries.EntryControl`'s;
+this module renders its operations as simple_switch_CLI commands (:class:`CliWriter`,
+through :mod:`.simple_switch_cli`), reads handles and register words back from the CLI's
+output (a command the CLI refuses is the switch's refusal, DPF4099, so a deployment rolls
+back), and adds what only bmv2's program has: the CRC parameters of its ``crc32_custom``
+calculations and the RAND generator's state.
 
 One pipe: bmv2's simple_switch has a single pipeline (``pipe_count`` is 1).
 """
@@ -21,16 +21,14 @@ from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
-from dpfc.backends.p4.cli import Cli, CliError
-from dpfc.backends.p4.entries import EntryDriver
-from dpfc.backends.p4.writer import EntryWriter, Match
-from dpfc.backends.sim.rand import ZERO_SEED_STATE
-from dpfc.target.driver import DriverError
+from dpfc.backends.p4.entries import EntryControl
+from dpfc.backends.p4.simple_switch_cli import Cli, CliError
+from dpfc.backends.p4.writer import REFUSED, EntryWriter, Match
+from dpfc.switch import SwitchRefused, seed_state
 from dpfc.target.profile import HASH_FUNCTIONS, TargetProfile
 
 HANDLE = re.compile(r"handle (\d+)")
 READ_ONE_BY_ONE = 8  # more words are read as the whole register array, in one call
-REFUSED = "DPF4099"  # bmv2 refused a table or register operation
 HASH_ACTION = re.compile(r"\bhash_lane_(\d+)$")
 
 
@@ -41,18 +39,18 @@ class CliWriter(EntryWriter):
         self.cli = cli
 
     def run(self, command: str) -> str:
-        """One CLI command; a refusal is the driver's refusal (so a deployment rolls back)."""
+        """One CLI command; the CLI's refusal is the switch's (so a deployment rolls back)."""
         try:
             return self.cli.run(command)
         except CliError as refused:
-            raise DriverError(
+            raise SwitchRefused(
                 REFUSED, f"bmv2 refused `{command}`: {refused.output.strip()}"
             ) from None
 
     def _handle(self, output: str, what: str) -> int:
         found = HANDLE.search(output)
         if found is None:
-            raise DriverError(REFUSED, f"bmv2 did not {what}: {output.strip()}")
+            raise SwitchRefused(REFUSED, f"bmv2 did not {what}: {output.strip()}")
         return int(found.group(1))
 
     def add_entry(
@@ -109,8 +107,8 @@ class CliWriter(EntryWriter):
         self.run(f"mc_node_destroy {node}")
 
 
-class Bmv2Driver(EntryDriver):
-    """Drives one simple_switch (see the module docstring)."""
+class Bmv2Control(EntryControl):
+    """The control protocol on one simple_switch (see the module docstring)."""
 
     def __init__(
         self, cli: Cli, profile: TargetProfile, program_json: Path | str | None = None
@@ -121,17 +119,11 @@ class Bmv2Driver(EntryDriver):
         if program_json is not None:
             self.set_hash_functions(program_json)
 
-    def _pipes(self, pipes: Sequence[int], pipeline: str = "ingress") -> None:
-        if any(p != 0 for p in pipes):
-            raise DriverError("DPF4016", f"bmv2 has one pipe (0), not {sorted(set(pipes))}")
-        super()._pipes(pipes, pipeline)
-
     def seed_random(self, state: int) -> None:
         """The xorshift32 state RAND draws from (the simulator's generator, same seed)."""
-        state &= 0xFFFF_FFFF
-        state = state or ZERO_SEED_STATE  # xorshift never leaves 0 (as the simulator)
+        register = self.entry_plane.qualified("rng_state")
         for pipeline in (0, 1):  # the ingress's state and the egress pass's
-            self.writer.write_register(self._q("rng_state"), pipeline, state)
+            self.writer.write_register(register, pipeline, seed_state(state))
 
     def set_hash_functions(self, program_json: Path | str) -> None:
         """bmv2's crc32_custom calculations get each lane's CRC of the profile. A lane's
@@ -162,4 +154,4 @@ def hash_calculations(program_json: str) -> tuple[tuple[str, int], ...]:
     return tuple(found)
 
 
-__all__ = ["Bmv2Driver", "CliError", "CliWriter"]
+__all__ = ["Bmv2Control", "CliError", "CliWriter"]

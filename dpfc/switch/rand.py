@@ -1,10 +1,12 @@
-"""RAND's generator: xorshift32 (Marsaglia 2003, shifts 13, 17, 5), one state per pipe.
+"""RAND's generator: xorshift32 (Marsaglia 2003), one state per pipeline of a pipe.
 
-Contract: :class:`Xorshift32` is the generator the prolog's RAND selector draws from, the
-same one the generated P4 program computes (``draw_random`` in
-:mod:`dpfc.backends.p4.program`), so a simulator and a bmv2 switch seeded with the same
-state give the same words in the same order. A state is never 0 (xorshift's fixed point):
-seeding with 0 stores :data:`ZERO_SEED_STATE`, as the switch's control plane does.
+Contract: :data:`XORSHIFT32_SHIFTS` is the generator — three shifts, each XORed into the
+state — and everything that draws RAND derives from it: :func:`next_state` and
+:class:`Xorshift32` here (the simulator's prolog draws from one), the JIT's native prolog
+(``dpfc.backends.jit``) and the P4 program's ``draw_random`` action (bmv2's v1model), so
+a simulator, its JIT and a bmv2 switch seeded with the same state give the same words in
+the same order. A state is never 0 (xorshift's fixed point): :func:`seed_state` turns a
+seed of 0 into :data:`ZERO_SEED_STATE`, as every switch's control plane does.
 
 Why xorshift32 and not Python's Mersenne Twister: it is three shifts and three XORs, which
 a P4 action on bmv2 and on Tofino computes in one pass (paper §3.4 only asks for "a random
@@ -18,6 +20,8 @@ from typing import Protocol
 
 MASK = 0xFFFF_FFFF
 ZERO_SEED_STATE = 0x2545_F491  # any non-zero word: xorshift never leaves 0
+# (direction, amount): ``state ^= state << 13``, then ``>> 17``, then ``<< 5`` (32 bits)
+XORSHIFT32_SHIFTS: tuple[tuple[str, int], ...] = (("<<", 13), (">>", 17), ("<<", 5))
 
 
 class RandomSource(Protocol):
@@ -26,11 +30,16 @@ class RandomSource(Protocol):
     def getrandbits(self, k: int, /) -> int: ...
 
 
+def seed_state(state: int) -> int:
+    """The state a seed stores: its low 32 bits, and :data:`ZERO_SEED_STATE` for 0."""
+    state &= MASK
+    return state if state else ZERO_SEED_STATE
+
+
 def next_state(state: int) -> int:
     """One xorshift32 step: the next state, which is also the word drawn."""
-    state ^= (state << 13) & MASK
-    state ^= state >> 17
-    state ^= (state << 5) & MASK
+    for direction, amount in XORSHIFT32_SHIFTS:
+        state ^= (state << amount) & MASK if direction == "<<" else state >> amount
     return state
 
 
@@ -47,8 +56,7 @@ class Xorshift32:
         return cls(zlib.crc32(text.encode()))
 
     def seed(self, state: int) -> None:
-        state &= MASK
-        self.state = state if state else ZERO_SEED_STATE
+        self.state = seed_state(state)
 
     def getrandbits(self, k: int, /) -> int:
         if not 0 < k <= 32:
@@ -57,4 +65,12 @@ class Xorshift32:
         return self.state & ((1 << k) - 1)
 
 
-__all__ = ["MASK", "ZERO_SEED_STATE", "RandomSource", "Xorshift32", "next_state"]
+__all__ = [
+    "MASK",
+    "XORSHIFT32_SHIFTS",
+    "ZERO_SEED_STATE",
+    "RandomSource",
+    "Xorshift32",
+    "next_state",
+    "seed_state",
+]

@@ -1,12 +1,14 @@
-"""The switch driver: the one interface through which dpfc changes a SwitchVM switch.
+"""The control protocol: the one interface through which dpfc changes a SwitchVM switch.
 
-:class:`SwitchDriver` is what :mod:`dpfc.deploy` needs from a target to install an image:
-code-memory words (bytes: a driver decodes or forwards them, it never receives Python
+:class:`SwitchControl` is what :mod:`dpfc.deploy` needs from a target to install an image:
+code-memory words (bytes: a switch decodes or forwards them, it never receives Python
 bundles), memory mappings, permission entries, steering entries and memory reads and
-writes. Every back end implements it — the simulator (``dpfc.backends.sim.SimDriver``)
-and, later, bmv2 — so an image deploys to any of them the same way.
+writes. Every back end implements it — the simulator (``dpfc.backends.sim.SimControl``),
+bmv2 (``dpfc.backends.p4.bmv2_control.Bmv2Control``) and the BF-RT script writer — so an
+image deploys to any of them the same way; all of them validate through one
+:class:`~dpfc.switch.ledger.RequestLedger`, so they refuse the same requests.
 
-Contract of every method: it validates first and raises :class:`DriverError` (a DPFxxxx
+Contract of every method: it validates first and raises :class:`SwitchRefused` (a DPFxxxx
 code and a message) without changing anything; ``pipes`` names the pipes to change (all
 given, none skipped).
 
@@ -30,7 +32,7 @@ from typing import Protocol, runtime_checkable
 from dpfc.target.profile import TargetProfile
 
 
-class DriverError(Exception):
+class SwitchRefused(Exception):
     """A switch refused a request; nothing was changed."""
 
     def __init__(self, code: str, message: str) -> None:
@@ -66,8 +68,8 @@ class Grant:
 
 
 @runtime_checkable
-class SwitchDriver(Protocol):
-    """A SwitchVM switch, as dpfc's deployer drives it (see the module docstring)."""
+class SwitchControl(Protocol):
+    """A SwitchVM switch, as dpfc's deployer changes it (see the module docstring)."""
 
     @property
     def profile(self) -> TargetProfile: ...
@@ -146,4 +148,4 @@ class SwitchDriver(Protocol):
     ) -> None: ...
 
 
-__all__ = ["Destination", "DriverError", "Grant", "SwitchDriver"]
+__all__ = ["Destination", "Grant", "SwitchControl", "SwitchRefused"]

@@ -5,7 +5,7 @@ Contract: :class:`Cli` connects to a running simple_switch and runs CLI command 
 with exactly the CLI's parsing and checks, by loading simple_switch_CLI's own Python
 modules from the toolchain (nothing of them is in dpfc). ``run`` returns the command's
 output and raises :class:`CliError` when the CLI reports an error (it prints errors
-rather than raising them). Every command also goes to ``history``, so what a driver did
+rather than raising them). Every command also goes to ``history``, so what a control did
 can be replayed with ``simple_switch_CLI < script``.
 """
 
