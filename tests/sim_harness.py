@@ -23,7 +23,7 @@ Choices that make the simulator and the interpreter see the same inputs:
   entries are ignored.
 * RAND: ``inputs.rand[k % len]`` is the word of the function's k-th ``rand`` instruction
   (function order: blocks, then instructions; the numbering of
-  :mod:`dpfc.schedule.build`, which carries it as the RAND operation's ``index``). The
+  :mod:`dpfc.schedule.problem.build`, which carries it as the RAND operation's ``index``). The
   prolog draws in register order, so the simulator's generator is replaced by one that
   returns, for its j-th draw, the word of the RAND operation the j-th RAND prolog load
   holds (``rand_order``, from the schedule: :func:`rand_order`); the interpreter draws in
@@ -74,8 +74,7 @@ from dpfc.isa.opcodes import SelectorKind
 from dpfc.machine.program import MachineProgram, Pipeline, Placement
 from dpfc.packet.layers import build_frame, build_inner
 from dpfc.packet.wire import parse_packet
-from dpfc.schedule.problem import Problem
-from dpfc.schedule.schedule import Schedule
+from dpfc.schedule import Problem, Schedule
 from dpfc.switch import segment_pieces
 from tests.sim_install import install_program
 

@@ -1,4 +1,4 @@
-"""Conditions as words computed by the ALU (dpfc/schedule/boolwords.py), run in the simulator.
+"""Conditions as words computed by the ALU (dpfc/schedule/problem/boolwords.py), run in the simulator.
 
 Every compare kind (unsigned, signed, equality, bit test), the boolean operators and word
 selects are compiled with ``booleans="alu"`` (no branches) and run in the simulator on edge
@@ -16,8 +16,7 @@ from dpfc.codegen.emit import generate
 from dpfc.diagnostics import SourceFile
 from dpfc.driver import CompileOptions, compile_source
 from dpfc.ir.interp import Inputs
-from dpfc.schedule.driver import ScheduleOptions
-from dpfc.schedule.problem import Branch
+from dpfc.schedule import Branch, ScheduleOptions
 from dpfc.target import BUILTIN_PROFILES
 from tests.sim_harness import arrays_of, assert_same, reference, run_compiled
 

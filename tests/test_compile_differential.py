@@ -34,12 +34,15 @@ from dpfc.ir.interp import Inputs
 from dpfc.ir.printer import format_function
 from dpfc.isa.bundle import PC
 from dpfc.passes.manager import DEFAULT_PIPELINE, run_pipeline
-from dpfc.schedule.bounds import compute_bounds
-from dpfc.schedule.build import build_problem
-from dpfc.schedule.driver import ScheduleOptions, ScheduleResult
-from dpfc.schedule.limits import Budget
-from dpfc.schedule.module import schedule_module
-from dpfc.schedule.problem import Exit
+from dpfc.schedule import (
+    Budget,
+    Exit,
+    ScheduleOptions,
+    ScheduleResult,
+    build_problem,
+    compute_bounds,
+    schedule_module,
+)
 from tests.dpf_programs import GeneratedProgram, generate, inputs_for, programs
 from tests.sim_harness import arrays_of, assert_same, rand_order, reference, run_compiled
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dpfc.codegen.emit import format_with_source
 from dpfc.diagnostics import SourceFile
 from dpfc.driver import CompileOptions, compile_source
-from dpfc.schedule.explain import format_grid
+from dpfc.schedule import format_grid
 from dpfc.target.profile import BUILTIN_PROFILES
 
 SOURCE = """\

@@ -127,7 +127,7 @@ def test_options_are_validated_before_any_phase_runs(
 
         return record
 
-    monkeypatch.setattr("dpfc.cli.lang.check_source", phase("check"))
+    monkeypatch.setattr("dpfc.driver.compile.check_source", phase("check"))
     monkeypatch.setattr("dpfc.driver.compile.schedule_module", phase("schedule"))
     code, _, stderr = run("compile", str(source), *options)
     assert code == 1 and message in stderr, stderr
@@ -170,7 +170,7 @@ def test_dpf_schedules_only_that_dpf_and_those_sharing_its_arrays(
     assert scheduled_functions(module, "c") == {"c"}
     assert scheduled_functions(module, None) == {"a", "b", "c"}
     import dpfc.schedule.module as schedule_module
-    from dpfc.schedule.driver import schedule_problem as real  # what schedule_module calls
+    from dpfc.schedule.search import schedule_problem as real  # what schedule_module calls
 
     scheduled: list[str] = []
 

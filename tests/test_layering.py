@@ -45,7 +45,7 @@ BACK_END_INTERFACES = {
 }
 ADAPTERS = {
     "lark": {"dpfc/parsing.py"},
-    "z3": {"dpfc/schedule/z3model.py"},
+    "z3": {"dpfc/schedule/z3/adapter.py"},
     "scapy": {"dpfc/packet/layers.py"},
     "networkx": {"dpfc/ir/cfg.py"},
     "llvmlite": {"backends/jit/llvm.py"},  # the JIT's adapter

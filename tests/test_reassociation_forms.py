@@ -23,9 +23,7 @@ from dpfc.diagnostics import DiagnosticError, SourceFile
 from dpfc.driver import CompileOptions, compile_source, lower
 from dpfc.ir.interp import Inputs
 from dpfc.passes.manager import DEFAULT_PIPELINE, run_pipeline
-from dpfc.schedule.driver import ScheduleOptions
-from dpfc.schedule.limits import Budget
-from dpfc.schedule.module import schedule_module
+from dpfc.schedule import Budget, ScheduleOptions, schedule_module
 from tests.sim_harness import arrays_of, assert_same, reference, run_compiled
 
 # Small limits (2 M units per question): a DPF left undecided is rejected, which is fine

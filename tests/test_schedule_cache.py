@@ -10,7 +10,7 @@ import pytest
 from dpfc.diagnostics import SourceFile
 from dpfc.driver import CompileOptions, compile_source
 from dpfc.objfile import write_object
-from dpfc.schedule.driver import ScheduleOptions
+from dpfc.schedule import ScheduleOptions
 from tests.conftest import ROOT
 
 CACHED = CompileOptions(schedule=ScheduleOptions(cache=True))

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from dpfc.diagnostics import DiagnosticError, SourceFile
 from dpfc.driver import CompileOptions, compile_source
-from dpfc.schedule.driver import ScheduleOptions
+from dpfc.schedule import ScheduleOptions
 
 LANES = 4
 OPERATORS = ["{} + {}", "{} - {}", "{} & {}", "{} | {}", "{} ^ {}", "min({}, {})", "max({}, {})"]

@@ -1,7 +1,7 @@
 """Determinism: the same input gives the same output on any machine under any load.
 
 Every solver limit of the scheduler is a resource limit (Z3 ``rlimit``), never a clock
-(dpfc/schedule/limits.py), so 50 programs — the paper's examples, the corpus of user-style
+(dpfc/schedule/z3/limits.py), so 50 programs — the paper's examples, the corpus of user-style
 DPFs and a few variants — compiled one after another and then three at a time in parallel
 (each compile competing for the two cores with two others) give byte-identical objects, and
 the same diagnostics where a program is rejected. The limits are scaled down (``Budget``)
@@ -17,8 +17,7 @@ from pathlib import Path
 from dpfc.diagnostics import DiagnosticError
 from dpfc.driver import CompileOptions, compile_source
 from dpfc.objfile import write_object
-from dpfc.schedule.driver import ScheduleOptions
-from dpfc.schedule.limits import Budget
+from dpfc.schedule import Budget, ScheduleOptions
 from tests.conftest import ROOT
 
 OPTIONS = CompileOptions(schedule=ScheduleOptions(budget=Budget().scaled(0.1)))

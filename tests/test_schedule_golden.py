@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from dpfc.driver import CompileOptions, compile_source
-from dpfc.schedule.explain import format_grid
-from dpfc.schedule.picture import render_svg
+from dpfc.schedule import format_grid, render_svg
 from dpfc.target import BUILTIN_PROFILES
 from tests.conftest import ROOT, assert_golden
 

@@ -6,7 +6,7 @@ and lane semantics, bindings and pins, branch views, immediates, spans, epilogs)
 ``dpfc.schedule.check`` exists its ``check_schedule`` is used as well. Inputs: hand-built
 Problems of the paper's apps (the EU counts of the paper's hand schedules), seeded random
 Problems on five profiles (tofino1, tofino2, a 2-lane profile, selected/loaded operand
-views), and, once ``dpfc.schedule.build`` exists, every example DPF.
+views), and, once ``dpfc.schedule.problem.build`` exists, every example DPF.
 """
 
 from __future__ import annotations
@@ -22,9 +22,17 @@ import pytest
 
 from dpfc.isa.bundle import RegClass, Register
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
-from dpfc.schedule.greedy import greedy_schedule
-from dpfc.schedule.problem import ArrayInfo, Branch, Exit, Kind, Operation, Problem, TreeNode
-from dpfc.schedule.schedule import Schedule
+from dpfc.schedule import (
+    ArrayInfo,
+    Branch,
+    Exit,
+    Kind,
+    Operation,
+    Problem,
+    Schedule,
+    TreeNode,
+    greedy_schedule,
+)
 from dpfc.target import BUILTIN_PROFILES
 from dpfc.target.profile import BranchOperands, MemoryAddress, TargetProfile
 
@@ -45,7 +53,7 @@ PROFILES: dict[str, TargetProfile] = {
     "loaded": dataclasses.replace(T1, name="loaded", branch_operands=BranchOperands.LOADED),
 }
 HAVE_CHECK = importlib.util.find_spec("dpfc.schedule.check") is not None
-HAVE_BUILD = importlib.util.find_spec("dpfc.schedule.build") is not None
+HAVE_BUILD = importlib.util.find_spec("dpfc.schedule.problem.build") is not None
 
 JUNK = -1
 
@@ -237,7 +245,7 @@ def _violations(s: Schedule) -> list[str]:
             if p.ops[x].kind is Kind.MEM and mem_runs.get(x, 0) != 1:
                 out.append(f"memory op {x} runs {mem_runs.get(x, 0)} times")
     if HAVE_CHECK:
-        from dpfc.schedule.check import check_schedule
+        from dpfc.schedule import check_schedule
 
         out += [f"{v.code}: {v.message}" for v in check_schedule(s)]
     return out
@@ -518,7 +526,7 @@ def _problems(path: Path, profile: TargetProfile) -> list[Problem]:
     from dpfc.driver import check_source
     from dpfc.lower import lower_program
     from dpfc.passes.manager import DEFAULT_PIPELINE, run_pipeline
-    from dpfc.schedule.build import build_problem
+    from dpfc.schedule import build_problem
 
     try:
         module = lower_program(check_source(path, profile))
@@ -528,7 +536,7 @@ def _problems(path: Path, profile: TargetProfile) -> list[Problem]:
         return []
 
 
-@pytest.mark.skipif(not HAVE_BUILD, reason="dpfc.schedule.build is not written yet")
+@pytest.mark.skipif(not HAVE_BUILD, reason="dpfc.schedule.problem.build is not written yet")
 @pytest.mark.parametrize("profile", ["tofino1", "tofino2", "two_lane"])
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_example_dpfs(path: Path, profile: str) -> None:
@@ -536,13 +544,13 @@ def test_example_dpfs(path: Path, profile: str) -> None:
         _assert_valid(greedy_schedule(problem))
 
 
-@pytest.mark.skipif(not HAVE_BUILD, reason="dpfc.schedule.build is not written yet")
+@pytest.mark.skipif(not HAVE_BUILD, reason="dpfc.schedule.problem.build is not written yet")
 def test_generated_programs() -> None:
     from dpfc.diagnostics import DiagnosticError, SourceFile
     from dpfc.driver import check_source
     from dpfc.lower import lower_program
     from dpfc.passes.manager import DEFAULT_PIPELINE, run_pipeline
-    from dpfc.schedule.build import build_problem
+    from dpfc.schedule import build_problem
     from tests.dpf_programs import generate
 
     for seed in range(60):

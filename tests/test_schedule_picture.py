@@ -22,9 +22,14 @@ from click.testing import CliRunner
 
 from dpfc.cli.main import main
 from dpfc.driver import CompiledUnit, CompileOptions, compile_source
-from dpfc.schedule.explain import describe, selector_text
-from dpfc.schedule.picture import layout, render_svg
-from dpfc.schedule.picture_png import SCALE, render_png
+from dpfc.schedule.presentation import (
+    SCALE,
+    describe,
+    layout,
+    render_png,
+    render_svg,
+    selector_text,
+)
 from dpfc.target import BUILTIN_PROFILES
 from tests.conftest import ROOT, assert_golden
 

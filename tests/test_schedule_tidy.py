@@ -7,11 +7,14 @@ from dataclasses import replace
 from dpfc.driver import check_source, optimised_ir
 from dpfc.isa.bundle import Register
 from dpfc.isa.opcodes import SelectorKind
-from dpfc.schedule.build import build_problem
-from dpfc.schedule.check import check_schedule
-from dpfc.schedule.greedy import greedy_schedule
-from dpfc.schedule.schedule import Schedule, SelectorAssign
-from dpfc.schedule.tidy import tidy
+from dpfc.schedule import (
+    Schedule,
+    SelectorAssign,
+    build_problem,
+    check_schedule,
+    greedy_schedule,
+    tidy,
+)
 from dpfc.target import BUILTIN_PROFILES
 from tests.conftest import ROOT
 

@@ -17,14 +17,17 @@ import pytest
 
 from dpfc.diagnostics import DiagnosticError, SourceFile
 from dpfc.driver import check_source, optimised_ir
-from dpfc.schedule.build import build_problem
-from dpfc.schedule.check import check_schedule
-from dpfc.schedule.diagnose import from_core
-from dpfc.schedule.driver import ScheduleOptions, schedule_problem
-from dpfc.schedule.limits import Budget
-from dpfc.schedule.measures import measure
-from dpfc.schedule.module import schedule_module
-from dpfc.schedule.problem import Problem
+from dpfc.schedule import (
+    Budget,
+    Problem,
+    ScheduleOptions,
+    build_problem,
+    check_schedule,
+    from_core,
+    measure,
+    schedule_module,
+    schedule_problem,
+)
 from dpfc.target import BUILTIN_PROFILES
 from dpfc.target.profile import BranchOperands, MemoryAddress, TargetProfile
 from tests.conftest import ROOT

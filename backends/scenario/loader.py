@@ -36,7 +36,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dpfc.backends.sim import Network
-from dpfc.target import BUILTIN_PROFILES, TargetError, TargetProfile, load_profile
+from dpfc.target import BUILTIN_PROFILES, DEFAULT_PROFILE, TargetError, TargetProfile, load_profile
 
 from .code import CodeFiles, deploy, link_switches
 from .config import ConfigBuilder
@@ -89,7 +89,7 @@ class _Builder(TopologyBuilder, ConfigBuilder, PacketBuilder, WatchBuilder):
         return scenario
 
     def target(self, top: Table) -> TargetProfile:
-        name = top.string("target", "tofino1")
+        name = top.string("target", DEFAULT_PROFILE.name)
         if name in BUILTIN_PROFILES:
             return BUILTIN_PROFILES[name]
         if not name.endswith(".toml"):

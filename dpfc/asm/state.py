@@ -36,7 +36,7 @@ from dpfc.isa import (
     Steering,
 )
 from dpfc.machine import ArrayBinding, Pipeline, Placement, Relocation
-from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
+from dpfc.target import DEFAULT_PROFILE, TargetProfile
 
 REGISTER = re.compile(r"^([ABab])(\d+)$")
 WORD_MIN = -(1 << 31)
@@ -82,7 +82,7 @@ class AssemblerState:
     def __init__(self, source: SourceFile, profile: TargetProfile | None) -> None:
         self.source = source
         self.cli_profile = profile
-        self.profile: TargetProfile = profile or BUILTIN_PROFILES["tofino1"]
+        self.profile: TargetProfile = profile or DEFAULT_PROFILE
         self.diagnostics: list[Diagnostic] = []
         self.name = "dpf"
         self.placement = Placement.PACKET

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from dpfc.diagnostics import DiagnosticError
 from dpfc.driver import CompileOptions, compile_source
-from dpfc.target.profile import BUILTIN_PROFILES
+from dpfc.target import DEFAULT_PROFILE
 
 from .paths import CORPUS, DPF_EXAMPLES
 from .results import Result
@@ -47,7 +47,7 @@ class CompileRow:
 
 
 def compile_rows(runs: int = 5, directory: Path = SETS["examples"]) -> list[CompileRow]:
-    profile = BUILTIN_PROFILES["tofino1"]
+    profile = DEFAULT_PROFILE
     rows: list[CompileRow] = []
     for path in sorted(directory.glob("*.dpf")):
         times = []

@@ -21,7 +21,7 @@ from dpfc.asm import assemble_text
 from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, link, read_image
 from dpfc.machine import ArrayBinding, encode_program
 from dpfc.objfile import ObjectFile
-from dpfc.target import BUILTIN_PROFILES, TargetProfile
+from dpfc.target import BUILTIN_PROFILES, DEFAULT_PROFILE, TargetProfile
 
 from .results import Result
 
@@ -66,7 +66,7 @@ def _timed(step: str, measure: Callable[[], object], runs: int) -> LinkRow:
 
 
 def link_rows(
-    dpfs: int = 2000, tenants: int = 100, runs: int = 3, profile_name: str = "tofino1"
+    dpfs: int = 2000, tenants: int = 100, runs: int = 3, profile_name: str = DEFAULT_PROFILE.name
 ) -> tuple[list[LinkRow], Image, int, int]:
     """The timed steps, the image, its size in bytes and the peak traced memory of one
     link (bytes)."""

@@ -43,7 +43,7 @@ from dpfc.isa import PC
 from dpfc.link import Image, LinkInput, link
 from dpfc.packet import build_frame, build_inner
 from dpfc.switch import Destination
-from dpfc.target import BUILTIN_PROFILES, TargetProfile
+from dpfc.target import DEFAULT_PROFILE, TargetProfile
 
 from .results import Result, rate_result
 
@@ -146,7 +146,7 @@ class P4Figures:
 
 def p4_rows(packets: int, runs: int, program_json: Path | None) -> P4Figures:
     """The SwitchVM rows, the one-table baseline, and p4c-bm2-ss's compile time."""
-    profile = BUILTIN_PROFILES["tofino1"]
+    profile = DEFAULT_PROFILE
     toolchain = find_toolchain()
     seconds = 0.0
     with tempfile.TemporaryDirectory(prefix="dpfc-bench-p4-") as directory:

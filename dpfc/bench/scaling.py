@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from dpfc.backends.sim import Network, Switch
-from dpfc.target import BUILTIN_PROFILES, TargetProfile
+from dpfc.target import BUILTIN_PROFILES, DEFAULT_PROFILE, TargetProfile
 
 from . import workloads as w
 from .engines import Engine
@@ -68,7 +68,7 @@ def scaling_points(
     max_tenants: int = TENANT_STEPS[-1],
     max_dpfs: int = DPF_STEPS[-1],
     progress: Progress | None = None,
-    profile_name: str = "tofino1",
+    profile_name: str = DEFAULT_PROFILE.name,
 ) -> list[ScalingPoint]:
     """Every point's switch is set up first (one step of the progress bar each), then the
     points are timed run by run (one step per round), interleaved (see
@@ -97,7 +97,7 @@ def scaling_points(
 
 def scaling_row_count(max_tenants: int, max_dpfs: int, runs: int) -> int:
     """The progress bar's steps: one per point set up, one per round of runs."""
-    profile = BUILTIN_PROFILES["tofino1"]
+    profile = DEFAULT_PROFILE
     return len(scaling_plan(profile, max_tenants, max_dpfs)) + runs
 
 

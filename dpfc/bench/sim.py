@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dpfc.backends.p4.bmv2 import ToolchainMissing
 from dpfc.backends.sim import Switch
-from dpfc.target import BUILTIN_PROFILES, TargetProfile
+from dpfc.target import BUILTIN_PROFILES, DEFAULT_PROFILE, TargetProfile
 
 from . import workloads as w
 from .engines import ENGINES, Engine, bmv2_missing
@@ -78,7 +78,7 @@ def sim_results(
     many_tenants: int = MANY_TENANTS,
     bmv2: bool = True,
     progress: Progress | None = None,
-    profile_name: str = "tofino1",
+    profile_name: str = DEFAULT_PROFILE.name,
 ) -> tuple[list[Result], list[Skipped]]:
     profile = BUILTIN_PROFILES[profile_name]
     ready, skipped = engines(engine_names)
@@ -120,7 +120,7 @@ def sim_row_count(engine_names: list[str] | None = None, *, runs: int, bmv2: boo
     """How many steps :func:`sim_results` takes (the progress bar's total): one per
     workload set up, one per round of runs, one per Network-loop row, one for bmv2."""
     ready, _ = engines(engine_names)
-    profile = BUILTIN_PROFILES["tofino1"]
+    profile = DEFAULT_PROFILE
     interpreted = any(e.name == "interpreter" for e in ready)
     steps = len(sim_workloads(profile)) + runs
     steps += len(network_workloads(profile)) if interpreted else 0

@@ -23,9 +23,10 @@ from dpfc.isa import stage_name
 from dpfc.machine import EncodedProgram, disassemble_header, encode_program, format_program
 from dpfc.objfile import write_object
 from dpfc.packet import PacketSpec, build_packet, write_pcap
-from dpfc.target.profile import TargetProfile, load_profile
+from dpfc.target import BUILTIN_PROFILES, DEFAULT_PROFILE, TargetProfile, load_profile
 
-TARGET_HELP = "target profile: tofino1 (default), tofino2, bmv2, or a .toml profile file"
+_BUILTIN_NAMES = (f"{n} (default)" if n == DEFAULT_PROFILE.name else n for n in BUILTIN_PROFILES)
+TARGET_HELP = f"target profile: {', '.join(_BUILTIN_NAMES)}, or a .toml profile file"
 EMIT_CHOICES = ["auto", "options", "packet", "pcap", "obj", "asm"]
 SUFFIX_KINDS = {".pcap": "pcap", ".dpfo": "obj", ".json": "obj", ".dpfasm": "asm", ".s": "asm"}
 

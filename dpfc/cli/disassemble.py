@@ -29,7 +29,7 @@ from dpfc.link import format_image, image_id, read_image
 from dpfc.machine import disassemble_header
 from dpfc.objfile import format_object, read_object
 from dpfc.packet import describe_packet, parse_packet, read_pcap
-from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
+from dpfc.target import DEFAULT_PROFILE, TargetProfile
 
 PCAP_MAGICS = (
     b"\xa1\xb2\xc3\xd4",
@@ -156,7 +156,7 @@ def disasm_command(
     """Explain SwitchVM bytes (FILE, or - for stdin): a pcap, a raw frame, raw Geneve
     options, an object file or an install image; with --source, an object annotated with
     the source lines."""
-    profile = profile_of(target) or BUILTIN_PROFILES["tofino1"]
+    profile = profile_of(target) or DEFAULT_PROFILE
     data = read_bytes(input_file)
     name = display_name(input_file)
     kind = detect_input(data, input_file) if input_kind == "auto" else input_kind

@@ -24,7 +24,7 @@ from dpfc.codegen import format_module
 from dpfc.driver import CompiledModule, CompiledUnit
 from dpfc.objfile import write_object
 from dpfc.packet import PacketSpec, build_packet, write_pcap
-from dpfc.schedule.explain import format_grid
+from dpfc.schedule import format_grid
 
 
 @dataclass(frozen=True)

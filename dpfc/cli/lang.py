@@ -4,10 +4,11 @@
 of :mod:`dpfc.sema`, printing ``FILE: ok (N DPFs)`` (warnings, if any, on stderr) or the
 errors (exit 1). ``compile`` first validates every option (numbers, files, combinations)
 so that a mistake is reported before any phase runs; then it asks the driver
-(:mod:`dpfc.driver`) for as many phases as the emitted kind needs — the canonical source
-(``ast``), the lowered or optimised IR (``ir``, ``opt-ir``), or machine code — and hands
-the result to the emitter of each kind asked for (``--emit obj,asm,pcap``: one compile,
-several files; :mod:`dpfc.cli.emitters`). ``FILE`` may be ``-`` (standard input; imports
+(:mod:`dpfc.driver`) to stop after the last phase the emitted kinds need — the canonical
+source (``ast``), the lowered or optimised IR (``ir``, ``opt-ir``), or machine code —
+writes each front-end kind as the driver reports its phase done, and hands the compiled
+module to the emitter of each back-end kind asked for (``--emit obj,asm,pcap``: one
+compile, several files; :mod:`dpfc.cli.emitters`). ``FILE`` may be ``-`` (standard input; imports
 are found from the current directory). While the scheduler runs longer than a second, a
 progress line is shown on stderr (:mod:`dpfc.cli.progress`; ``-q`` hides it).
 """
@@ -15,6 +16,7 @@ progress line is shown on stderr (:mod:`dpfc.cli.progress`; ``-q`` hides it).
 from __future__ import annotations
 
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -30,29 +32,35 @@ from dpfc.cli.progress import Progress, wanted
 from dpfc.codegen import format_report
 from dpfc.diagnostics import SourceFile
 from dpfc.driver import (
+    Compilation,
     CompiledUnit,
     CompileOptions,
+    Phase,
+    UnknownDpfError,
     check_source,
-    compile_checked,
-    lower,
-    optimise,
+    compile_program,
 )
 from dpfc.ir import format_module as format_ir
 from dpfc.objfile import ObjectFile, read_object
-from dpfc.schedule.driver import DEFAULT_GUARD_S, ScheduleOptions
-from dpfc.schedule.explain import format_grid
-from dpfc.schedule.limits import Budget
-from dpfc.schedule.picture import render_svg
-from dpfc.schedule.picture_png import render_png, require_pillow
+from dpfc.schedule import (
+    DEFAULT_GUARD_S,
+    Budget,
+    ScheduleOptions,
+    format_grid,
+    render_png,
+    render_svg,
+    require_pillow,
+)
 from dpfc.sema import CheckedProgram
 from dpfc.syntax import format_module as format_source
-from dpfc.target.profile import TargetProfile, load_profile
+from dpfc.target import BUILTIN_PROFILES, DEFAULT_PROFILE, TargetProfile, load_profile
 
 TARGET_HELP = (
-    "target profile: tofino1, tofino2, bmv2 or a .toml file; wins over @target "
-    "(default: the profile @target names, else tofino1)"
+    f"target profile: {', '.join(BUILTIN_PROFILES)} or a .toml file; wins over @target "
+    f"(default: the profile @target names, else {DEFAULT_PROFILE.name})"
 )
-FRONT_END = ("ast", "ir", "opt-ir")
+# The front-end kinds, each written once the driver reports the phase that makes it.
+FRONT_END = {"ast": Phase.CHECK, "ir": Phase.LOWER, "opt-ir": Phase.OPTIMISE}
 EMITS = [*EMITTERS, *FRONT_END]
 
 
@@ -262,36 +270,38 @@ def compile_command(
 
 
 def run_compile(request: CompileRequest) -> None:
-    """The phases the kinds of ``request.emits`` need, each run once, then each kind's
-    emitter."""
+    """The driver's phases up to the last one the kinds of ``request.emits`` need, each
+    run once; each front-end kind written when its phase is done, then each back-end
+    kind's emitter."""
     options = request.options
     outputs = request.outputs
-    checked = _checked(request.source, options.target)
-    if "ast" in outputs:
-        emit_text(format_source(checked.main_module.tree), outputs["ast"])
-    if set(outputs) <= {"ast"}:
-        return
-    module = lower(checked)
-    if "ir" in outputs:
-        emit_text(format_ir(module), outputs["ir"])
-    if set(outputs) <= {"ast", "ir"}:
-        return
-    optimise(module, options)
-    if "opt-ir" in outputs:
-        emit_text(format_ir(module), outputs["opt-ir"])
     back_end = [kind for kind in request.emits if kind in EMITTERS]
-    if not back_end:
-        return
-    names = [f.name for f in module.functions]
-    if options.only is not None and options.only not in names:
-        name = request.source.name if isinstance(request.source, SourceFile) else request.source
-        raise UserError(f"no DPF `{options.only}` in {name} (it has: {', '.join(names) or 'none'})")
+    stop_after = Phase.CODE if back_end else max(FRONT_END[kind] for kind in outputs)
+
+    def show(done: Compilation) -> None:
+        if done.phase is Phase.CHECK and done.checked.warnings:
+            report_diagnostics(done.checked.warnings)
+        for kind, phase in FRONT_END.items():
+            if phase is done.phase and kind in outputs:
+                emit_text(_front_end_text(done), outputs[kind])
+
     progress = options.schedule.progress
-    if isinstance(progress, Progress):  # shown while scheduling, erased before any output
-        with progress:
-            compiled = compile_checked(checked, module, options)
-    else:
-        compiled = compile_checked(checked, module, options)
+    showing: AbstractContextManager[object] = nullcontext()
+    if back_end and isinstance(progress, Progress):
+        showing = progress  # shown while scheduling, erased before any output
+    try:
+        with showing:
+            done = compile_program(
+                request.source, replace(options, stop_after=stop_after, observe=show)
+            )
+    except UnknownDpfError as unknown:
+        source = request.source
+        name = source.name if isinstance(source, SourceFile) else source
+        available = ", ".join(unknown.available) or "none"
+        raise UserError(f"no DPF `{unknown.name}` in {name} (it has: {available})") from None
+    compiled = done.compiled
+    if compiled is None:
+        return
     # Reports go to stderr when the output itself goes to stdout.
     to_stdout = any(path is None or is_stdio(path) for path in outputs.values())
 
@@ -319,6 +329,13 @@ def run_compile(request: CompileRequest) -> None:
             write_file(path, render_png(unit.result.schedule, result=unit.result))
     for kind in back_end:
         EMITTERS[kind](compiled, replace(request.emit_request, output=outputs[kind]))
+
+
+def _front_end_text(done: Compilation) -> str:
+    """What ``--emit ast``, ``ir`` or ``opt-ir`` writes once ``done.phase`` is done."""
+    if done.phase is Phase.CHECK:
+        return format_source(done.checked.main_module.tree)
+    return format_ir(done.ir())
 
 
 def _summary(unit: CompiledUnit) -> str:

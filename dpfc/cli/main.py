@@ -44,7 +44,7 @@ from dpfc.cli.run import run_command
 from dpfc.encoding import StageKind, SwitchVMHeader, slot_bits, slot_bytes
 from dpfc.isa import PC
 from dpfc.packet import PacketSpec, build_packet, describe_packet, parse_packet, show, write_pcap
-from dpfc.target.profile import BUILTIN_PROFILES, load_profile
+from dpfc.target import BUILTIN_PROFILES, DEFAULT_PROFILE, load_profile
 
 
 def parse_pc_text(text: str) -> PC | None:
@@ -104,7 +104,7 @@ def packet_command(
 ) -> None:
     """Craft a SwitchVM packet and explain it (the code of an ``.pipeline egress`` file is
     named by the egress pointer)."""
-    profile = profile_of(target) or BUILTIN_PROFILES["tofino1"]
+    profile = profile_of(target) or DEFAULT_PROFILE
     header = SwitchVMHeader(gas=profile.default_gas)
     if code_file is not None:
         program = assemble(read_source(code_file), profile_of(target))

@@ -29,7 +29,7 @@ from dpfc.cli.files import output_option, read_bytes, write_file
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.link import read_image
 from dpfc.switch import SwitchRefused
-from dpfc.target.profile import load_profile
+from dpfc.target import DEFAULT_PROFILE, load_profile
 
 PROGRAM = "switchvm"  # the file name, hence the program name p4c and BF-RT use
 
@@ -41,7 +41,9 @@ def _names(layout: Layout) -> str:
 
 
 @click.group("p4", cls=SuggestingGroup, invoke_without_command=True)
-@click.option("--target", type=TARGET, default="tofino1", show_default=True, help="target profile")
+@click.option(
+    "--target", type=TARGET, default=DEFAULT_PROFILE.name, show_default=True, help="target profile"
+)
 @click.option(
     "--arch",
     type=Choice(ARCHITECTURES),

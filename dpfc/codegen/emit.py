@@ -7,7 +7,7 @@ its array bindings and the relocations (chain targets) the linker must resolve; 
 encoding (:class:`~dpfc.machine.encoded.EncodedProgram`, checked once); and, for every
 placed bundle, the source span of each instruction in it.
 
-* One bundle per :class:`~dpfc.schedule.schedule.Step`, one prolog, one epilog per leaf.
+* One bundle per :class:`~dpfc.schedule.Step`, one prolog, one epilog per leaf.
   A branch step's PCs name the children's first bundles (their epilogs if the branch is in
   the last EU); a leaf's last step HALTs to its epilog (JMP in the last EU); other steps
   JMP to the node's next step.
@@ -65,8 +65,7 @@ from dpfc.machine import (
     format_program,
     program_lines,
 )
-from dpfc.schedule.problem import Branch, Exit, Kind, Problem
-from dpfc.schedule.schedule import Schedule, Source
+from dpfc.schedule import Branch, Exit, Kind, Problem, Schedule, Source
 
 
 @dataclass(frozen=True)

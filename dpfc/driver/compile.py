@@ -4,19 +4,22 @@
       -> check (dpfc.sema) -> lower (dpfc.lower) -> optimise (dpfc.passes)
       -> schedule (dpfc.schedule) -> generate and encode (dpfc.codegen) -> object
 
-Each step is a function of the previous step's result, so ``dpfc check`` stops after the
-check, ``--emit ir`` after lowering, and the benchmarks and tests call the same functions
-as the CLI. Every phase gets the one :class:`~dpfc.target.profile.TargetProfile` object
-that :func:`~dpfc.driver.profile.resolve_profile` returned (carried by
-:class:`~dpfc.sema.CheckedProgram`).
+:func:`compile_program` runs the phases up to ``CompileOptions.stop_after`` (a
+:class:`Phase`: ``dpfc compile --emit ast`` stops after the check, ``--emit ir`` after
+lowering, ``--emit opt-ir`` after optimising) and hands each phase's result to
+``CompileOptions.observe`` as soon as it exists, so that what a caller shows of one phase
+is shown even when a later phase fails; :func:`compile_source` runs every phase. The
+benchmarks and tests call the same functions as the CLI. Every phase gets the one
+:class:`~dpfc.target.TargetProfile` object that :func:`~dpfc.driver.profile.resolve_profile`
+returned (carried by :class:`~dpfc.sema.CheckedProgram`).
 
-Options that change what is scheduled:
+Lowering runs once: the form of each DPF without re-association, which the scheduler also
+gets (:mod:`.forms`), is optimised from a copy of the lowered IR. The code of a schedule is
+generated once (:mod:`.code`): measuring a candidate schedule keeps its code for the unit.
 
-* ``only`` (``--dpf NAME``) schedules that DPF and the DPFs it shares unpinned arrays with
-  (their bindings depend on each other), and generates code for ``NAME`` alone;
-* ``objects`` (``--bindings OBJ``) fix the arrays those objects bound (by module-qualified
-  name) before scheduling, so a module compiled against another module's object binds a
-  shared array where the other did; a conflicting ``@pin`` is DPF5221.
+Options that change what is scheduled (:mod:`.selection`): ``only`` (``--dpf NAME``)
+schedules that DPF and the DPFs it shares unpinned arrays with, and generates code for
+``NAME`` alone; ``objects`` (``--bindings OBJ``) fix the arrays those objects bound.
 
 Chain targets stay relocations (resolved by ``dpfc link``) unless ``chain_targets`` names
 their PCs. ``time_passes`` receives the pass manager's table, then one for the back end
@@ -26,40 +29,37 @@ their PCs. ``time_passes`` receives the pass manager's table, then one for the b
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from enum import IntEnum
 from pathlib import Path
 from typing import TextIO
 
-from dpfc.catalog import codes
-from dpfc.codegen.emit import CompiledDPF, generate, qualified
-from dpfc.codegen.objfile import module_object
-from dpfc.diagnostics import Diagnostic, DiagnosticError, SourceFile
+from dpfc.codegen import CompiledDPF, module_object
+from dpfc.diagnostics import SourceFile
+from dpfc.driver.code import GeneratedCode
+from dpfc.driver.forms import copy_module, without_reassociation
 from dpfc.driver.profile import resolve_profile
-from dpfc.ir import Function, Module, format_function
+from dpfc.driver.selection import object_bindings, scheduled_functions
+from dpfc.ir import Function, Module
 from dpfc.isa.bundle import PC
 from dpfc.lower import lower_program
-from dpfc.objfile.model import ObjectFile
+from dpfc.objfile import ObjectFile
 from dpfc.passes import DEFAULT_PIPELINE, run_pipeline
-from dpfc.schedule.driver import ScheduleOptions, ScheduleResult
-from dpfc.schedule.module import schedule_module
-from dpfc.schedule.problem import Problem
-from dpfc.schedule.schedule import Schedule
+from dpfc.schedule import Problem, ScheduleOptions, ScheduleResult, schedule_module
 from dpfc.sema import CheckedProgram, check_program, load_program
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 Source = str | Path | SourceFile
 
 
-@dataclass(frozen=True)
-class CompileOptions:
-    target: TargetProfile | None = None  # --target: wins over @target
-    schedule: ScheduleOptions = field(default_factory=ScheduleOptions)
-    only: str | None = None  # --dpf NAME
-    objects: tuple[ObjectFile, ...] = ()  # --bindings OBJ
-    chain_targets: Mapping[str, PC] = field(default_factory=dict)
-    print_after_all: TextIO | None = None
-    time_passes: TextIO | None = None
+class Phase(IntEnum):
+    """The phases a compile can stop after, in order."""
+
+    CHECK = 1  # loaded and checked (the canonical source: --emit ast)
+    LOWER = 2  # the SSA IR, as lowered (--emit ir)
+    OPTIMISE = 3  # the IR after the default pipeline (--emit opt-ir)
+    CODE = 4  # every DPF scheduled and its code generated (an object, assembly, ...)
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,6 @@ class CompiledModule:
 
     @property
     def profile(self) -> TargetProfile:
-        assert self.checked.profile is not None
         return self.checked.profile
 
     def unit(self, name: str) -> CompiledUnit:
@@ -95,6 +94,35 @@ class CompiledModule:
     def object(self) -> ObjectFile:
         """The module's object (``dpfc compile -o FILE.dpfo``)."""
         return module_object(self.module.name, self.profile, [u.compiled for u in self.units])
+
+
+@dataclass(frozen=True)
+class Compilation:
+    """What a compile produced up to the phase it has run (:attr:`phase`)."""
+
+    phase: Phase
+    checked: CheckedProgram
+    module: Module | None = None  # the IR: as lowered (LOWER), then optimised in place
+    compiled: CompiledModule | None = None  # CODE
+
+    def ir(self) -> Module:
+        """The IR (from :attr:`Phase.LOWER` on)."""
+        assert self.module is not None, f"no IR after {self.phase.name}"
+        return self.module
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    target: TargetProfile | None = None  # --target: wins over @target
+    schedule: ScheduleOptions = field(default_factory=ScheduleOptions)
+    only: str | None = None  # --dpf NAME
+    objects: tuple[ObjectFile, ...] = ()  # --bindings OBJ
+    chain_targets: Mapping[str, PC] = field(default_factory=dict)
+    print_after_all: TextIO | None = None
+    time_passes: TextIO | None = None
+    stop_after: Phase = Phase.CODE  # the last phase :func:`compile_program` runs
+    # Told each phase's result as soon as it exists (never changes what is compiled).
+    observe: Callable[[Compilation], None] | None = field(default=None, compare=False)
 
 
 def check_source(
@@ -128,33 +156,65 @@ def optimised_ir(checked: CheckedProgram) -> Module:
     return optimise(lower(checked))
 
 
-def compile_source(source: Source, options: CompileOptions | None = None) -> CompiledModule:
-    """Compile a ``.dpf`` file; raises DiagnosticError on user errors."""
+def compile_program(source: Source, options: CompileOptions | None = None) -> Compilation:
+    """Run the phases up to ``options.stop_after`` on a ``.dpf`` file, telling
+    ``options.observe`` each phase's result; raises DiagnosticError on user errors (and
+    :class:`~dpfc.driver.selection.UnknownDpfError` for an ``only`` the module lacks)."""
     options = options or CompileOptions()
+
+    def reached(done: Compilation) -> bool:
+        if options.observe is not None:
+            options.observe(done)
+        return done.phase >= options.stop_after
+
     checked = check_source(source, options.target)
-    return compile_checked(checked, optimise(lower(checked), options), options)
+    done = Compilation(Phase.CHECK, checked)
+    if reached(done):
+        return done
+    module = lower(checked)
+    done = Compilation(Phase.LOWER, checked, module)
+    if reached(done):
+        return done
+    # The form without re-association starts from the same lowering (.forms).
+    lowered = copy_module(module) if options.stop_after > Phase.OPTIMISE else None
+    optimise(module, options)
+    done = Compilation(Phase.OPTIMISE, checked, module)
+    if reached(done):
+        return done
+    assert lowered is not None
+    compiled = _schedule_and_generate(checked, module, lowered, options)
+    done = Compilation(Phase.CODE, checked, module, compiled)
+    reached(done)
+    return done
 
 
-def compile_checked(
-    checked: CheckedProgram, module: Module, options: CompileOptions | None = None
+def compile_source(source: Source, options: CompileOptions | None = None) -> CompiledModule:
+    """Compile a ``.dpf`` file (every phase); raises DiagnosticError on user errors."""
+    options = replace(options or CompileOptions(), stop_after=Phase.CODE)
+    compiled = compile_program(source, options).compiled
+    assert compiled is not None
+    return compiled
+
+
+def _schedule_and_generate(
+    checked: CheckedProgram, module: Module, lowered: Module, options: CompileOptions
 ) -> CompiledModule:
-    """Schedule and generate code for the optimised IR ``module`` of ``checked``."""
-    options = options or CompileOptions()
-    profile = checked.profile
-    assert profile is not None, "the driver checks every program for a resolved profile"
-    bindings, bound_by = object_bindings(module, options.objects)
+    """Schedule and generate code for the optimised IR ``module`` of ``checked``
+    (``lowered``: a copy of its lowered IR, for the form without re-association)."""
     wanted = scheduled_functions(module, options.only)
+    bindings, bound_by = object_bindings(module, options.objects)
     subset = replace(module, functions=[f for f in module.functions if f.name in wanted])
     chosen: dict[str, Function] = {}
+    code = GeneratedCode()
     started = time.perf_counter()
     scheduled = schedule_module(
         subset,
-        profile,
+        checked.profile,
         options.schedule,
         bindings=bindings,
         bound_by=bound_by,
-        code_bytes=code_bytes,
-        alternatives=without_reassociation(checked, subset),
+        code_bytes=code.code_bytes,
+        alternatives=without_reassociation(lowered, subset),
         chosen=chosen,
     )
     scheduling = time.perf_counter() - started
@@ -162,9 +222,7 @@ def compile_checked(
     module = replace(module, functions=[chosen.get(f.name, f) for f in module.functions])
     started = time.perf_counter()
     units = tuple(
-        CompiledUnit(
-            problem, result, generate(result.schedule, chain_targets=options.chain_targets)
-        )
+        CompiledUnit(problem, result, code.compiled(result.schedule, options.chain_targets))
         for problem, result in scheduled
         if options.only is None or problem.name == options.only
     )
@@ -190,99 +248,17 @@ def format_phase_timings(rows: Sequence[tuple[str, float]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def without_reassociation(checked: CheckedProgram, module: Module) -> dict[str, Function]:
-    """The DPFs of ``module`` that re-association changed, optimised without it: the
-    scheduler tries both forms and keeps the better (re-association lowers trees but keeps
-    more values alive at once, which can cost EUs where registers are scarce)."""
-    plain = lower(checked)
-    run_pipeline(plain, [name for name in DEFAULT_PIPELINE if name != "reassociate"])
-    wanted = {f.name: f for f in module.functions}
-    return {
-        f.name: f
-        for f in plain.functions
-        if f.name in wanted and format_function(f) != format_function(wanted[f.name])
-    }
-
-
-def code_bytes(schedule: Schedule) -> int:
-    """The bytes of the code a schedule generates: the in-packet options of an in-packet
-    DPF, the in-switch code words of an in-switch one (the scheduler's last measure)."""
-    encoded = generate(schedule).encoded
-    if encoded.packed is not None:
-        return len(encoded.options)
-    return sum(len(word) for word in encoded.words.values())
-
-
-def scheduled_functions(module: Module, only: str | None) -> set[str]:
-    """The DPFs to schedule for ``--dpf only``: it and every DPF that shares an unpinned
-    array with it, transitively (all of them without ``only``)."""
-    names = {f.name for f in module.functions}
-    if only is None:
-        return names
-    if only not in names:
-        raise KeyError(only)
-    uses = {
-        f.name: {i.symbol for i in f.instrs() if i.symbol in module.arrays}
-        for f in module.functions
-    }
-    unpinned = {name for name, decl in module.arrays.items() if decl.pin is None}
-    group = {only}
-    frontier = [only]
-    while frontier:
-        shared = uses[frontier.pop()] & unpinned
-        for other, arrays in uses.items():
-            if other not in group and arrays & shared:
-                group.add(other)
-                frontier.append(other)
-    return group
-
-
-def object_bindings(
-    module: Module, objects: Sequence[ObjectFile]
-) -> tuple[dict[str, tuple[int, int]], dict[str, str]]:
-    """IR array name -> (EU, lane) for the arrays of ``module`` that ``objects`` bind, and
-    who bound each (for diagnostics). A pinned array bound elsewhere is DPF5221."""
-    bindings: dict[str, tuple[int, int]] = {}
-    bound_by: dict[str, str] = {}
-    by_symbol = {
-        binding.name: (binding, obj.path)
-        for obj in objects
-        for dpf in obj.dpfs
-        for binding in dpf.program.arrays
-    }
-    for name, decl in module.arrays.items():
-        found = by_symbol.get(qualified(module.name, name))
-        if found is None:
-            continue
-        binding, path = found
-        where = (binding.eu, binding.lane)
-        if decl.pin is not None and decl.pin != where:
-            raise DiagnosticError(
-                Diagnostic(
-                    codes.BINDING_CONFLICT,
-                    f"array `{binding.name}` is pinned to EU{decl.pin[0]} lane {decl.pin[1]}, "
-                    f"but {path} binds it to EU{where[0]} lane {where[1]}",
-                    decl.span,
-                    hint="one array has one place on a switch: change the @pin or compile "
-                    "the other module again",
-                )
-            )
-        bindings[name] = where
-        bound_by[name] = path
-    return bindings, bound_by
-
-
 __all__ = [
+    "Compilation",
     "CompileOptions",
     "CompiledModule",
     "CompiledUnit",
+    "Phase",
     "check_source",
-    "compile_checked",
+    "compile_program",
     "compile_source",
     "format_phase_timings",
     "lower",
-    "object_bindings",
     "optimise",
     "optimised_ir",
-    "scheduled_functions",
 ]

@@ -3,9 +3,9 @@
 Rule (docs/language.md, "Targets"): an explicit profile (``--target``) wins; otherwise the
 profile every ``@target`` of the program names (the main module and its imports: their
 DPFs share arrays and chain into each other, so they run on one kind of switch); otherwise
-tofino1. Two ``@target``\\ s that name different profiles are an error (DPF5220) even with
-``--target``: the program states two intentions and one of them is wrong. The profile
-object returned is the one every phase gets.
+:data:`~dpfc.target.DEFAULT_PROFILE` (tofino1). Two ``@target``\\ s that name different
+profiles are an error (DPF5220) even with ``--target``: the program states two intentions
+and one of them is wrong. The profile object returned is the one every phase gets.
 
 ``@target`` attributes that are malformed or name no built-in profile are ignored here;
 sema reports them (DPF5213, DPF5212).
@@ -17,9 +17,7 @@ from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, Span
 from dpfc.sema import Program
 from dpfc.syntax import ast
-from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
-
-DEFAULT_TARGET = "tofino1"
+from dpfc.target import BUILTIN_PROFILES, DEFAULT_PROFILE, TargetProfile
 
 
 def declared_targets(program: Program) -> list[tuple[str, Span]]:
@@ -68,7 +66,7 @@ def resolve_profile(program: Program, explicit: TargetProfile | None = None) -> 
         return explicit
     if declared:
         return BUILTIN_PROFILES[declared[0][0]]
-    return BUILTIN_PROFILES[DEFAULT_TARGET]
+    return DEFAULT_PROFILE
 
 
-__all__ = ["DEFAULT_TARGET", "declared_targets", "resolve_profile"]
+__all__ = ["declared_targets", "resolve_profile"]

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from dpfc.ir.core import WORD_MASK, Block, Br, Exit, Function, Instr, Jump, Module, Op
 from dpfc.ir.evaluate import MEM_OPS, fold_op
 from dpfc.isa import hash_word, memory
-from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
+from dpfc.target import DEFAULT_PROFILE, TargetProfile
 
 MemoryContents = Mapping[str, Mapping[int, int] | Sequence[int]]
 
@@ -159,7 +159,7 @@ class _Run:
         self.function = function
         self.stack = tuple(w & WORD_MASK for w in inputs.stack)
         self.meta = inputs.meta
-        self.profile = inputs.profile or BUILTIN_PROFILES["tofino1"]
+        self.profile = inputs.profile or DEFAULT_PROFILE
         self.memory = {name: _words(cells) for name, cells in inputs.memory.items()}
         self.draw = _rand_source(inputs.rand)
         self.values: dict[int, int] = {}

@@ -74,14 +74,13 @@ class FunctionLowerer:
         self.dpf = dpf
         self.module = dpf.module
         decl = dpf.decl
-        profile = dpf.profile
         self.build = FunctionBuilder(
             ir.Function(
                 dpf.ir_name,
                 len(decl.params),
                 attrs={
                     "placement": dpf.placement,
-                    "target": profile.name if profile is not None else "tofino1",
+                    "target": dpf.profile.name,
                     "pipeline": dpf.pipeline,
                 },
                 span=decl.span,

@@ -1,8 +1,8 @@
 """A content-addressed cache of schedules: an unchanged DPF costs no solver time.
 
-Contract: :func:`lookup` returns the :class:`ScheduleResult` stored for a key, rebuilt on
-the given problem and accepted by the independent checker, or None; :func:`store` writes
-one. The key (:func:`cache_key`) is a SHA-256 over everything the result depends on:
+Contract: :func:`lookup` returns the :class:`~dpfc.schedule.result.ScheduleResult` stored
+for a key, rebuilt on the given problem and accepted by the independent checker, or None;
+:func:`store` writes one. The key (:func:`cache_key`) is a SHA-256 over everything the result depends on:
 
 * the compiler build: the bytes of every ``dpfc`` source file (a development checkout
   that changes any module gets fresh keys) and the z3 version;
@@ -33,7 +33,8 @@ from dpfc.isa.bundle import Register
 from dpfc.isa.opcodes import SelectorKind
 from dpfc.schedule.check import check_schedule
 from dpfc.schedule.measures import Measures
-from dpfc.schedule.problem import Problem
+from dpfc.schedule.problem.tree import Problem
+from dpfc.schedule.result import ScheduleOptions
 from dpfc.schedule.schedule import (
     BranchUse,
     ExitUse,
@@ -45,7 +46,7 @@ from dpfc.schedule.schedule import (
     Source,
     Step,
 )
-from dpfc.schedule.z3model import solver_version
+from dpfc.schedule.z3.adapter import solver_version
 
 FORMAT = 1
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -76,9 +77,8 @@ def _canonical(problem: Problem) -> str:
     return repr((head, ops, nodes, arrays, sorted(problem.same_word.items())))
 
 
-def cache_key(problem: Problem, options: Any) -> str:
-    """``options``: the :class:`~dpfc.schedule.driver.ScheduleOptions` (typed loosely to
-    keep this module below the driver)."""
+def cache_key(problem: Problem, options: ScheduleOptions) -> str:
+    """The key of ``problem`` scheduled with ``options`` (see the module docstring)."""
     decided_by = (
         options.scheduler,
         options.budget,

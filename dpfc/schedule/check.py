@@ -7,8 +7,8 @@ step (selectors read entry values and write at once; ALU and memory read the sel
 values; stage-2 writes win), checking at every use that the register holds the operation
 the problem says it should, and at the end the epilog's registers. Structural rules (spans,
 one step per own EU, unit and immediate limits, register classes, array bindings and pins,
-in-packet limits) are checked once per step. The driver runs it on every schedule; a
-violation is a compiler bug.
+in-packet limits) are checked once per step. The search (:mod:`.search`) runs it on every
+schedule; a violation is a compiler bug.
 
 Codes: DPF6100 spans and steps; DPF6101 prolog; DPF6102 selector; DPF6103 ALU;
 DPF6104 memory; DPF6105 array binding; DPF6106 branch; DPF6107 exit; DPF6108 limits
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from dpfc.isa.bundle import RegClass, Register
 from dpfc.isa.opcodes import AluOp, MemOp, SelectorKind
-from dpfc.schedule.problem import Branch, Exit, Kind, Problem
+from dpfc.schedule.problem.tree import Branch, Exit, Kind, Problem
 from dpfc.schedule.schedule import Schedule, Source, Step
 from dpfc.target.profile import BranchOperands, MemoryAddress
 

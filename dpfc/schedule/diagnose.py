@@ -4,7 +4,7 @@ Two sources. :func:`precheck` finds the common structural conflicts without a so
 names them precisely (two arrays that need the same lane of the same EU on one path, more
 memory operations on a path than the machine has memory units, more paths than in-packet
 code can carry). :func:`from_core` turns the unsat core of the Z3 model at the profile's
-EU count (:meth:`dpfc.schedule.z3model.Z3Model.core`: the constraint groups that cannot
+EU count (:meth:`dpfc.schedule.z3.model.Z3Model.core`: the constraint groups that cannot
 hold together) into notes that point at the source lines of those constraints.
 
 Codes: DPF6020 does not fit (from the core); DPF6021 two arrays need one (EU, lane) on one
@@ -24,8 +24,8 @@ from collections.abc import Callable, Sequence
 from itertools import combinations
 
 from dpfc.diagnostics import Diagnostic, Note, Span
-from dpfc.schedule.bounds import Bounds, critical_chain
-from dpfc.schedule.problem import Kind, Operation, Problem
+from dpfc.schedule.problem.bounds import Bounds, critical_chain
+from dpfc.schedule.problem.tree import Kind, Operation, Problem
 from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
 
 
@@ -145,7 +145,7 @@ def _pinned(problem: Problem, array: str) -> str:
 
 
 def from_core(problem: Problem, core: Sequence[str] | None, needed_eus: int | None) -> Diagnostic:
-    """DPF6020 from the keys of an unsat core (see :class:`~dpfc.schedule.z3model.Z3Model`):
+    """DPF6020 from the keys of an unsat core (see :class:`~dpfc.schedule.z3.model.Z3Model`):
     Z3 proved that nothing fits. ``core`` is None when the core itself could not be
     computed within the resource limit (the proof stands; its explanation is missing)."""
     profile = problem.profile

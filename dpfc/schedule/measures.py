@@ -3,7 +3,7 @@
 A schedule is compared with another in every measure at once: EUs (the primary objective),
 EU bundles before sharing, selectors, instructions (prolog loads, EU selectors and ALU
 operations: what the secondary objective lowers after bundles) and, when the caller
-measures generated code, the bytes of the in-packet options. The driver keeps the greedy
+measures generated code, the bytes of the in-packet options. The search keeps the greedy
 schedule unless the Z3 schedule is no worse in every measure (or uses fewer EUs), so the
 final schedule is never worse than greedy's.
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import astuple, dataclass
 
-from dpfc.schedule.bounds import Bounds
-from dpfc.schedule.problem import Branch, Exit, Kind, Problem
+from dpfc.schedule.problem.bounds import Bounds
+from dpfc.schedule.problem.tree import Branch, Exit, Kind, Problem
 from dpfc.schedule.schedule import Schedule
 
 CodeBytes = Callable[[Schedule], int]  # bytes of the code generated from a schedule

@@ -1,7 +1,7 @@
 """Scheduling a module: its DPFs in order with shared array bindings, each in its best form.
 
 :func:`schedule_module` is the compile driver's entry point to the scheduler. It schedules
-every DPF of a module (:func:`.driver.schedule_problem`); an array bound by an earlier DPF
+every DPF of a module (:func:`.search.schedule_problem`); an array bound by an earlier DPF
 is pinned for the later ones ("the same binding for every DPF of a module").
 
 **Equivalent forms.** A DPF can be written to the machine in more than one equivalent way,
@@ -12,7 +12,7 @@ best result is kept, so the reported EU count is minimal over the forms:
 * re-associated (``reassociate``: lower trees, but more values alive at once) or as written
   (the caller passes the function optimised without that pass when it differs);
 * a word select/zext of a condition as branches (a path per outcome) or as ALU operations
-  (:mod:`.boolwords`: no paths, more EUs per compare), per ``ScheduleOptions.booleans``.
+  (:mod:`.problem.boolwords`: no paths, more EUs per compare), per ``ScheduleOptions.booleans``.
 
 A form that fails is dropped; if every form fails, the first one's diagnostics are raised.
 """
@@ -24,12 +24,13 @@ from dataclasses import replace
 
 from dpfc.diagnostics import DiagnosticError
 from dpfc.ir import Function, Module
-from dpfc.schedule.bounds import compute_bounds
-from dpfc.schedule.build import build_problem
-from dpfc.schedule.driver import ScheduleOptions, ScheduleResult, schedule_problem
-from dpfc.schedule.limits import WallClockGuard
 from dpfc.schedule.measures import CodeBytes, measure
-from dpfc.schedule.problem import Problem
+from dpfc.schedule.problem.bounds import compute_bounds
+from dpfc.schedule.problem.build import build_problem
+from dpfc.schedule.problem.tree import Problem
+from dpfc.schedule.result import ScheduleOptions, ScheduleResult
+from dpfc.schedule.search import schedule_problem
+from dpfc.schedule.z3.limits import WallClockGuard
 from dpfc.target.profile import TargetProfile
 
 GUARD_CODE = "DPF6028"  # the wall-clock guard fired (diagnose.guard_fired)

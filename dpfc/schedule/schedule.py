@@ -2,7 +2,7 @@
 
 The result of every scheduler (Z3 or greedy) and the input of the checker
 (:mod:`.check`), the code generator (:mod:`dpfc.codegen`) and the listings
-(:mod:`.explain`). It is symbolic: registers and lanes are machine resources, but code
+(:mod:`.presentation`). It is symbolic: registers and lanes are machine resources, but code
 addresses are not chosen yet and values are named by operation ids.
 
 Shape. Tree node ``t`` owns the bundles of EUs ``spans[t].first_eu .. spans[t].last_eu``:
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from dpfc.isa.bundle import Register
 from dpfc.isa.opcodes import SelectorKind
-from dpfc.schedule.problem import Problem
+from dpfc.schedule.problem.tree import Problem
 
 
 @dataclass(frozen=True)

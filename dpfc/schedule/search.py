@@ -1,159 +1,255 @@
-"""The EU search: the fewest EUs a DPF fits in, and what was proven about it.
+"""Scheduling one DPF: the greedy baseline, the Z3 search, the checker, the choice.
 
-Contract: given the problem, its earliest-EU bounds and the greedy schedule (or None), ask
-the Z3 model "does the DPF fit in k EUs?" for well-chosen k, every question under a
-deterministic resource limit (:mod:`.limits`), and return the best schedule found with an
-honest account: which EU counts are proven infeasible, which were left undecided, and
-whether the result is proven minimal.
+:func:`schedule_problem` is the one entry point for a problem (:func:`.module.schedule_module`
+calls it for each form of each DPF of a module):
 
-**Rounds.** SAT solvers' running times on one question vary by orders of magnitude with
-the encoding's details and the solver's configuration, and a schedule that exists must be
-found even when proving that fewer EUs cannot work is beyond any limit (register-pressure
-proofs are pigeonhole arguments that SAT solvers do badly). So the questions are asked in
-rounds of growing resource limits (:func:`.limits.question_rounds`), alternating between
-two of Z3's solver configurations (``QF_BV`` and ``QF_FD``: both bit-blast to SAT, with
-different preprocessing, and where one takes long the other is often fast). Each round
-asks every EU count still open:
+1. :func:`.diagnose.precheck` and the earliest-EU bounds reject structural conflicts with a
+   precise diagnostic;
+2. the greedy list scheduler (:mod:`.greedy`) gives a baseline and an upper end;
+3. with ``scheduler="z3"``, :func:`.z3.eu_search.search_eus` finds the fewest EUs it can,
+   every question under the same deterministic resource limit, and says what it proved;
+4. at that EU count the bundles, then the instructions, are lowered
+   (:meth:`.z3.model.Z3Model.optimise`: first in the neighbourhood of the best schedule,
+   then on the whole model) unless a schedule already meets their lower bounds
+   (:func:`.measures.secondary_floor`);
+5. where the descent stopped at its limit, :func:`.tidy.tidy` removes dead moves; the
+   result is the Z3 schedule only if it is no worse than the greedy one in every measure
+   (EUs, bundles, selectors, instructions, code bytes), or uses fewer EUs;
+6. if nothing fits, the unsat core at the profile's EU count becomes DPF6020 (proven), or
+   DPF6024 says which EU counts were left undecided (nothing proven);
+7. the independent checker (:mod:`.check`) re-verifies the chosen schedule; a violation is
+   a compiler bug and raises :class:`ScheduleBug`.
 
-* one below the best count found first (an unsat answer there proves the best count
-  minimal: "fits in k EUs" is monotone in k, so it settles every count below);
-* then the others from the lowest open count upwards (without any schedule yet, the
-  smallest counts are asked first: a DPF that fits is usually found fast at a small count,
-  while a question at the profile's full count has the most freedom and can be the hardest).
-
-A sat answer lowers the best count and starts the round's list anew; an unsat answer at k
-settles every count up to k; an unknown one leaves k open for the next round. The search
-ends when nothing is open, or when the rounds are spent: all of them without any schedule,
-up to the ``improve`` total of resource units once a schedule exists (then asking for
-fewer EUs is an improvement, not a necessity). Counts left open are reported undecided.
+The wall-clock ``--timeout`` guard (:class:`.z3.limits.WallClockGuard`) only stops: DPF6028.
+Results of unchanged problems come from the schedule cache (:mod:`.cache`) when asked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import time
+from dataclasses import fields as fields_of
+from dataclasses import replace
 
-from dpfc.schedule.bounds import Bounds
-from dpfc.schedule.limits import GuardFired, WallClockGuard, question_rounds
-from dpfc.schedule.problem import Problem
+from dpfc.diagnostics import Diagnostic, DiagnosticError
+from dpfc.schedule.cache import cache_key, lookup, store
+from dpfc.schedule.check import check_schedule
+from dpfc.schedule.diagnose import from_bounds, from_core, guard_fired, precheck
+from dpfc.schedule.diagnose import undecided as undecided_diagnostic
+from dpfc.schedule.greedy.scheduler import greedy_schedule
+from dpfc.schedule.measures import CodeBytes, measure, secondary_floor
+from dpfc.schedule.problem.bounds import Bounds, compute_bounds
+from dpfc.schedule.problem.tree import Problem
+from dpfc.schedule.result import ScheduleOptions, ScheduleResult
 from dpfc.schedule.schedule import Schedule
-from dpfc.schedule.z3model import Z3Model
+from dpfc.schedule.tidy import tidy
+from dpfc.schedule.z3.eu_search import EuSearch, search_eus
+from dpfc.schedule.z3.limits import GuardFired, WallClockGuard
+from dpfc.schedule.z3.model import Z3Model
 
 
-@dataclass
-class EuSearch:
-    """The outcome of :func:`search_eus`."""
-
-    best: Schedule | None = None  # the schedule with the fewest EUs found (Z3 or greedy)
-    models: dict[int, Z3Model] = field(default_factory=dict)  # EU count -> its model
-    lowest_open: int = 1  # every EU count below this is proven infeasible
-    undecided: list[int] = field(default_factory=list)  # counts left open at the limit
-    infeasible: bool = False  # Z3 proved that nothing fits in the EUs allowed
-    z3_found: bool = False  # Z3 found ``best`` (else it is the greedy schedule)
-    spent: int = 0  # resource units of every question asked
-
-    @property
-    def eus(self) -> int | None:
-        return None if self.best is None else self.best.eus_used
-
-    def proof(self, bounds: Bounds) -> str:
-        """Why the EU count is minimal: "one EU", "bound" (the earliest-EU bound equals
-        it), "z3" (Z3 proved one EU fewer infeasible), or "" (not proven)."""
-        eus = self.eus
-        if eus is None:
-            return ""
-        if eus == 1:
-            return "one EU"
-        if eus <= bounds.min_eus:
-            return "bound"
-        return "z3" if self.lowest_open >= eus else ""
-
-    def open_below(self) -> list[int]:
-        """Undecided EU counts below the best one that no unsat answer settled."""
-        eus = self.eus if self.eus is not None else 1 << 30
-        return sorted(k for k in set(self.undecided) if self.lowest_open <= k < eus)
-
-    def summary(self, full: int) -> list[str]:
-        """What the search has decided so far (for a stop by the wall-clock guard)."""
-        out = []
-        if self.best is not None:
-            out.append(f"a schedule in {self.best.eus_used} EUs was found ({self.best.scheduler})")
-        else:
-            out.append("no schedule was found yet")
-        if self.lowest_open > 1:
-            out.append(f"fewer than {self.lowest_open} EUs is proven impossible")
-        still = self.open_counts(full)
-        if still:
-            out.append(f"not decided: {', '.join(map(str, sorted(still)))} EUs")
-        return out
-
-    def open_counts(self, full: int) -> list[int]:
-        """The EU counts still worth asking, in the order a round asks them."""
-        upper = full if self.best is None else self.best.eus_used - 1
-        counts = list(range(self.lowest_open, upper + 1))
-        if self.best is not None and counts:
-            return [counts[-1], *counts[:-1]]
-        return counts
+class ScheduleBug(Exception):
+    """A schedule failed the independent checker: an internal compiler error."""
 
 
-def search_eus(
+def _checked(schedule: Schedule, options: ScheduleOptions) -> Schedule:
+    if options.check:
+        violations = check_schedule(schedule)
+        if violations:
+            listing = "\n".join(f"  {v.code}: {v.message}" for v in violations)
+            raise ScheduleBug(
+                f"the {schedule.scheduler} schedule of `{schedule.problem.name}` fails the "
+                f"checker:\n{listing}"
+            )
+    return schedule
+
+
+def schedule_problem(
+    problem: Problem,
+    options: ScheduleOptions | None = None,
+    *,
+    code_bytes: CodeBytes | None = None,
+    guard: WallClockGuard | None = None,
+) -> ScheduleResult:
+    """Schedule one DPF (see the module docstring). Raises DiagnosticError if it cannot fit
+    (or if the wall-clock guard fired). ``code_bytes`` measures the code a schedule
+    generates, for the comparison with the greedy schedule. ``guard``: the wall-clock guard
+    to run under (by default one of ``options.guard_s`` for this call)."""
+    options = options or ScheduleOptions()
+    problems = precheck(problem)
+    bounds = compute_bounds(problem)
+    problems += from_bounds(problem, bounds)
+    if problems:
+        raise DiagnosticError(problems)
+    key = cache_key(problem, options) if options.cache else None
+    if key is not None:
+        hit = lookup(key, problem)
+        if hit is not None:
+            return ScheduleResult(**{**hit, "solve_seconds": 0.0, "cached": True})
+    guard = guard or WallClockGuard(options.guard_s or None)
+    result = _schedule_uncached(problem, options, bounds, code_bytes, guard)
+    if key is not None:
+        fields = {f.name: getattr(result, f.name) for f in fields_of(result)}
+        store(key, {k: v for k, v in fields.items() if k != "cached"})
+    return result
+
+
+def _schedule_uncached(
+    problem: Problem,
+    options: ScheduleOptions,
+    bounds: Bounds,
+    code_bytes: CodeBytes | None,
+    guard: WallClockGuard,
+) -> ScheduleResult:
+    _tell(options, problem, "greedy")
+    greedy = greedy_schedule(problem)
+    greedy_eus = greedy.eus_used if greedy is not None else None
+    greedy_measures = measure(greedy, code_bytes) if greedy is not None else None
+    if options.scheduler == "greedy":
+        if greedy is None:
+            raise DiagnosticError(_failure(problem, options, EuSearch(), WallClockGuard(None)))
+        return ScheduleResult(
+            _checked(greedy, options),
+            greedy_eus,
+            0.0,
+            measures=greedy_measures,
+            greedy_measures=greedy_measures,
+        )
+    started = time.perf_counter()
+    try:
+        search = search_eus(
+            problem,
+            bounds,
+            greedy,
+            seed=options.seed,
+            rlimit=options.budget.feasibility,
+            improve=options.budget.improve,
+            guard=guard,
+            max_eus=options.max_eus,
+            progress=options.progress,
+        )
+        if search.best is None:
+            raise DiagnosticError(_failure(problem, options, search, guard))
+        try:
+            best, secondary = _lower_secondary(problem, bounds, search, options, guard)
+        except GuardFired as stop:
+            stop.decided = [
+                *search.summary(problem.profile.num_eus),
+                "bundles and instructions were being lowered",
+            ]
+            raise
+    except GuardFired as stop:
+        raise DiagnosticError(guard_fired(problem, stop.seconds, stop.decided)) from None
+    if secondary not in ("proven", "floor"):
+        best = tidy(best)  # drop dead moves left where the secondary descent stopped
+    chosen = best
+    best_measures = measure(best, code_bytes)
+    if greedy is not None and greedy_measures is not None and best is not greedy:
+        same_eus = best_measures.eus == greedy_measures.eus
+        if same_eus and not best_measures.no_worse_than(greedy_measures):
+            chosen = tidy(greedy)
+            best_measures = measure(chosen, code_bytes)
+    return ScheduleResult(
+        _checked(chosen, options),
+        greedy_eus,
+        time.perf_counter() - started,
+        search.proof(bounds),
+        tuple(search.open_below()),
+        secondary,
+        best_measures,
+        greedy_measures,
+    )
+
+
+def _lower_secondary(
     problem: Problem,
     bounds: Bounds,
-    greedy: Schedule | None,
-    *,
-    seed: int,
-    rlimit: int,
-    improve: int,
+    search: EuSearch,
+    options: ScheduleOptions,
     guard: WallClockGuard,
-    max_eus: int | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> EuSearch:
-    """See the module docstring. ``rlimit`` is the largest single question's resource
-    limit, ``improve`` the total once a schedule exists; no count above ``max_eus`` (or
-    the profile's EUs) is asked."""
-    out = EuSearch(best=greedy, lowest_open=max(1, bounds.min_eus))
-    full = min(problem.profile.num_eus, max_eus or problem.profile.num_eus)
-    unknown: set[int] = set()
+) -> tuple[Schedule, str]:
+    """The best schedule at the search's EU count after lowering bundles, then
+    instructions, and how far that went ("proven", "floor", "limit" or "off")."""
+    best = search.best
+    assert best is not None
+    eus = best.eus_used
+    counts = _counts(best)
+    floor = secondary_floor(problem, bounds, eus)
+    if counts[0] <= floor[0] and counts[1] <= floor[1]:
+        return best, "floor"
+    if not options.secondary:
+        return best, "off"
+    _tell(options, problem, f"z3, lowering bundles at {eus} EU{'s' if eus != 1 else ''}")
+    model = search.models.get(eus) or Z3Model(
+        problem, eus, seed=options.seed, rlimit=options.budget.feasibility, guard=guard
+    )
+    # First the neighbourhood of the best schedule (its operations stay where they are;
+    # the registers, moves and constants are chosen anew): a small question that removes
+    # most register traffic. Then the whole model, with what is left of the budget: an
+    # answer there is optimal.
+    left = options.budget.secondary
+    _, tidied, spent = model.optimise(left, fixed=model.placement(best))
+    left -= spent
+    if tidied is not None and _counts(tidied) < counts:
+        best = tidied
+    if left <= 0:
+        return best, "limit"
+    _, optimal, _ = model.optimise(left)
+    if optimal is not None and _counts(optimal) <= _counts(best):
+        return optimal, "proven"
+    return best, "limit"
 
-    def ask(eus: int, logic: str, limit: int) -> str:
-        if progress is not None:
-            asked = f"{eus} EU{'s' if eus != 1 else ''} asked"
-            progress(f"scheduling {problem.module}.{problem.name} (z3, {asked})")
-        model = out.models.get(eus)
-        if model is None:
-            model = out.models[eus] = Z3Model(problem, eus, seed=seed, rlimit=limit, guard=guard)
-        outcome, schedule, spent = model.decide(logic, limit)
-        out.spent += spent
-        if outcome == "sat" and schedule is not None:
-            # (a model at k EUs has eus_used <= k, and k is below the best count so far)
-            if out.best is None or schedule.eus_used < out.best.eus_used:
-                out.best, out.z3_found = schedule, True
-        elif outcome == "unsat":
-            out.lowest_open = max(out.lowest_open, eus + 1)
-            if eus == full:
-                out.infeasible = True
+
+def _tell(options: ScheduleOptions, problem: Problem, what: str) -> None:
+    if options.progress is not None:
+        options.progress(f"scheduling {problem.module}.{problem.name} ({what})")
+
+
+def _counts(schedule: Schedule) -> tuple[int, int]:
+    """(bundles, instructions): the secondary objectives, compared lexicographically."""
+    found = measure(schedule)
+    return found.bundles, found.instructions
+
+
+def _failure(
+    problem: Problem, options: ScheduleOptions, search: EuSearch, guard: WallClockGuard
+) -> list[Diagnostic]:
+    """Why nothing was scheduled: proven (DPF6020, with the core) or undecided (DPF6024)."""
+    profile = problem.profile
+    full = profile.num_eus
+    if not options.explain_failure:
+        return [undecided_diagnostic(problem, search.undecided, options.budget.feasibility)]
+    proven, core = search.infeasible, None
+    if proven:
+        core = search.models[full].core()
+    elif full not in search.undecided:
+        model = search.models.get(full) or Z3Model(
+            problem, full, seed=options.seed, rlimit=options.budget.feasibility, guard=guard
+        )
+        outcome, _ = model.solve()
+        if outcome == "sat":  # only the greedy scheduler failed
+            return [
+                Diagnostic(
+                    "DPF6025",
+                    f"the greedy scheduler cannot fit DPF `{problem.name}` on {profile.name}; "
+                    "the Z3 scheduler can",
+                    problem.span,
+                    hint="use --scheduler z3 (the default)",
+                )
+            ]
+        if outcome == "unsat":
+            proven, core = True, model.core()
         else:
-            unknown.add(eus)
-        return outcome
-
-    try:
-        for logic, limit in question_rounds(rlimit):
-            asked: set[int] = set()
-            while True:
-                pending = [k for k in out.open_counts(full) if k not in asked]
-                if not pending or out.infeasible or _spent_enough(out, improve):
-                    break
-                asked.add(pending[0])
-                ask(pending[0], logic, limit)
-            if not out.open_counts(full) or out.infeasible or _spent_enough(out, improve):
-                break
-    except GuardFired as stop:
-        stop.decided = out.summary(full)
-        raise
-    out.undecided = sorted(k for k in unknown if k >= out.lowest_open)
-    return out
-
-
-def _spent_enough(out: EuSearch, improve: int) -> bool:
-    """Once a schedule exists, the search for fewer EUs stops at ``improve`` units."""
-    return out.best is not None and out.spent >= improve
+            search.undecided.append(full)
+    if not proven:
+        return [undecided_diagnostic(problem, search.undecided, options.budget.feasibility)]
+    needed: int | None = None
+    wider_counts = range(full + 1, 2 * full + 1) if options.needed_eus else ()
+    for eus in wider_counts:
+        wider = replace(problem, profile=replace(profile, num_eus=eus))
+        model = Z3Model(
+            wider, eus, seed=options.seed, rlimit=options.budget.needed_eus, guard=guard
+        )
+        if model.solve()[0] == "sat":
+            needed = eus
+            break
+    return [from_core(problem, core, needed)]

@@ -31,7 +31,7 @@ def _without(schedule: Schedule, index: int, step: Step) -> Schedule:
 def tidy(schedule: Schedule) -> Schedule:
     """See the module docstring."""
     if check_schedule(schedule):
-        return schedule  # not ours to repair: the driver's checker will report it
+        return schedule  # not ours to repair: the search's checker will report it
     current = schedule
     for index in range(len(current.steps)):
         for unit in ("selectors", "alu"):

@@ -46,7 +46,7 @@ class CheckedProgram:
     types: dict[int, SemType]
     consts: ConstEvaluator
     resolver: Resolver
-    profile: TargetProfile | None = None
+    profile: TargetProfile  # the one profile every phase gets
     chains: list[Edge] = field(default_factory=list)
     warnings: list[Diagnostic] = field(default_factory=list)
 
@@ -138,7 +138,7 @@ def check_program(program: Program, profile: TargetProfile) -> CheckedProgram:
     """Check every module of ``program`` for ``profile`` (resolved by :mod:`dpfc.driver`
     from ``--target`` and ``@target``); raise DiagnosticError with all errors found."""
     report = Reporter()
-    tables = build_tables(program, report)
+    tables = build_tables(program, report, profile)
     resolver = Resolver(tables, report)
     consts = ConstEvaluator(resolver, report)
     # Main module first, so that its mistakes are found (and reported) in its own terms.

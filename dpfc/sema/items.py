@@ -122,9 +122,8 @@ class ItemChecker:
 
     def dpf(self, dpf: DpfInfo) -> None:
         attrs = _attrs_by_name(dpf.decl.attrs, DPF_ATTRIBUTES, "dpf", self.report)
-        # The driver resolved one profile for the program (--target > @target > tofino1,
-        # every @target agreeing); here @target is only checked to be well formed.
-        dpf.profile = self.profile
+        # The driver resolved one profile for the program (--target > @target > the
+        # default, every @target agreeing); here @target is only checked to be well formed.
         target = attrs.get("target")
         if target is not None:
             name = _single_name(target)

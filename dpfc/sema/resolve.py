@@ -66,7 +66,7 @@ class DpfInfo:
     decl: ast.DpfDecl
     module: str
     ir_name: str
-    profile: TargetProfile | None = None
+    profile: TargetProfile  # the one profile the driver resolved for the program
     placement: str = "packet"
     pipeline: str = "ingress"
 
@@ -134,7 +134,9 @@ def _item_span(item: ast.Item) -> Span:
     return item.span
 
 
-def build_tables(program: Program, report: Reporter) -> dict[str, ModuleInfo]:
+def build_tables(
+    program: Program, report: Reporter, profile: TargetProfile
+) -> dict[str, ModuleInfo]:
     tables: dict[str, ModuleInfo] = {}
     for key, loaded in program.modules.items():
         info = ModuleInfo(key, loaded, key == program.main)
@@ -180,7 +182,7 @@ def build_tables(program: Program, report: Reporter) -> dict[str, ModuleInfo]:
             elif isinstance(item, ast.MemoryDecl):
                 info.memories[name] = MemoryInfo(item, key, ir_name(key, name, info.is_main))
             elif isinstance(item, ast.DpfDecl):
-                info.dpfs[name] = DpfInfo(item, key, ir_name(key, name, info.is_main))
+                info.dpfs[name] = DpfInfo(item, key, ir_name(key, name, info.is_main), profile)
             elif isinstance(item, ast.Import):
                 target = loaded.imports.get(name)
                 if target is not None:

@@ -24,7 +24,6 @@ from dpfc.sema.paths import PathState
 from dpfc.sema.report import Reporter
 from dpfc.sema.resolve import DpfInfo, MemoryInfo, ModuleInfo, Resolver
 from dpfc.sema.types import SemType
-from dpfc.target.profile import BUILTIN_PROFILES
 
 
 @dataclass
@@ -75,7 +74,7 @@ class BodyState:
         self.report = ctx.report
         self.dpf = dpf
         self.module = dpf.module
-        self.profile = dpf.profile or BUILTIN_PROFILES["tofino1"]
+        self.profile = dpf.profile
         self.scopes: list[dict[str, Local]] = [{}]
         self.path = PathState(self.report, self.profile.max_push)
         self.peek: Span | None = None  # the first `peek()`, for the stack depth (DPF5209)

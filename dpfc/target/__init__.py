@@ -8,6 +8,7 @@ profiles come from TOML files (see ``docs/targets.md``).
 
 from dpfc.target.profile import (
     BUILTIN_PROFILES,
+    DEFAULT_PROFILE,
     BranchOperands,
     DirectMappingLanes,
     HashFunction,
@@ -22,6 +23,7 @@ from dpfc.target.profile import (
 
 __all__ = [
     "BUILTIN_PROFILES",
+    "DEFAULT_PROFILE",
     "BranchOperands",
     "DirectMappingLanes",
     "HashFunction",

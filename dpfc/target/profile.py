@@ -313,6 +313,9 @@ def _json_value(value: object) -> object:
 
 
 BUILTIN_PROFILES: dict[str, TargetProfile] = {p.name: p for p in (TOFINO1, TOFINO2, BMV2)}
+# The profile used where nothing names one: a program without --target and @target, the
+# assembler, the interpreters, a scenario or profile file without a target or base.
+DEFAULT_PROFILE = TOFINO1
 
 _ENUM_FIELDS: dict[str, type[Enum]] = {
     "branch_operands": BranchOperands,
@@ -322,7 +325,8 @@ _ENUM_FIELDS: dict[str, type[Enum]] = {
 
 
 def profile_from_toml(text: str, origin: str = "<toml>") -> TargetProfile:
-    """Build a profile from TOML text: ``base = "tofino1"`` plus overriding keys.
+    """Build a profile from TOML text: a built-in ``base`` profile (default:
+    :data:`DEFAULT_PROFILE`) plus overriding keys.
 
     ``[[metadata]]`` tables (name, index, description) replace the metadata list.
     """
@@ -332,7 +336,7 @@ def profile_from_toml(text: str, origin: str = "<toml>") -> TargetProfile:
         raise TargetError(f"{origin}: invalid TOML: {exc}") from None
     if "profile" in data and isinstance(data["profile"], dict):
         data = {**data["profile"], **{k: v for k, v in data.items() if k != "profile"}}
-    base_name = data.pop("base", "tofino1")
+    base_name = data.pop("base", DEFAULT_PROFILE.name)
     if not isinstance(base_name, str) or base_name not in BUILTIN_PROFILES:
         raise TargetError(f"{origin}: unknown base profile `{base_name}`")
     base = BUILTIN_PROFILES[base_name]

@@ -22,7 +22,7 @@ from dpfc.oracle.ast_eval.frame import Evaluator, Frame, ReturnFromDpf
 from dpfc.oracle.ast_eval.program import program_from
 from dpfc.oracle.ast_eval.values import WORD_MASK, EvalError, State, Value
 from dpfc.syntax import ast
-from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
+from dpfc.target import DEFAULT_PROFILE, TargetProfile
 
 __all__ = ["evaluate"]
 
@@ -63,7 +63,7 @@ def evaluate(
     functions of ``hash<k>`` are those of ``profile``, else ``inputs.profile``, else tofino1.
     """
     view = program_from(program)
-    target = profile or inputs.profile or BUILTIN_PROFILES["tofino1"]
+    target = profile or inputs.profile or DEFAULT_PROFILE
     module = view.main
     dpf = view.module(module).dpfs.get(dpf_name)
     if dpf is None:

@@ -10,8 +10,8 @@ of the node's path would have to run after the path splits. Realisation then hon
 plan's staging wants where a free register (or a movable live value) allows, never at the
 cost of a live value, and chooses the branch unit's sources in the profile's operand view.
 
-Not responsible for: choosing the plan's actions (:mod:`.greedy_step`) or walking the tree
-(:mod:`.greedy`). Deterministic: every choice is ordered by register index.
+Not responsible for: choosing the plan's actions (:mod:`.step`) or walking the tree
+(:mod:`.scheduler`). Deterministic: every choice is ordered by register index.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from dpfc.isa.bundle import Register
 from dpfc.isa.opcodes import SelectorKind
-from dpfc.schedule.greedy_facts import JUNK, Facts, Plan
-from dpfc.schedule.problem import Branch, Kind
+from dpfc.schedule.greedy.facts import JUNK, Facts, Plan
+from dpfc.schedule.problem.tree import Branch, Kind
 from dpfc.schedule.schedule import BranchUse, SelectorAssign, Source
 from dpfc.target.profile import BranchOperands
 

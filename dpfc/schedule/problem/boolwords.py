@@ -1,9 +1,9 @@
 """Booleans as words: conditions computed by the ALU instead of branches.
 
-Contract: :func:`bool_word` returns the operation computing ``cond`` as the word 1 or 0,
-and :func:`select_word` the word ``x`` if ``cond`` else ``y``, from ALU operations only
-(through the ``alu`` and ``const`` callbacks the problem builder passes), exactly as the IR
-interpreter computes them (the differential tests check it).
+Contract: :func:`.instructions.bool_word` returns the operation computing ``cond`` as the
+word 1 or 0, and :func:`select_word` the word ``x`` if ``cond`` else ``y``, from ALU
+operations only (through the ``alu`` and ``const`` callbacks the problem builder passes),
+exactly as the IR interpreter computes them (the differential tests check it).
 
 The machine has no compare-to-word instruction: a comparison exists only in the branch
 unit, so the builder's default turns a word ``zext``/``select`` of a condition into
@@ -23,8 +23,8 @@ MIN and MAX of the ALU instead:
 * a word select: ``y ^ ((x ^ y) & -c)`` (``-c`` is all ones when c is 1).
 
 They take two or three ALU levels (EUs) per compare where the branch takes one, but no
-paths: the compile driver schedules a DPF both ways when it has such values and keeps the
-better schedule (:func:`dpfc.schedule.driver.schedule_module`).
+paths: the scheduler schedules a DPF both ways when it has such values and keeps the
+better schedule (:func:`dpfc.schedule.module.schedule_module`).
 """
 
 from __future__ import annotations

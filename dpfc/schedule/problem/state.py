@@ -8,7 +8,7 @@ operations and nodes in the order it is asked to, so the order of the callers fi
 id; a path deeper than the profile's EUs, or a tree over the node cap, is DPF6003.
 
 Not responsible for walking the IR (:mod:`.build`), translating instructions
-(:mod:`.build_instr`), conditions and branches (:mod:`.build_conditions`), or assembling the
+(:mod:`.instructions`), conditions and branches (:mod:`.conditions`), or assembling the
 final Problem and its prolog/array checks (:mod:`.build`).
 """
 
@@ -18,8 +18,8 @@ from collections.abc import Mapping
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, Span
 from dpfc.ir import Function, Instr, Module, Op
-from dpfc.schedule.problem import Branch, Kind, Operation
-from dpfc.schedule.problem import Exit as ProblemExit
+from dpfc.schedule.problem.tree import Branch, Kind, Operation
+from dpfc.schedule.problem.tree import Exit as ProblemExit
 from dpfc.target.profile import TargetProfile
 
 

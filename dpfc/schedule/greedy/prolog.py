@@ -6,17 +6,17 @@ registers. With ``preferences`` a word goes to the registers EU0 wants it in (th
 register of an EU0 memory lane, the A register of a hash lane), so that the first step need
 not move it. It returns the loads and the register state after the prolog (register ->
 operation id, ``JUNK`` or the zero constant where nothing was loaded), or raises
-:class:`~dpfc.schedule.greedy_facts.NoFit` when the inputs outnumber the registers.
+:class:`~dpfc.schedule.greedy.facts.NoFit` when the inputs outnumber the registers.
 
-Not responsible for: the steps after the prolog (:mod:`.greedy_step`), or choosing between
-the variants (:mod:`.greedy`).
+Not responsible for: the steps after the prolog (:mod:`.step`), or choosing between
+the variants (:mod:`.scheduler`).
 """
 
 from __future__ import annotations
 
 from dpfc.isa.opcodes import SelectorKind
-from dpfc.schedule.greedy_facts import JUNK, Facts, NoFit
-from dpfc.schedule.problem import Kind
+from dpfc.schedule.greedy.facts import JUNK, Facts, NoFit
+from dpfc.schedule.problem.tree import Kind
 from dpfc.schedule.schedule import PrologLoad
 
 

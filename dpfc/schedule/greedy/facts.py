@@ -8,9 +8,9 @@ questions every phase asks: which values consumers still pending below a node us
 anywhere (:meth:`Facts.closure`). :class:`Plan` is the set of actions chosen so far for one
 step; :class:`NoFit` is how a variant gives up.
 
-Not responsible for: choosing actions (:mod:`.greedy_step`), selectors
-(:mod:`.greedy_realise`), the prolog (:mod:`.greedy_prolog`), or the array bindings made
-during the walk (the scheduler of :mod:`.greedy` owns them).
+Not responsible for: choosing actions (:mod:`.step`), selectors
+(:mod:`.realise`), the prolog (:mod:`.prolog`), or the array bindings made
+during the walk (the scheduler of :mod:`.scheduler` owns them).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from dpfc.isa.bundle import Register
-from dpfc.schedule.problem import Branch, Exit, Kind, Operation, Problem
+from dpfc.schedule.problem.tree import Branch, Exit, Kind, Operation, Problem
 
 JUNK = -1  # a register whose value nothing can use
 Where = str | tuple[int, ...]

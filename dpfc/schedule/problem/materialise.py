@@ -40,8 +40,8 @@ from dataclasses import replace
 from dpfc.isa.opcodes import AluOp
 from dpfc.isa.semantics import alu as alu_result
 from dpfc.isa.semantics import hash_word
-from dpfc.schedule.domains import exit_values
-from dpfc.schedule.problem import Branch, Kind, Operation, Problem, TreeNode
+from dpfc.schedule.problem.domains import exit_values
+from dpfc.schedule.problem.tree import Branch, Kind, Operation, Problem, TreeNode
 from dpfc.target.profile import MemoryAddress
 
 # The ALU operations tried for a constant from two others (MIN/MAX give an operand back).

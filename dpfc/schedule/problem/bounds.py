@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dpfc.isa.opcodes import AluOp, MemOp
-from dpfc.schedule.problem import INPUT_KINDS, Branch, Exit, Kind, Operation, Problem
+from dpfc.schedule.problem.tree import INPUT_KINDS, Branch, Exit, Kind, Operation, Problem
 from dpfc.target.profile import BranchOperands, MemoryAddress
 
 INFEASIBLE = 1 << 20  # a bound no schedule can meet (a pinned access that comes too late)

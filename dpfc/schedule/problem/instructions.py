@@ -12,7 +12,7 @@ multiplication of two run-time values), DPF6002 (a hash lane the profile lacks),
 (unknown switch metadata), DPF6008 (an IR op without an implementation).
 
 Not responsible for φs, terminators, splitting nodes or branching (:mod:`.build`,
-:mod:`.build_conditions`), nor for the ids and nodes themselves (:mod:`.build_state`).
+:mod:`.conditions`), nor for the ids and nodes themselves (:mod:`.state`).
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from dpfc.ir import ALU_OPS as BINARY_ALU_OPS
 from dpfc.ir import COMPARE_OPS, MEM_OPS, Instr, Op, Ty
 from dpfc.isa.opcodes import AluOp
 from dpfc.isa.semantics import hash_word
-from dpfc.schedule.boolwords import bool_op_word, compare_word, select_word
-from dpfc.schedule.build_conditions import BoolOp, Compare, Cond, Value, Walk, bool_op
-from dpfc.schedule.build_state import BuildState
-from dpfc.schedule.problem import COMMUTATIVE, Kind
+from dpfc.schedule.problem.boolwords import bool_op_word, compare_word, select_word
+from dpfc.schedule.problem.conditions import BoolOp, Compare, Cond, Value, Walk, bool_op
+from dpfc.schedule.problem.state import BuildState
+from dpfc.schedule.problem.tree import COMMUTATIVE, Kind
 
 # The IR ops' machine counterparts, from the one table the IR evaluator also uses.
 ALU_OPS: dict[Op, AluOp] = {**BINARY_ALU_OPS, Op.NEG: AluOp.NEG}

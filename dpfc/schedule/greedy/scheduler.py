@@ -2,23 +2,23 @@
 
 :func:`greedy_schedule` returns a complete :class:`~dpfc.schedule.schedule.Schedule` for a
 :class:`~dpfc.schedule.problem.Problem` that obeys every machine rule of
-:mod:`dpfc.schedule.schedule` (the checker, :mod:`.check`, must accept it), or None when its
-heuristics cannot fit the DPF into the EUs allowed. It never raises on a valid Problem. It
+:mod:`dpfc.schedule.schedule` (the checker, :mod:`dpfc.schedule.check`, must accept it), or
+None when its heuristics cannot fit the DPF into the EUs allowed. It never raises on a valid Problem. It
 is not optimal: the Z3 scheduler is compared against it.
 
-**Algorithm.** The prolog (:mod:`.greedy_prolog`) loads every input, stack words in
+**Algorithm.** The prolog (:mod:`.prolog`) loads every input, stack words in
 register order, placing a word in the register its first use wants (PEEK+POP duplicates a
 word). Then the tree is walked from the root, depth first, simulating the registers
 symbolically (register -> operation id). For each tree node, EU after EU, one step is built
-(:mod:`.greedy_step`) by adding actions one at a time — memory operations, the branch, pure
+(:mod:`.step`) by adding actions one at a time — memory operations, the branch, pure
 operations (speculatively those of descendants), a leaf's exit, staging moves for the next
-EU — and keeping each only if the step can still be *realised* (:mod:`.greedy_realise`:
+EU — and keeping each only if the step can still be *realised* (:mod:`.realise`:
 selectors that put every operand in place while every value still needed later stays in
 some register). A branch continues the walk in both children from the next EU; an exit ends
 the path.
 
 A value is *live* after an EU if a consumer still pending on some path below needs it, or
-needs a pure value not held anywhere that is computed from it (:mod:`.greedy_facts`). Live
+needs a pure value not held anywhere that is computed from it (:mod:`.facts`). Live
 values are never overwritten; constants may be (LOAD_IMM brings them back) unless they are
 needed in an A register or by an epilog with no EU left. Several variants (prolog
 preferences, speculation) are tried and the best schedule (EUs, then bundles, then
@@ -30,11 +30,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpfc.schedule.greedy_facts import Facts, NoFit, Plan
-from dpfc.schedule.greedy_prolog import greedy_prolog
-from dpfc.schedule.greedy_realise import Realised
-from dpfc.schedule.greedy_step import StepPlanner
-from dpfc.schedule.problem import Branch, Exit, Kind, Problem
+from dpfc.schedule.greedy.facts import Facts, NoFit, Plan
+from dpfc.schedule.greedy.prolog import greedy_prolog
+from dpfc.schedule.greedy.realise import Realised
+from dpfc.schedule.greedy.step import StepPlanner
+from dpfc.schedule.problem.tree import Branch, Exit, Kind, Problem
 from dpfc.schedule.schedule import ExitUse, LaneOp, NodeSpan, Schedule, Source, Step
 
 

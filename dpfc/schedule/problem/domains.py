@@ -3,7 +3,7 @@
 Contract: :func:`compute_domains` returns, for a problem and an EU count, which values can
 be in which class of register at which EU of which tree node, and which operations each
 copy (tree node, EU) can run. Every restriction is implied by the machine's rules, so the
-Z3 model (:mod:`.z3model`) may create variables only inside these domains without losing a
+Z3 model (:mod:`dpfc.schedule.z3`) may create variables only inside these domains without losing a
 schedule; the smaller the domains, the smaller and faster the model.
 
 * **Windows.** A value can be in a register from its earliest EU (:mod:`.bounds`, per
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpfc.schedule.bounds import Bounds, deadlines
-from dpfc.schedule.problem import Branch, Exit, Kind, Operation, Problem
+from dpfc.schedule.problem.bounds import Bounds, deadlines
+from dpfc.schedule.problem.tree import Branch, Exit, Kind, Operation, Problem
 
 STEERING_IMMEDIATE_MAX = 0xFFFF
 

@@ -9,8 +9,8 @@ user diagnostic (DPF6001-6008) for what SwitchVM cannot run.
   predecessor on that path. Nodes are numbered in preorder (taken subtree first).
 * **Booleans become branches.** A condition is kept symbolic (a compare, ``and``/``or``/
   ``xor``/``select`` of conditions, or a constant) until something needs it: a ``br`` turns
-  it into a decision tree of :class:`Branch` nodes (``≤ ≥ ≠`` are the strict compares with
-  the targets swapped, docs/isa.md item 6); a word ``select``/``zext`` of a condition splits
+  it into a decision tree of :class:`~.tree.Branch` nodes (``≤ ≥ ≠`` are the strict compares
+  with the targets swapped, docs/isa.md item 6); a word ``select``/``zext`` of a condition splits
   the node there, and each child continues the code with its own value.
 * **Operations.** Inputs and constants are shared by all paths (constants unique by value);
   a pure operation identical to one on an ancestor node is reused (so code copied into
@@ -19,9 +19,9 @@ user diagnostic (DPF6001-6008) for what SwitchVM cannot run.
 
 This module walks the CFG (φs, jumps, branches, exits), checks the epilog (DPF6004), the
 arrays' pins (DPF6005) and the prolog (DPF6006), and assembles the Problem. The pieces it
-drives live beside it: :mod:`.build_state` (the operations and nodes built so far, DPF6003),
-:mod:`.build_instr` (one instruction -> operations, DPF6001/6002/6007/6008) and
-:mod:`.build_conditions` (symbolic conditions, what a path knows, decision trees).
+drives live beside it: :mod:`.state` (the operations and nodes built so far, DPF6003),
+:mod:`.instructions` (one instruction -> operations, DPF6001/6002/6007/6008) and
+:mod:`.conditions` (symbolic conditions, what a path knows, decision trees).
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ from dataclasses import replace
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.ir import Br, Exit, Function, Instr, Jump, Module, Op
-from dpfc.schedule.build_conditions import Cont, Value, Walk, branch_on
-from dpfc.schedule.build_instr import record_instr
-from dpfc.schedule.build_state import BuildState
-from dpfc.schedule.materialise import materialise_constants
-from dpfc.schedule.problem import ArrayInfo, Kind, Problem, TreeNode
-from dpfc.schedule.problem import Exit as ProblemExit
+from dpfc.schedule.problem.conditions import Cont, Value, Walk, branch_on
+from dpfc.schedule.problem.instructions import record_instr
+from dpfc.schedule.problem.materialise import materialise_constants
+from dpfc.schedule.problem.state import BuildState
+from dpfc.schedule.problem.tree import ArrayInfo, Kind, Problem, TreeNode
+from dpfc.schedule.problem.tree import Exit as ProblemExit
 from dpfc.target.profile import TargetProfile
 
 

@@ -9,8 +9,8 @@ on this path (so a condition already decided is not branched on again).
 strict compares with the targets swapped, docs/isa.md item 6) and runs a continuation in
 each child, taken subtree first.
 
-Not responsible for translating IR instructions (:mod:`.build_instr`), conditions as 0/1
-words (:mod:`.build_instr` with :mod:`.boolwords`), or walking the CFG (:mod:`.build`).
+Not responsible for translating IR instructions (:mod:`.instructions`), conditions as 0/1
+words (:mod:`.instructions` with :mod:`.boolwords`), or walking the CFG (:mod:`.build`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from dpfc.diagnostics import Span
 from dpfc.ir import COMPARES, Instr, Op
-from dpfc.schedule.build_state import BuildState
-from dpfc.schedule.problem import Branch
+from dpfc.schedule.problem.state import BuildState
+from dpfc.schedule.problem.tree import Branch
 
 
 @dataclass(frozen=True)

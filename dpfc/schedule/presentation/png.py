@@ -18,8 +18,8 @@ import io
 from typing import TYPE_CHECKING
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError
-from dpfc.schedule.driver import ScheduleResult
-from dpfc.schedule.picture import ASCENT, FONT_SIZE, PAD_X, Cell, Line, Picture, layout
+from dpfc.schedule.presentation.picture import ASCENT, FONT_SIZE, PAD_X, Cell, Line, Picture, layout
+from dpfc.schedule.result import ScheduleResult
 from dpfc.schedule.schedule import Schedule
 
 if TYPE_CHECKING:

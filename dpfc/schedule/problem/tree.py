@@ -1,8 +1,9 @@
 """The scheduling problem of one DPF, independent of any solver.
 
-:func:`dpfc.schedule.build.build_problem` turns an optimised, verified IR function into a
-:class:`Problem`; the Z3 encoding (:mod:`.z3model`), the greedy list scheduler
-(:mod:`.greedy`) and the checker (:mod:`.check`) all read only this description.
+:func:`dpfc.schedule.problem.build.build_problem` turns an optimised, verified IR function
+into a :class:`Problem`; the Z3 encoding (:mod:`dpfc.schedule.z3`), the greedy list
+scheduler (:mod:`dpfc.schedule.greedy`) and the checker (:mod:`dpfc.schedule.check`) all read
+only this description.
 
 The IR's CFG is turned into a **tree of paths** (:class:`TreeNode`): join blocks are
 duplicated into each predecessor, so that every root-to-leaf path is one run of the DPF and

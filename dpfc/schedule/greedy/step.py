@@ -3,7 +3,7 @@
 :meth:`StepPlanner.plan_step` builds the step of node ``t`` in EU ``eu`` from the registers
 ``entry`` holds, given the memory operations of ``t`` already ``placed`` in earlier EUs. It
 adds actions one at a time and keeps each only if the plan can still be realised
-(:func:`~dpfc.schedule.greedy_realise.try_plan`), in this order:
+(:func:`~dpfc.schedule.greedy.realise.try_plan`), in this order:
 
 1. the node's memory operations whose address is in place (the binding of a pinned or
    bound array fixes EU and lane; a free array takes the first lane that works, and the
@@ -18,10 +18,10 @@ adds actions one at a time and keeps each only if the plan can still be realised
 5. staging moves for the next EU (an address into its lane's A register, a hash operand
    into its lane, a constant needed in an A register into a B register).
 
-It raises :class:`~dpfc.schedule.greedy_facts.NoFit` when a live value is already lost.
-Not responsible for: the selectors that realise a plan (:mod:`.greedy_realise`), the
-prolog (:mod:`.greedy_prolog`), or walking the tree and assembling the Schedule
-(:mod:`.greedy`).
+It raises :class:`~dpfc.schedule.greedy.facts.NoFit` when a live value is already lost.
+Not responsible for: the selectors that realise a plan (:mod:`.realise`), the
+prolog (:mod:`.prolog`), or walking the tree and assembling the Schedule
+(:mod:`.scheduler`).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dpfc.isa.opcodes import AluOp, MemOp
-from dpfc.schedule.greedy_facts import Facts, NoFit, Plan, Where
-from dpfc.schedule.greedy_realise import Realised, try_plan
-from dpfc.schedule.problem import Branch, Exit, Kind
+from dpfc.schedule.greedy.facts import Facts, NoFit, Plan, Where
+from dpfc.schedule.greedy.realise import Realised, try_plan
+from dpfc.schedule.problem.tree import Branch, Exit, Kind
 from dpfc.target.profile import MemoryAddress
 
 

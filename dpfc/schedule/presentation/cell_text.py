@@ -5,7 +5,7 @@
 layout (:mod:`.picture`) decides where each piece goes and wraps its paragraphs. Rows of a
 band: 0 the EU's selectors, ``1 .. lanes`` the lanes (hash selector, ALU and memory
 operation of that lane, one paragraph each), ``lanes + 1`` the branch unit. The texts come
-from :mod:`.explain`, so the picture and the ``--explain`` grid say the same things.
+from :mod:`.grid`, so the picture and the ``--explain`` grid say the same things.
 
 Every EU a node owns gets a cell in every row (white when idle): the band shows where the
 path runs. A memory access takes its array's colour; an operation on the critical chain
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dpfc.isa.opcodes import SelectorKind
-from dpfc.schedule.explain import (
+from dpfc.schedule.presentation.grid import (
     control_text,
     describe,
     epilog_parts,
@@ -26,7 +26,7 @@ from dpfc.schedule.explain import (
     prolog_loads,
     selector_text,
 )
-from dpfc.schedule.problem import Branch, Exit, Kind, Operation
+from dpfc.schedule.problem.tree import Branch, Exit, Kind, Operation
 from dpfc.schedule.schedule import Schedule, Step
 
 COLOURS = {

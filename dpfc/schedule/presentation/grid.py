@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dpfc.diagnostics import Span
 from dpfc.isa.opcodes import SelectorKind
-from dpfc.schedule.driver import ScheduleResult
-from dpfc.schedule.problem import Branch, Exit, Kind, Operation, Problem
+from dpfc.schedule.problem.tree import Branch, Exit, Kind, Operation, Problem
+from dpfc.schedule.result import ScheduleResult
 from dpfc.schedule.schedule import ExitUse, Schedule, Source, Step
 
 

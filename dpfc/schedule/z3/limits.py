@@ -56,7 +56,7 @@ ROUND_STEPS = 4  # question limits rlimit/8, rlimit/4, rlimit/2, rlimit
 
 
 def question_rounds(rlimit: int) -> list[tuple[str, int]]:
-    """The rounds of the EU search (:mod:`.search`): (solver configuration, resource limit
+    """The rounds of the EU search (:mod:`.eu_search`): (solver configuration, resource limit
     of each question), limits doubling up to ``rlimit``, each limit once per configuration.
     Restarting with a larger limit repeats at most the work already done, and running
     times that vary by orders of magnitude between configurations (and grow with the

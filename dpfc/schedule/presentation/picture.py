@@ -1,6 +1,6 @@
 """``dpfc compile --schedule-svg``: a schedule as a picture (the layout and its SVG).
 
-The picture is the ``--explain`` grid (:mod:`.explain`) drawn as a table, the same text in
+The picture is the ``--explain`` grid (:mod:`.grid`) drawn as a table, the same text in
 its cells:
 
 * columns: row labels, the **prolog** (which register each input is loaded into), one
@@ -12,7 +12,7 @@ its cells:
 * colours: a cell's background says which unit works there, a memory access takes the
   colour of its array (the legend says where each array is bound: ``schedule.bindings``);
   cells on the **critical path** (the dependence chain behind the lower bound on the EU
-  count, :func:`dpfc.schedule.bounds.critical_chain`) have a thick red outline.
+  count, :func:`dpfc.schedule.problem.bounds.critical_chain`) have a thick red outline.
 
 Contract: every text line lies inside the rectangle of its cell. Widths are estimated, not
 measured, as ``len(text) * CHAR_EM * font size`` (a monospace advance, rounded up for
@@ -20,7 +20,7 @@ renderers that hint: :data:`CHAR_EM`), so the output is byte-identical on every 
 wrapped (at spaces where it can, else mid-word) to the width of its column, never cut, and
 the canvas grows to what it holds. The layout is a :class:`Picture` of :class:`Cell`
 rectangles and connector :class:`Line` s; :func:`to_svg` writes it as SVG and
-:mod:`.picture_png` draws the same layout as a PNG.
+:mod:`.png` draws the same layout as a PNG.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ import textwrap
 from dataclasses import dataclass
 from html import escape
 
-from dpfc.schedule.bounds import compute_bounds, critical_chain
-from dpfc.schedule.driver import ScheduleResult
-from dpfc.schedule.explain import header_line
-from dpfc.schedule.picture_text import COLOURS, Band, CellText, picture_text
+from dpfc.schedule.presentation.cell_text import COLOURS, Band, CellText, picture_text
+from dpfc.schedule.presentation.grid import header_line
+from dpfc.schedule.problem.bounds import compute_bounds, critical_chain
+from dpfc.schedule.result import ScheduleResult
 from dpfc.schedule.schedule import Schedule
 
 FONT_SIZE = 11
