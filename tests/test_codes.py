@@ -4,8 +4,8 @@
   two constants share a code: a code has one name, and the name one code.
 * The names are upper snake case and the values ``DPFxxxx``.
 * The source names codes by their constants: no string literal that is a code
-  (``"DPF5101"``) is left outside the folders listed in ``RAW_LITERALS_PENDING`` (whose
-  conversion is pending). Codes inside text (a help message's example) are text.
+  (``"DPF5101"``) outside the codes module. Codes inside text (a help message's example)
+  are text.
   That codes named by constants are used at all is tests/test_explain.py's check.
 """
 
@@ -20,7 +20,6 @@ from tests.modules import modules, syntax_tree
 NAME = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$")
 VALUE = re.compile(r"^DPF\d{4}$")
 # Folders whose source still writes codes as string literals (being restructured apart).
-RAW_LITERALS_PENDING = ("dpfc/schedule", "dpfc/driver")
 
 
 def named_codes() -> dict[str, str]:
@@ -60,7 +59,7 @@ def test_the_source_names_codes_by_their_constants() -> None:
     raw = []
     for module in modules():
         shown = module.shown
-        if shown.startswith(RAW_LITERALS_PENDING) or shown == "dpfc/catalog/codes.py":
+        if shown == "dpfc/catalog/codes.py":
             continue
         raw += [
             f"{shown}:{node.lineno}: {node.value}"

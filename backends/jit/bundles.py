@@ -21,7 +21,7 @@ from typing import Any
 from dpfc.encoding import encode_pc
 from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, Bundle, EpilogBundle, Imm, Register
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
-from dpfc.isa.semantics import _crc_table
+from dpfc.isa.semantics import crc_table
 from dpfc.switch import XORSHIFT32_SHIFTS
 from dpfc.target.profile import BranchOperands, HashFunction, MemoryAddress, TargetProfile
 
@@ -354,7 +354,7 @@ class _BundleGen:
             return existing
         ty = ir.ArrayType(I32, 256)
         table = ir.GlobalVariable(self.module, ty, name)
-        table.initializer = ir.Constant(ty, [c32(v) for v in _crc_table(function.polynomial)])
+        table.initializer = ir.Constant(ty, [c32(v) for v in crc_table(function.polynomial)])
         table.global_constant = True
         table.linkage = "internal"
         return table

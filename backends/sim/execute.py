@@ -39,10 +39,10 @@ from .outcome import (
     EgressRun,
     Fault,
     PassResult,
-    _count_route,
-    _egress_unauthorized,
-    _route_plain,
-    _unauthorized,
+    count_route,
+    egress_unauthorized,
+    route_plain,
+    unauthorized_outcome,
 )
 from .state import PipeState
 from .trace import PacketTrace
@@ -80,9 +80,7 @@ def _run(
         parsed = parse_packet(frame, profile, decode=codec_for(profile).decode)
     except DecodeError as exc:
         if exc.code in NOT_SWITCHVM:
-            return _route_plain(
-                pipe, frame, f"{NOT_SWITCHVM[exc.code]}: routed as ordinary traffic"
-            )
+            return route_plain(pipe, frame, f"{NOT_SWITCHVM[exc.code]}: routed as ordinary traffic")
         tenant = _peek_tenant(frame)
         if tenant is not None and tenant in pipe.permissions:
             pipe.stats_for(tenant).packets += 1
@@ -97,7 +95,7 @@ def _run(
     header = parsed.header
     if entry is None:
         if header is None:
-            return _route_plain(pipe, frame, f"tenant {tenant} has no permission entry and no DPF")
+            return route_plain(pipe, frame, f"tenant {tenant} has no permission entry and no DPF")
         pipe.report(tenant, "unauthorized", f"tenant {tenant} is not authorized on this pipe")
         return PassResult(tenant, "drop", f"tenant {tenant} is not authorized on this pipe")
     stats = pipe.stats_for(tenant)
@@ -108,16 +106,16 @@ def _run(
             f"app id {header.app_id:#x} does not match tenant {tenant}'s token {entry.app_id:#x}"
         )
         pipe.report(tenant, "unauthorized", detail)
-        return _unauthorized(pipe, frame, parsed, entry, stats, detail)
+        return unauthorized_outcome(pipe, frame, parsed, entry, stats, detail)
     pointer = header.dpf_ptr if header is not None else None
     if pointer is None:
         pointer = entry.default_dpf
         if pointer is None:
-            result = _route_plain(
+            result = route_plain(
                 pipe, frame, "no DPF pointer and no default DPF: passed unchanged", tenant
             )
             result.egress_ptr = header.egress_ptr if header is not None else None
-            _count_route(stats, result)
+            count_route(stats, result)
             return result
     machine = Machine(pipe, parsed, entry, stats, ctx, rng, tracer)
     try:
@@ -184,7 +182,7 @@ def _egress(
             f"{entry.app_id:#x} (egress DPF)"
         )
         pipe.report(tenant, "unauthorized", detail)
-        return _egress_unauthorized(pipe.index, port, frame, tenant, entry, stats, detail)
+        return egress_unauthorized(pipe.index, port, frame, tenant, entry, stats, detail)
     machine = Machine(pipe, parsed, entry, stats, ctx, rng, tracer, pipeline="egress")
     try:
         return machine.run_egress(pointer, frame)

@@ -15,8 +15,8 @@ from dpfc.packet.wire import ParsedPacket
 from dpfc.switch import Permissions, RandomSource, TenantStats
 from dpfc.target.profile import TargetProfile
 
-from .outcome import Context, EgressRun, PassResult, _egress_unauthorized, _unauthorized
-from .stages import Stages, _plan
+from .outcome import Context, EgressRun, PassResult, egress_unauthorized, unauthorized_outcome
+from .stages import Stages, bundle_plan
 from .state import PipeState
 from .steering import Steering
 from .trace import PacketTrace
@@ -63,7 +63,7 @@ class Machine(Stages, Steering):
         assert isinstance(prolog, Bundle)
         refused = self.refusal(prolog)
         if refused is not None:
-            return _unauthorized(
+            return unauthorized_outcome(
                 self.pipe, frame, self.parsed, self.entry, self.stats, refused, tuple(self.executed)
             )
         self.stats.executed += 1
@@ -81,7 +81,7 @@ class Machine(Stages, Steering):
         assert port is not None
         refused = self.refusal(prolog)
         if refused is not None:
-            return _egress_unauthorized(
+            return egress_unauthorized(
                 self.pipe.index,
                 port,
                 frame,
@@ -98,7 +98,7 @@ class Machine(Stages, Steering):
     def refusal(self, prolog: Bundle) -> str | None:
         """Why the tenant may not run this prolog (LOAD_MD without the metadata bit, R5),
         counted and reported; None when it may."""
-        if self.entry.metadata or not _plan(prolog, self.lanes).reads_metadata:
+        if self.entry.metadata or not bundle_plan(prolog, self.lanes).reads_metadata:
             return None
         self.stats.refused += 1
         detail = f"tenant {self.tenant} may not read switch metadata (LOAD_MD)"

@@ -4,8 +4,8 @@
 (ingress) and :class:`EgressRun` (egress) are what one pass did with it, and :class:`Fault`
 is how a DPF that cannot continue ends (the caller turns it into a drop). The functions
 here decide the outcomes every part of the data path shares: the tenant's unauthorized
-action (``_unauthorized``, ``_egress_unauthorized``), ordinary L3 routing
-(``_route_plain``) and which pointer survives HDR_MOD (``_kept``). They change only the
+action (``unauthorized_outcome``, ``egress_unauthorized``), ordinary L3 routing
+(``route_plain``) and which pointer survives HDR_MOD (``kept_pointer``). They change only the
 tenant's counters; none of them raises.
 """
 
@@ -73,7 +73,7 @@ class Fault(Exception):
     """A DPF cannot continue (missing or foreign code, stack overflow, bad options)."""
 
 
-def _egress_unauthorized(
+def egress_unauthorized(
     pipe: int,
     port: int,
     frame: bytes,
@@ -92,7 +92,7 @@ def _egress_unauthorized(
     return EgressRun(port, pipe, tenant, "drop", f"{detail}: dropped", None, executed)
 
 
-def _unauthorized(
+def unauthorized_outcome(
     pipe: PipeState,
     frame: bytes,
     parsed: ParsedPacket,
@@ -102,16 +102,16 @@ def _unauthorized(
     executed: tuple[tuple[int, PC], ...] = (),
 ) -> PassResult:
     if entry.unauthorized is UnauthorizedAction.PASS:
-        result = _route_plain(pipe, frame, f"{detail}: passed on unchanged", parsed.tenant_id)
+        result = route_plain(pipe, frame, f"{detail}: passed on unchanged", parsed.tenant_id)
         result.executed = executed
         result.egress_ptr = parsed.header.egress_ptr if parsed.header is not None else None
-        _count_route(stats, result)
+        count_route(stats, result)
         return result
     stats.dropped += 1
     return PassResult(parsed.tenant_id, "drop", f"{detail}: dropped", executed=executed)
 
 
-def _count_route(stats: TenantStats, result: PassResult) -> None:
+def count_route(stats: TenantStats, result: PassResult) -> None:
     """Count a routed packet as passed, or as dropped when no route took it."""
     if result.verdict == "drop":
         stats.dropped += 1
@@ -119,7 +119,7 @@ def _count_route(stats: TenantStats, result: PassResult) -> None:
         stats.passed += 1
 
 
-def _route_plain(
+def route_plain(
     pipe: PipeState, frame: bytes, reason: str, tenant: int | None = None
 ) -> PassResult:
     destination = plain_ipv4_destination(frame)
@@ -131,7 +131,7 @@ def _route_plain(
     return PassResult(tenant, "pass", reason, outputs=[(port, frame)])
 
 
-def _kept(pointer: PC | None, code: CodeImage) -> PC | None:
+def kept_pointer(pointer: PC | None, code: CodeImage) -> PC | None:
     """The other pipeline's pointer after this DPF: none when it named in-packet code the
     DPF removed (HDR_MOD, R10), else unchanged."""
     if pointer is not None and pointer.in_packet and pointer.index >= len(code.prologs):
@@ -144,7 +144,7 @@ def _ip(address: bytes) -> str:
 
 
 @dataclass(frozen=True)
-class _Epilog:
+class EpilogDecision:
     """What an epilog decided: the outgoing stack, the steering action and its value, the
     new pointer of the machine's pipeline (DPF pointer or egress pointer) and the code the
     packet keeps."""

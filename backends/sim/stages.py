@@ -5,10 +5,10 @@ machine: no call is added on the per-packet path). ``fetch`` takes a bundle from
 packet's code or the pipe's code memory (a :class:`~.outcome.Fault` when it is missing or
 foreign); ``run_prolog``, ``run_eu`` and ``run_epilog`` update the registers, the stack,
 lane memory words and the tenant's counters and reports, with the two-stage timing of an
-EU; ``run_epilog`` returns what the epilog decided (an :class:`~.outcome._Epilog`) and
+EU; ``run_epilog`` returns what the epilog decided (an :class:`~.outcome.EpilogDecision`) and
 changes nothing outside the machine. The steering of that decision is :mod:`.steering`.
 What a bundle asks of the units (register indices, working lanes) is worked out once per
-bundle (:func:`_plan`), not once per packet.
+bundle (:func:`bundle_plan`), not once per packet.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from dpfc.switch import RandomSource, TenantStats
 from dpfc.target.profile import BranchOperands, MemoryAddress, TargetProfile
 
 from .memory import LaneMemory
-from .outcome import Context, Fault, _Epilog
+from .outcome import Context, EpilogDecision, Fault
 from .state import PipeState
 from .trace import PacketTrace, StageTrace, format_registers
 
@@ -99,7 +99,7 @@ class Stages:
         regs = self.regs
         # Selectors are stored in initialisation order, A0.. then B0.. (§5): check_bundle
         # (DPF1006) admits no other order, for decoded and installed code alike.
-        for sel, kind, dest, _ in _plan(bundle, self.lanes).selectors:
+        for sel, kind, dest, _ in bundle_plan(bundle, self.lanes).selectors:
             if kind is SelectorKind.POP or kind is SelectorKind.PEEK:
                 if self.stack:
                     value = self.stack.pop(0) if kind is SelectorKind.POP else self.stack[0]
@@ -141,7 +141,7 @@ class Stages:
         record = None if self.tracer is None else self.stage_trace(eu + 1, pc)
         lanes = self.lanes
         entry = self.regs
-        selectors, active, _, operands = _plan(bundle, lanes)
+        selectors, active, _, operands = bundle_plan(bundle, lanes)
         # `entry` is never written (the EU's results go to a new list): without selectors,
         # the selected values are the entry values themselves
         selected = list(entry) if selectors else entry
@@ -237,7 +237,7 @@ class Stages:
         assert operand is not None
         return regs[self.index(operand)]
 
-    def run_epilog(self, bundle: EpilogBundle, pc: PC) -> _Epilog:
+    def run_epilog(self, bundle: EpilogBundle, pc: PC) -> EpilogDecision:
         record = None if self.tracer is None else self.stage_trace(EPILOG_STAGE, pc)
         regs = self.regs
         pushed = [regs[i] for i in _push_plan(bundle, self.lanes)]
@@ -282,7 +282,7 @@ class Stages:
                 record.events.append(f"NEXT_PC {new_ptr if new_ptr is not None else 'none'}")
             if bundle.hdr_mod:
                 record.events.append("HDR_MOD: code options removed")
-        return _Epilog(stack, steering.action, steer_value, new_ptr, code)
+        return EpilogDecision(stack, steering.action, steer_value, new_ptr, code)
 
     @staticmethod
     def pointer_of(header: SwitchVMHeader | None, pipeline: str) -> PC | None:
@@ -318,7 +318,7 @@ def _register_index(reg: Register, lanes: int) -> int:
     return reg.cls.value * lanes + reg.lane
 
 
-def _plan(bundle: Bundle, lanes: int) -> Plan:
+def bundle_plan(bundle: Bundle, lanes: int) -> Plan:
     """The selectors with their register indices (source -1 but for MOV) and the working
     lanes, in lane order, of ``bundle`` on a target of ``lanes`` lanes."""
     hit = _plans.get(id(bundle))

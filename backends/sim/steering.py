@@ -21,12 +21,12 @@ from .deparse import DeparseError, codec_for, rebuild_frame, swap_addresses
 from .outcome import (
     Context,
     EgressRun,
+    EpilogDecision,
     Fault,
     PassResult,
-    _Epilog,
-    _kept,
-    _route_plain,
-    _unauthorized,
+    kept_pointer,
+    route_plain,
+    unauthorized_outcome,
 )
 from .state import PipeState
 
@@ -46,7 +46,7 @@ class Steering:
     executed: list[tuple[int, PC]]
 
     # -- leaving the egress ----------------------------------------------------------------------
-    def leave(self, effects: _Epilog, frame: bytes, port: int) -> EgressRun:
+    def leave(self, effects: EpilogDecision, frame: bytes, port: int) -> EgressRun:
         """The egress epilog's outcome: the port is chosen, so only pass and drop remain."""
         executed = tuple(self.executed)
         action = effects.action
@@ -59,7 +59,7 @@ class Steering:
         assert header is not None  # an egress DPF is named by a header's egress pointer
         new_header = SwitchVMHeader(
             app_id=header.app_id,
-            dpf_ptr=_kept(header.dpf_ptr, effects.code),
+            dpf_ptr=kept_pointer(header.dpf_ptr, effects.code),
             egress_ptr=effects.pointer,
             gas=header.gas,  # only recirculation spends gas, and the egress cannot
             stack=tuple(effects.stack),
@@ -112,7 +112,9 @@ class Steering:
             stats.refused += 1
             detail = f"steering action {action} needs a permission tenant {tenant} does not have"
             self.pipe.report(tenant, "refused", detail)
-            return _unauthorized(self.pipe, frame, self.parsed, entry, stats, detail, executed)
+            return unauthorized_outcome(
+                self.pipe, frame, self.parsed, entry, stats, detail, executed
+            )
         if action == "recirculate":
             if gas == 0:
                 stats.gas_exhausted += 1
@@ -124,7 +126,7 @@ class Steering:
         changed = self.header is not None or stack or new_ptr is not None or action == "recirculate"
         egress_ptr = None
         if changed:
-            egress_ptr = _kept(self.header.egress_ptr if self.header else None, code)
+            egress_ptr = kept_pointer(self.header.egress_ptr if self.header else None, code)
             new_header = SwitchVMHeader(
                 app_id=self.header.app_id if self.header is not None else entry.app_id,
                 dpf_ptr=new_ptr,
@@ -218,7 +220,7 @@ class Steering:
                 executed=executed,
             )
         stats.passed += 1  # pass: continue along the route
-        routed = _route_plain(self.pipe, out, "passed", tenant)
+        routed = route_plain(self.pipe, out, "passed", tenant)
         routed.executed = executed
         if routed.verdict == "drop":
             stats.passed -= 1
@@ -229,7 +231,7 @@ class Steering:
         self.stats.refused += 1
         detail = f"{what}: tenant {self.tenant} has no such steering entry"
         self.pipe.report(self.tenant, "refused", detail)
-        return _unauthorized(
+        return unauthorized_outcome(
             self.pipe, frame, self.parsed, self.entry, self.stats, detail, executed
         )
 

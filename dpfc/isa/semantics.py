@@ -125,7 +125,7 @@ def _reflect(value: int, width: int) -> int:
 
 
 @cache
-def _crc_table(polynomial: int) -> tuple[int, ...]:
+def crc_table(polynomial: int) -> tuple[int, ...]:
     table = []
     for byte in range(256):
         crc = byte << 24
@@ -137,7 +137,7 @@ def _crc_table(polynomial: int) -> tuple[int, ...]:
 
 def crc32(function: HashFunction, data: bytes) -> int:
     """CRC-32 of ``data`` under a Rocksoft-model parameter set (MSB-first table)."""
-    table = _crc_table(function.polynomial)
+    table = crc_table(function.polynomial)
     crc = function.init
     for byte in data:
         if function.reflect_in:

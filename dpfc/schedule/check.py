@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from dpfc.catalog import codes
 from dpfc.isa.bundle import RegClass, Register
 from dpfc.isa.opcodes import AluOp, MemOp, SelectorKind
 from dpfc.schedule.problem.tree import Branch, Exit, Kind, Problem
@@ -61,99 +62,172 @@ class _Checker:
         p, s = self.problem, self.schedule
         num_eus = self.profile.num_eus
         if len(s.spans) != len(p.nodes):
-            self.fail("DPF6100", f"{len(s.spans)} spans for {len(p.nodes)} tree nodes")
+            self.fail(
+                codes.SCHEDULE_CHECK_SPANS, f"{len(s.spans)} spans for {len(p.nodes)} tree nodes"
+            )
             return
         seen: Counter[tuple[int, int]] = Counter((st.node, st.eu) for st in s.steps)
         for node in p.nodes:
             span = s.spans[node.id]
             first = 0 if node.parent is None else s.spans[node.parent].last_eu + 1
             if span.node != node.id or span.first_eu != first:
-                self.fail("DPF6100", f"node {node.id} must start in EU{first}", node.id)
+                self.fail(
+                    codes.SCHEDULE_CHECK_SPANS, f"node {node.id} must start in EU{first}", node.id
+                )
             if span.last_eu >= num_eus:
-                self.fail("DPF6108", f"node {node.id} ends in EU{span.last_eu}", node.id)
+                self.fail(
+                    codes.SCHEDULE_CHECK_LIMITS, f"node {node.id} ends in EU{span.last_eu}", node.id
+                )
             if isinstance(node.end, Branch):
                 if span.last_eu < span.first_eu:
-                    self.fail("DPF6100", f"node {node.id} has no EU for its branch", node.id)
+                    self.fail(
+                        codes.SCHEDULE_CHECK_SPANS,
+                        f"node {node.id} has no EU for its branch",
+                        node.id,
+                    )
             elif span.last_eu < span.first_eu and not (
                 span.first_eu == num_eus and span.last_eu == num_eus - 1
             ):
-                self.fail("DPF6100", f"leaf {node.id} owns no EU", node.id)
+                self.fail(codes.SCHEDULE_CHECK_SPANS, f"leaf {node.id} owns no EU", node.id)
             for k in span.eus():
                 if seen[node.id, k] != 1:
-                    self.fail("DPF6100", f"node {node.id} needs one step in EU{k}", node.id, k)
+                    self.fail(
+                        codes.SCHEDULE_CHECK_SPANS,
+                        f"node {node.id} needs one step in EU{k}",
+                        node.id,
+                        k,
+                    )
         for node_id, k in seen:
             if not 0 <= node_id < len(p.nodes) or k not in s.spans[node_id].eus():
                 self.fail(
-                    "DPF6100", f"step of node {node_id} in EU{k} outside its span", node_id, k
+                    codes.SCHEDULE_CHECK_SPANS,
+                    f"step of node {node_id} in EU{k} outside its span",
+                    node_id,
+                    k,
                 )
         if p.placement == "packet":
             per_eu = Counter(st.eu for st in s.steps)
             limit = self.profile.packet_bundles_per_stage
             for k, count in per_eu.items():
                 if count > limit:
-                    self.fail("DPF6108", f"{count} in-packet bundles in EU{k} (limit {limit})")
+                    self.fail(
+                        codes.SCHEDULE_CHECK_LIMITS,
+                        f"{count} in-packet bundles in EU{k} (limit {limit})",
+                    )
             if len(p.leaves()) > limit:
-                self.fail("DPF6108", f"{len(p.leaves())} epilogs (limit {limit})")
+                self.fail(codes.SCHEDULE_CHECK_LIMITS, f"{len(p.leaves())} epilogs (limit {limit})")
         # Array bindings: one per array, honouring pins; every accessed array bound.
         for name, info in p.arrays.items():
             bound = s.bindings.get(name)
             if info.pin is not None and bound is not None and bound != info.pin:
-                self.fail("DPF6105", f"array `{name}` is pinned to {info.pin} but bound to {bound}")
+                self.fail(
+                    codes.SCHEDULE_CHECK_BINDING,
+                    f"array `{name}` is pinned to {info.pin} but bound to {bound}",
+                )
         for op in p.ops:
             if op.kind is Kind.MEM and op.array not in s.bindings:
-                self.fail("DPF6105", f"array `{op.array}` is accessed but not bound")
+                self.fail(
+                    codes.SCHEDULE_CHECK_BINDING, f"array `{op.array}` is accessed but not bound"
+                )
 
     def step_rules(self, step: Step) -> None:
         p = self.problem
         lanes = self.profile.lanes
         dests = [sel.dest for sel in step.selectors]
         if len(set(dests)) != len(dests):
-            self.fail("DPF6102", "two selectors write one register", step.node, step.eu)
+            self.fail(
+                codes.SCHEDULE_CHECK_SELECTOR,
+                "two selectors write one register",
+                step.node,
+                step.eu,
+            )
         immediates: set[int] = set()
         for sel in step.selectors:
             if sel.dest.lane >= lanes or (sel.source is not None and sel.source.lane >= lanes):
-                self.fail("DPF6102", f"register {sel.dest} does not exist", step.node, step.eu)
+                self.fail(
+                    codes.SCHEDULE_CHECK_SELECTOR,
+                    f"register {sel.dest} does not exist",
+                    step.node,
+                    step.eu,
+                )
             if sel.kind is SelectorKind.LOAD_IMM:
                 if sel.dest.cls is not RegClass.B or sel.op is None:
-                    self.fail("DPF6102", f"LOAD_IMM into {sel.dest}", step.node, step.eu)
+                    self.fail(
+                        codes.SCHEDULE_CHECK_SELECTOR,
+                        f"LOAD_IMM into {sel.dest}",
+                        step.node,
+                        step.eu,
+                    )
                 elif p.ops[sel.op].kind is not Kind.CONST:
-                    self.fail("DPF6102", "LOAD_IMM of a non-constant", step.node, step.eu)
+                    self.fail(
+                        codes.SCHEDULE_CHECK_SELECTOR,
+                        "LOAD_IMM of a non-constant",
+                        step.node,
+                        step.eu,
+                    )
                 else:
                     immediates.add(p.ops[sel.op].value)
             elif sel.kind is SelectorKind.HASH:
                 op = p.ops[sel.op] if sel.op is not None else None
                 if sel.dest.cls is not RegClass.A or op is None or op.kind is not Kind.HASH:
-                    self.fail("DPF6102", f"HASH into {sel.dest}", step.node, step.eu)
+                    self.fail(
+                        codes.SCHEDULE_CHECK_SELECTOR, f"HASH into {sel.dest}", step.node, step.eu
+                    )
                 elif op.lane != sel.dest.lane:
                     self.fail(
-                        "DPF6102", f"hash<{op.lane}> in lane {sel.dest.lane}", step.node, step.eu
+                        codes.SCHEDULE_CHECK_SELECTOR,
+                        f"hash<{op.lane}> in lane {sel.dest.lane}",
+                        step.node,
+                        step.eu,
                     )
                 elif not p.is_ancestor(step.node, op.owner):
                     self.fail(
-                        "DPF6102", f"{self.name(op.id)} runs on a foreign path", step.node, step.eu
+                        codes.SCHEDULE_CHECK_SELECTOR,
+                        f"{self.name(op.id)} runs on a foreign path",
+                        step.node,
+                        step.eu,
                     )
             elif sel.kind is SelectorKind.MOV:
                 if sel.source is None:
-                    self.fail("DPF6102", "MOV without a source", step.node, step.eu)
+                    self.fail(
+                        codes.SCHEDULE_CHECK_SELECTOR, "MOV without a source", step.node, step.eu
+                    )
             else:
-                self.fail("DPF6102", f"{sel.kind.name} in an EU", step.node, step.eu)
+                self.fail(
+                    codes.SCHEDULE_CHECK_SELECTOR, f"{sel.kind.name} in an EU", step.node, step.eu
+                )
         for unit, ops in (("ALU", step.alu), ("memory", step.mem)):
             used = [lo.lane for lo in ops]
             if len(set(used)) != len(used) or any(not 0 <= lane < lanes for lane in used):
-                self.fail("DPF6103", f"{unit} lanes {used}", step.node, step.eu)
+                self.fail(codes.SCHEDULE_CHECK_ALU, f"{unit} lanes {used}", step.node, step.eu)
         for lo in step.alu:
             op = p.ops[lo.op]
             if op.kind is not Kind.ALU or not p.is_ancestor(step.node, op.owner):
-                self.fail("DPF6103", f"{self.name(lo.op)} on the ALU here", step.node, step.eu)
+                self.fail(
+                    codes.SCHEDULE_CHECK_ALU,
+                    f"{self.name(lo.op)} on the ALU here",
+                    step.node,
+                    step.eu,
+                )
             elif lo.swapped and not op.commutative:
-                self.fail("DPF6103", f"{self.name(lo.op)} is not commutative", step.node, step.eu)
+                self.fail(
+                    codes.SCHEDULE_CHECK_ALU,
+                    f"{self.name(lo.op)} is not commutative",
+                    step.node,
+                    step.eu,
+                )
         for lo in step.mem:
             op = p.ops[lo.op]
             if op.kind is not Kind.MEM or op.owner != step.node:
-                self.fail("DPF6104", f"{self.name(lo.op)} in node {step.node}", step.node, step.eu)
+                self.fail(
+                    codes.SCHEDULE_CHECK_MEMORY,
+                    f"{self.name(lo.op)} in node {step.node}",
+                    step.node,
+                    step.eu,
+                )
             elif self.schedule.bindings.get(op.array or "") != (step.eu, lo.lane):
                 self.fail(
-                    "DPF6105",
+                    codes.SCHEDULE_CHECK_BINDING,
                     f"{self.name(lo.op)} on EU{step.eu} lane {lo.lane} but `{op.array}` is bound "
                     f"to {self.schedule.bindings.get(op.array or '')}",
                     step.node,
@@ -164,18 +238,31 @@ class _Checker:
             isinstance(node.end, Branch) and step.eu == self.schedule.spans[node.id].last_eu
         )
         if is_branch_eu != (step.branch is not None):
-            self.fail("DPF6106", "the branch must be in the node's last EU", step.node, step.eu)
+            self.fail(
+                codes.SCHEDULE_CHECK_BRANCH,
+                "the branch must be in the node's last EU",
+                step.node,
+                step.eu,
+            )
         if step.branch is not None and isinstance(node.end, Branch):
             for source, operand in ((step.branch.x, node.end.x), (step.branch.y, node.end.y)):
                 if isinstance(source, int):
                     if source != operand or p.ops[source].kind is not Kind.CONST:
                         self.fail(
-                            "DPF6106", "a branch immediate must be its constant", step.node, step.eu
+                            codes.SCHEDULE_CHECK_BRANCH,
+                            "a branch immediate must be its constant",
+                            step.node,
+                            step.eu,
                         )
                     else:
                         immediates.add(p.ops[source].value)
         if len(immediates) > self.profile.immediates_per_bundle:
-            self.fail("DPF6108", f"{len(immediates)} immediates in one bundle", step.node, step.eu)
+            self.fail(
+                codes.SCHEDULE_CHECK_LIMITS,
+                f"{len(immediates)} immediates in one bundle",
+                step.node,
+                step.eu,
+            )
 
     # -- symbolic execution ----------------------------------------------------------------
     def prolog(self) -> Registers:
@@ -184,7 +271,10 @@ class _Checker:
         cursor = 0
         order = [load.dest for load in self.schedule.prolog]
         if order != sorted(order) or len(set(order)) != len(order):
-            self.fail("DPF6101", "prolog loads must be in register order, one per register")
+            self.fail(
+                codes.SCHEDULE_CHECK_PROLOG,
+                "prolog loads must be in register order, one per register",
+            )
         for load in self.schedule.prolog:
             value: int | None = None
             if load.kind in (SelectorKind.POP, SelectorKind.PEEK):
@@ -200,27 +290,39 @@ class _Checker:
                 op = p.ops[load.op] if load.op is not None else None
                 wanted = Kind.META if load.kind is SelectorKind.LOAD_MD else Kind.RAND
                 if op is None or op.kind is not wanted:
-                    self.fail("DPF6101", f"{load.kind.name} {load.dest} of {self.name(load.op)}")
+                    self.fail(
+                        codes.SCHEDULE_CHECK_PROLOG,
+                        f"{load.kind.name} {load.dest} of {self.name(load.op)}",
+                    )
                 value = load.op
             else:
-                self.fail("DPF6101", f"{load.kind.name} in the prolog")
+                self.fail(codes.SCHEDULE_CHECK_PROLOG, f"{load.kind.name} in the prolog")
             if load.op is not None and value != load.op:
                 self.fail(
-                    "DPF6101",
+                    codes.SCHEDULE_CHECK_PROLOG,
                     f"{load.kind.name} {load.dest} reads {self.name(value)}, not {self.name(load.op)}",
                 )
             regs[load.dest] = value
         if cursor != p.params:
-            self.fail("DPF6101", f"the prolog pops {cursor} words, the DPF takes {p.params}")
+            self.fail(
+                codes.SCHEDULE_CHECK_PROLOG,
+                f"the prolog pops {cursor} words, the DPF takes {p.params}",
+            )
         rands = [load.op for load in self.schedule.prolog if load.kind is SelectorKind.RAND]
         if len(set(rands)) != len(rands):
-            self.fail("DPF6101", "one random word loaded twice (each RAND draws anew)")
+            self.fail(
+                codes.SCHEDULE_CHECK_PROLOG, "one random word loaded twice (each RAND draws anew)"
+            )
         return regs
 
     def expect(self, regs: Registers, reg: Register, op: int, what: str, step: Step) -> None:
         if regs.get(reg) != op:
             self.fail(
-                "DPF6103" if "ALU" in what else "DPF6104" if "memory" in what else "DPF6102",
+                codes.SCHEDULE_CHECK_ALU
+                if "ALU" in what
+                else codes.SCHEDULE_CHECK_MEMORY
+                if "memory" in what
+                else codes.SCHEDULE_CHECK_SELECTOR,
                 f"{what}: {reg} holds {self.name(regs.get(reg))}, needs {self.name(op)}",
                 step.node,
                 step.eu,
@@ -278,14 +380,17 @@ class _Checker:
         if isinstance(source, Register):
             if regs.get(source) != op:
                 self.fail(
-                    "DPF6106" if what == "branch" else "DPF6107",
+                    codes.SCHEDULE_CHECK_BRANCH if what == "branch" else codes.SCHEDULE_CHECK_EXIT,
                     f"{what}: {source} holds {self.name(regs.get(source))}, needs {self.name(op)}",
                     node,
                     eu,
                 )
         elif source != op or self.problem.ops[op].kind is not Kind.CONST:
             self.fail(
-                "DPF6106" if what == "branch" else "DPF6107", f"{what}: bad immediate", node, eu
+                codes.SCHEDULE_CHECK_BRANCH if what == "branch" else codes.SCHEDULE_CHECK_EXIT,
+                f"{what}: bad immediate",
+                node,
+                eu,
             )
 
     def path(self, leaf: int, prolog: Registers) -> list[Registers]:
@@ -298,7 +403,12 @@ class _Checker:
         for k in range(last + 1):
             step = s.step_on_path(leaf, k)
             if step is None:
-                self.fail("DPF6100", f"no step in EU{k} on the path to leaf {leaf}", leaf, k)
+                self.fail(
+                    codes.SCHEDULE_CHECK_SPANS,
+                    f"no step in EU{k} on the path to leaf {leaf}",
+                    leaf,
+                    k,
+                )
                 return states
             _, after, view = self.run_step(step, regs)
             node = p.nodes[step.node]
@@ -312,7 +422,7 @@ class _Checker:
             for op_id in p.nodes[node_id].ops:
                 if p.ops[op_id].kind is Kind.MEM and ran[op_id] != 1:
                     self.fail(
-                        "DPF6109",
+                        codes.SCHEDULE_CHECK_MEMORY_ONCE,
                         f"{self.name(op_id)} runs {ran[op_id]} times on the path to leaf {leaf}",
                         node_id,
                     )
@@ -321,17 +431,17 @@ class _Checker:
         try:
             use = s.exit(leaf)
         except KeyError:
-            self.fail("DPF6107", f"leaf {leaf} has no exit", leaf)
+            self.fail(codes.SCHEDULE_CHECK_EXIT, f"leaf {leaf} has no exit", leaf)
             return states
         if len(use.push) != len(end.push) or len(use.push) > self.profile.max_push:
-            self.fail("DPF6107", "push list length", leaf)
+            self.fail(codes.SCHEDULE_CHECK_EXIT, "push list length", leaf)
         for reg, op in zip(use.push, end.push, strict=False):
             self.operand(regs, reg, op, "push", leaf, None)
         if end.steer_value is not None:
             if use.steer_value is None:
-                self.fail("DPF6107", "the steering value has no source", leaf)
+                self.fail(codes.SCHEDULE_CHECK_EXIT, "the steering value has no source", leaf)
             elif isinstance(use.steer_value, int) and p.ops[use.steer_value].value > 0xFFFF:
-                self.fail("DPF6107", "steering immediate above 16 bits", leaf)
+                self.fail(codes.SCHEDULE_CHECK_EXIT, "steering immediate above 16 bits", leaf)
             else:
                 self.operand(regs, use.steer_value, end.steer_value, "steering value", leaf, None)
         return states
@@ -341,7 +451,9 @@ class _Checker:
         if self.out:
             return self.out
         if self.schedule.eus_used > self.profile.num_eus:
-            self.fail("DPF6108", f"{self.schedule.eus_used} EUs on {self.profile.name}")
+            self.fail(
+                codes.SCHEDULE_CHECK_LIMITS, f"{self.schedule.eus_used} EUs on {self.profile.name}"
+            )
         for step in self.schedule.steps:
             self.step_rules(step)
         prolog = self.prolog()

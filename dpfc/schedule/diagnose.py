@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from itertools import combinations
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, Note, Span
 from dpfc.schedule.problem.bounds import Bounds, critical_chain
 from dpfc.schedule.problem.tree import Kind, Operation, Problem
@@ -90,7 +91,7 @@ def precheck(problem: Problem) -> list[Diagnostic]:
         ]
         out.append(
             Diagnostic(
-                "DPF6021",
+                codes.SCHEDULE_PIN_CONFLICT,
                 f"array `{a}` and array `{b}` both need EU{pa[0]} lane {pa[1]} in "
                 f"{_where(problem)}, but a lane's memory holds one array (their addresses "
                 "would overlap)",
@@ -110,7 +111,7 @@ def precheck(problem: Problem) -> list[Diagnostic]:
         if len(accesses) > units:
             out.append(
                 Diagnostic(
-                    "DPF6022",
+                    codes.SCHEDULE_TOO_MANY_ACCESSES,
                     f"a path of {_where(problem)} makes {len(accesses)} memory accesses but "
                     f"{profile.name} has {units} memory units ({profile.num_eus} EUs x "
                     f"{profile.lanes} lanes)",
@@ -124,7 +125,7 @@ def precheck(problem: Problem) -> list[Diagnostic]:
         spans = [problem.nodes[leaf].end.span for leaf in leaves]
         out.append(
             Diagnostic(
-                "DPF6023",
+                codes.SCHEDULE_TOO_MANY_PATHS,
                 f"{_where(problem)} has {len(leaves)} paths, but in-packet code carries at most "
                 f"{profile.packet_bundles_per_stage} epilogs on {profile.name}",
                 problem.span,
@@ -197,7 +198,7 @@ def from_core(problem: Problem, core: Sequence[str] | None, needed_eus: int | No
     if needed_eus is not None:
         notes.append(Note(f"it would need {needed_eus} EUs (found on a profile with more EUs)"))
     return Diagnostic(
-        "DPF6020",
+        codes.SCHEDULE_DOES_NOT_FIT,
         f"{_where(problem)} does not fit in the {profile.num_eus} EUs x {profile.lanes} lanes "
         f"of {profile.name}",
         problem.span,
@@ -211,7 +212,7 @@ def undecided(problem: Problem, counts: Sequence[int], rlimit: int) -> Diagnosti
     schedule: neither a schedule nor a proof that none exists."""
     listed = ", ".join(str(k) for k in sorted(set(counts))) or "none"
     return Diagnostic(
-        "DPF6024",
+        codes.SCHEDULE_UNDECIDED,
         f"the scheduler could neither place {_where(problem)} on {problem.profile.name} nor "
         f"prove that it does not fit, within its resource limit of {rlimit:,} Z3 units per "
         "question",
@@ -228,7 +229,7 @@ def guard_fired(problem: Problem, seconds: float, decided: Sequence[str] = ()) -
     """DPF6028: the wall-clock guard stopped the scheduler (nothing else depends on it);
     ``decided``: what the scheduler had decided by then."""
     return Diagnostic(
-        "DPF6028",
+        codes.SCHEDULE_TIMEOUT,
         f"scheduling {_where(problem)} was stopped by the wall-clock guard after "
         f"{seconds:.1f} s (--timeout)",
         problem.span,
@@ -261,7 +262,7 @@ def from_bounds(problem: Problem, bounds: Bounds) -> list[Diagnostic]:
         assert info.pin is not None
         out.append(
             Diagnostic(
-                "DPF6027",
+                codes.SCHEDULE_PIN_NOT_READY,
                 f"array `{info.name}` is {_pinned(problem, info.name)}, but this access can run "
                 f"in EU{ready} at the earliest",
                 op.span or problem.span,
@@ -279,7 +280,7 @@ def from_bounds(problem: Problem, bounds: Bounds) -> list[Diagnostic]:
     )
     return [
         Diagnostic(
-            "DPF6026",
+            codes.SCHEDULE_DEPENDENCE_CHAIN,
             f"{_where(problem)} needs at least {bounds.min_eus} EUs but {profile.name} has "
             f"{profile.num_eus}: its longest chain of dependent operations is too long",
             (chain[0].span if chain else None) or problem.span,

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from dataclasses import replace
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import DiagnosticError
 from dpfc.ir import Function, Module
 from dpfc.schedule.measures import CodeBytes, measure
@@ -33,7 +34,7 @@ from dpfc.schedule.search import schedule_problem
 from dpfc.schedule.z3.limits import WallClockGuard
 from dpfc.target.profile import TargetProfile
 
-GUARD_CODE = "DPF6028"  # the wall-clock guard fired (diagnose.guard_fired)
+GUARD_CODE = codes.SCHEDULE_TIMEOUT  # the wall-clock guard fired (diagnose.guard_fired)
 BOOLEAN_WAYS = {"best": ("branch", "alu"), "branch": ("branch",), "alu": ("alu",)}
 
 Scheduled = tuple[Function, Problem, ScheduleResult]

@@ -30,6 +30,7 @@ import time
 from dataclasses import fields as fields_of
 from dataclasses import replace
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.schedule.cache import cache_key, lookup, store
 from dpfc.schedule.check import check_schedule
@@ -229,7 +230,7 @@ def _failure(
         if outcome == "sat":  # only the greedy scheduler failed
             return [
                 Diagnostic(
-                    "DPF6025",
+                    codes.SCHEDULE_GREEDY_FAILED,
                     f"the greedy scheduler cannot fit DPF `{problem.name}` on {profile.name}; "
                     "the Z3 scheduler can",
                     problem.span,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.schedule.presentation.picture import ASCENT, FONT_SIZE, PAD_X, Cell, Line, Picture, layout
 from dpfc.schedule.result import ScheduleResult
@@ -42,7 +43,7 @@ def require_pillow() -> None:
     except ImportError:
         raise DiagnosticError(
             Diagnostic(
-                "DPF0002",
+                codes.USER_ERROR,
                 "drawing the schedule as a PNG needs Pillow, which is not installed",
                 hint="install it with `python3 -m pip install 'dpfc[png]'` (or `pillow`), "
                 "or write an SVG with --schedule-svg",

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.ir import Br, Exit, Function, Instr, Jump, Module, Op
 from dpfc.schedule.problem.conditions import Cont, Value, Walk, branch_on
@@ -103,7 +104,7 @@ def _record_exit(state: BuildState, node: int, term: Exit, walk: Walk) -> None:
     if len(push) > state.profile.max_push:
         raise DiagnosticError(
             Diagnostic(
-                "DPF6004",
+                codes.SCHEDULE_TOO_MANY_PUSHES,
                 f"this epilog pushes {len(push)} words but PUSH takes at most "
                 f"{state.profile.max_push} registers on {state.profile.name}",
                 term.actions.push or term.span,
@@ -124,7 +125,7 @@ def _arrays(state: BuildState) -> dict[str, ArrayInfo]:
         if pin is not None and (pin[0] >= state.profile.num_eus or pin[1] >= state.profile.lanes):
             raise DiagnosticError(
                 Diagnostic(
-                    "DPF6005",
+                    codes.SCHEDULE_PIN_RANGE,
                     f"array `{name}` is pinned to EU{pin[0]} lane {pin[1]}, but "
                     f"{state.profile.name} has {state.profile.num_eus} EUs x "
                     f"{state.profile.lanes} lanes",
@@ -157,7 +158,7 @@ def _assemble(state: BuildState) -> Problem:
     if needed > state.profile.registers:
         raise DiagnosticError(
             Diagnostic(
-                "DPF6006",
+                codes.SCHEDULE_PROLOG_REGISTERS,
                 f"the prolog of DPF `{state.function.name}` must load {needed} words (stack "
                 f"parameters, metadata, random words) but has {state.profile.registers} "
                 "registers",

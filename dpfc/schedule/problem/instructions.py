@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.ir import ALU_OPS as BINARY_ALU_OPS
 from dpfc.ir import COMPARE_OPS, MEM_OPS, Instr, Op, Ty
@@ -61,7 +62,7 @@ def record_instr(
         if field is None:
             raise DiagnosticError(
                 Diagnostic(
-                    "DPF6007",
+                    codes.SCHEDULE_UNKNOWN_META,
                     f"{state.profile.name} has no switch metadata `{instr.symbol}`",
                     instr.span,
                 )
@@ -118,7 +119,7 @@ def record_instr(
         if lane >= state.profile.lanes:
             raise DiagnosticError(
                 Diagnostic(
-                    "DPF6002",
+                    codes.SCHEDULE_NO_HASH_LANE,
                     f"hash<{lane}> is lane {lane}'s CRC, but {state.profile.name} has "
                     f"{state.profile.lanes} lanes",
                     instr.span,
@@ -158,7 +159,7 @@ def record_instr(
     elif op is Op.MUL:
         raise DiagnosticError(
             Diagnostic(
-                "DPF6001",
+                codes.SCHEDULE_RUNTIME_MUL,
                 "SwitchVM has no multiplier: this multiplication of two run-time values cannot run",
                 instr.span,
                 hint="multiply by a constant (it becomes shifts and adds), or precompute "
@@ -168,7 +169,7 @@ def record_instr(
     else:
         raise DiagnosticError(
             Diagnostic(
-                "DPF6008",
+                codes.SCHEDULE_NO_IMPLEMENTATION,
                 f"the IR operation `{op.value}` has no SwitchVM implementation",
                 instr.span,
             )

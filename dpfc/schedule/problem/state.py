@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, Span
 from dpfc.ir import Function, Instr, Module, Op
 from dpfc.schedule.problem.tree import Branch, Kind, Operation
@@ -102,7 +103,7 @@ class BuildState:
         spans = self.node_branches[node] if node is not None else []
         notes = tuple(Note("a two-way branch on this path", s) for s in spans if s is not None)
         return Diagnostic(
-            "DPF6003",
+            codes.SCHEDULE_TOO_MANY_BRANCHES,
             f"a path of DPF `{self.function.name}` needs more two-way branches than "
             f"{self.profile.name} has EUs ({self.profile.num_eus}; one branch unit per EU)",
             span or self.function.span,
