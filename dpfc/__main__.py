@@ -1,3 +1,3 @@
-from dpfc.cli.main import main
+from dpfc.cli import main
 
 main()

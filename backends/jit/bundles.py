@@ -19,11 +19,22 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from dpfc.encoding import encode_pc
-from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, Bundle, EpilogBundle, Imm, Register
-from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
-from dpfc.isa.semantics import crc_table
+from dpfc.isa import (
+    EPILOG_STAGE,
+    PC,
+    PROLOG_STAGE,
+    AluOp,
+    Bundle,
+    CtrlOp,
+    EpilogBundle,
+    Imm,
+    MemOp,
+    Register,
+    SelectorKind,
+    crc_table,
+)
 from dpfc.switch import XORSHIFT32_SHIFTS
-from dpfc.target.profile import BranchOperands, HashFunction, MemoryAddress, TargetProfile
+from dpfc.target import BranchOperands, HashFunction, MemoryAddress, TargetProfile
 
 from .emit import I8, I32, I64, Emit, c32, c64, declare, intrinsic
 from .layout import (

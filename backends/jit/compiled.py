@@ -18,9 +18,9 @@ from typing import Any
 
 from dpfc.backends.sim import PipeState
 from dpfc.encoding import DecodeError, decode_options
-from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE, CodeImage
+from dpfc.isa import EPILOG_STAGE, PROLOG_STAGE, CodeImage
 from dpfc.switch import Xorshift32
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 from .bundles import CodeSource, emit_code_function, emit_code_memory
 from .layout import (

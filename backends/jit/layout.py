@@ -9,7 +9,7 @@ once. All state words are 32-bit; memory undo entries are 64-bit (address, old w
 from __future__ import annotations
 
 from dpfc.switch import TENANT_COUNTERS
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 # -- status of one stage function (prolog, EU or epilog) -----------------------------------
 STAGE_OK = 0

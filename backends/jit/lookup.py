@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 from .emit import I32, I64, c32, c64
 from .llvm import ir

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 from .emit import I8, I32, I64, Emit, c32, declare
 from .layout import (

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE
-from dpfc.target.profile import TargetProfile
+from dpfc.isa import EPILOG_STAGE, PROLOG_STAGE
+from dpfc.target import TargetProfile
 
 from .emit import I32, I64, c32, c64, declare
 from .layout import (

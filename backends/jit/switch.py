@@ -20,7 +20,7 @@ from collections.abc import Collection, Sequence
 
 from dpfc.backends.sim import PassResult, Switch, TopologyError, plain_ipv4_destination
 from dpfc.encoding import decode_pc
-from dpfc.isa.bundle import PC
+from dpfc.isa import PC
 
 from .compiled import CompiledPipe
 from .layout import (

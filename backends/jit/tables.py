@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from dpfc.backends.sim import LaneMemory, PipeState
 from dpfc.encoding import encode_pc
 from dpfc.switch import Destination
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 from .layout import F_METADATA, F_PRIVILEGED, F_RECIRCULATE, PTR_NONE
 

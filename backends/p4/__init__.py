@@ -1,2 +1,31 @@
 """The P4 back end: the SwitchVM data plane generated for bmv2 (v1model) and Tofino (TNA)
 from one model, the bmv2 control, and BF-RT scripts that install images (docs/p4.md)."""
+
+from dpfc.backends.p4.bfrt import bfrt_script
+from dpfc.backends.p4.bmv2 import (
+    Switch,
+    Toolchain,
+    ToolchainMissing,
+    compile_program,
+    find_toolchain,
+)
+from dpfc.backends.p4.bmv2_control import Bmv2Control
+from dpfc.backends.p4.layout import Layout, LayoutError
+from dpfc.backends.p4.program import ARCHITECTURES, architecture, generate
+from dpfc.backends.p4.simple_switch_cli import Cli
+
+__all__ = [
+    "ARCHITECTURES",
+    "Bmv2Control",
+    "Cli",
+    "Layout",
+    "LayoutError",
+    "Switch",
+    "Toolchain",
+    "ToolchainMissing",
+    "architecture",
+    "bfrt_script",
+    "compile_program",
+    "find_toolchain",
+    "generate",
+]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from dpfc.backends.p4.lang import Decl, Expr, Program, State, Stmt, mux
 from dpfc.backends.p4.layout import Layout
-from dpfc.isa.opcodes import MemOp
+from dpfc.isa import MemOp
 
 PASS_COMMENT = "The SwitchVM pipeline of one pass (docs/simulator.md §1.1)."
 

@@ -33,7 +33,7 @@ from dpfc.backends.p4.writer import REFUSED, EntryWriter, Match
 from dpfc.deploy import Deployment, describe, execute, plan
 from dpfc.link import Image
 from dpfc.switch import SwitchRefused
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 SYMMETRIC = "the BF-RT script writes symmetric tables (every pipe)"
 

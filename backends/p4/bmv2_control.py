@@ -25,7 +25,7 @@ from dpfc.backends.p4.entries import EntryControl
 from dpfc.backends.p4.simple_switch_cli import Cli, CliError
 from dpfc.backends.p4.writer import REFUSED, EntryWriter, Match
 from dpfc.switch import SwitchRefused, seed_state
-from dpfc.target.profile import HASH_FUNCTIONS, TargetProfile
+from dpfc.target import HASH_FUNCTIONS, TargetProfile
 
 HANDLE = re.compile(r"handle (\d+)")
 READ_ONE_BY_ONE = 8  # more words are read as the whole register array, in one call

@@ -49,7 +49,7 @@ from dpfc.switch import (
     WordsWritten,
     lane_grid,
 )
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 PORT_IDS = 1 << 9  # the program's ports are bit<9>, as v1model's and TNA's port ids
 

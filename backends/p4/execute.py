@@ -35,8 +35,8 @@ from dpfc.backends.p4.lang import (
 )
 from dpfc.backends.p4.layout import Layout
 from dpfc.encoding import IN_PACKET, StageKind
-from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
-from dpfc.target.profile import BranchOperands, MemoryAddress
+from dpfc.isa import AluOp, CtrlOp, MemOp, SelectorKind
+from dpfc.target import BranchOperands, MemoryAddress
 
 meta, hdr = n("meta"), n("hdr")
 

@@ -22,7 +22,7 @@ from dpfc.encoding import (
     slot_layout,
 )
 from dpfc.switch import EXECUTION_COUNTERS
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 INGRESS = "SwitchVMIngress"
 EGRESS = "SwitchVMEgress"

@@ -51,7 +51,7 @@ from dpfc.backends.p4.tables import ingress_tables
 from dpfc.backends.p4.tna import Tna
 from dpfc.backends.p4.v1model import V1Model
 from dpfc.encoding import PTR_NONE
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 meta, hdr = n("meta"), n("hdr")
 ARCHITECTURES = ("v1model", "tna")

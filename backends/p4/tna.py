@@ -66,8 +66,8 @@ from dpfc.backends.p4.lang import (
     struct,
 )
 from dpfc.backends.p4.layout import COUNTERS, EGRESS, INGRESS, Layout, LayoutError
-from dpfc.isa.opcodes import MemOp
-from dpfc.target.profile import TargetProfile
+from dpfc.isa import MemOp
+from dpfc.target import TargetProfile
 
 meta, hdr, pkt = n("meta"), n("hdr"), n("pkt")
 ig_intr_md, ig_prsr_md = n("ig_intr_md"), n("ig_prsr_md")

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from dpfc.backends.sim import Network
-from dpfc.isa.bundle import PC
+from dpfc.isa import PC
 from dpfc.link import LinkedDPF, MemoryRequest
 from dpfc.switch import SwitchRefused
 

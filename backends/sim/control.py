@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from dpfc.isa.bundle import PC
+from dpfc.isa import PC
 from dpfc.switch import (
     WORD_SPACE,
     CodeEntry,

@@ -32,9 +32,9 @@ from dpfc.encoding import (
     restack,
     split_options,
 )
-from dpfc.isa.bundle import PC, CodeImage
-from dpfc.packet.wire import ParsedPacket
-from dpfc.target.profile import TargetProfile
+from dpfc.isa import PC, CodeImage
+from dpfc.packet import ParsedPacket
+from dpfc.target import TargetProfile
 
 ETHERTYPE_VLAN = b"\x81\x00"
 ETHERTYPE_IPV4 = b"\x08\x00"

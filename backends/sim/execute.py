@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from dpfc.catalog import codes
 from dpfc.encoding import DecodeError
-from dpfc.isa.bundle import PC
-from dpfc.packet.wire import ParsedPacket, parse_packet
+from dpfc.isa import PC
+from dpfc.packet import ParsedPacket, parse_packet
 from dpfc.switch import RandomSource
 
 from .deparse import codec_for

@@ -10,10 +10,10 @@ that into a drop.
 
 from __future__ import annotations
 
-from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, Bundle, CodeImage, EpilogBundle
-from dpfc.packet.wire import ParsedPacket
+from dpfc.isa import EPILOG_STAGE, PC, PROLOG_STAGE, Bundle, CodeImage, EpilogBundle
+from dpfc.packet import ParsedPacket
 from dpfc.switch import Permissions, RandomSource, TenantStats
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 from .outcome import Context, EgressRun, PassResult, egress_unauthorized, unauthorized_outcome
 from .stages import Stages, bundle_plan

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from dpfc.switch import RandomSource, Xorshift32
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 from .control import ControlPlane
 from .execute import Context, PassResult, run_egress, run_pass

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dpfc.isa.bundle import PC, CodeImage
-from dpfc.packet.wire import ParsedPacket
+from dpfc.isa import PC, CodeImage
+from dpfc.packet import ParsedPacket
 from dpfc.switch import Permissions, TenantStats, UnauthorizedAction
 
 from .deparse import plain_ipv4_destination

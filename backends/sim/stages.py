@@ -16,25 +16,31 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from dpfc.encoding import SwitchVMHeader, decode_pc
-from dpfc.isa.bundle import (
+from dpfc.isa import (
     EPILOG_STAGE,
     PC,
     PROLOG_STAGE,
+    AluOp,
     Bundle,
     CodeImage,
+    CtrlOp,
     EpilogBundle,
     Imm,
+    MemOp,
     Operand,
     Register,
     Selector,
+    SelectorKind,
     StageBundle,
+    alu,
+    branch_taken,
+    hash_word,
+    memory,
     stage_name,
 )
-from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
-from dpfc.isa.semantics import alu, branch_taken, hash_word, memory
-from dpfc.packet.wire import ParsedPacket
+from dpfc.packet import ParsedPacket
 from dpfc.switch import RandomSource, TenantStats
-from dpfc.target.profile import BranchOperands, MemoryAddress, TargetProfile
+from dpfc.target import BranchOperands, MemoryAddress, TargetProfile
 
 from .memory import LaneMemory
 from .outcome import Context, EpilogDecision, Fault

@@ -19,7 +19,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from dpfc.switch import PipeTables, TenantStats, lane_grid
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 from .memory import LaneMemory
 

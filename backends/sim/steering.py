@@ -12,10 +12,10 @@ reports; a header that cannot be encoded is a :class:`~.outcome.Fault`.
 from __future__ import annotations
 
 from dpfc.encoding import EncodingError, SwitchVMHeader
-from dpfc.isa.bundle import PC, CodeImage
-from dpfc.packet.wire import ParsedPacket
+from dpfc.isa import PC, CodeImage
+from dpfc.packet import ParsedPacket
 from dpfc.switch import Destination, Permissions, TenantStats
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 from .deparse import DeparseError, codec_for, rebuild_frame, swap_addresses
 from .outcome import (

@@ -29,7 +29,7 @@ from dpfc.diagnostics import Diagnostic, Note, SourceFile
 from dpfc.encoding import EncodingError, encode_options, encode_stage_bundle
 from dpfc.isa import PROLOG_STAGE, check_image, stage_name
 from dpfc.machine import MachineProgram, PlacedBundle
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 
 class Assembler:

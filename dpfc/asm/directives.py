@@ -24,7 +24,7 @@ from dpfc.asm.syntax import Directive
 from dpfc.catalog import codes
 from dpfc.isa import EPILOG_STAGE, PROLOG_STAGE
 from dpfc.machine import ArrayBinding, Pipeline, Placement
-from dpfc.target.profile import BUILTIN_PROFILES
+from dpfc.target import BUILTIN_PROFILES
 
 
 class DirectiveReader:

@@ -27,7 +27,7 @@ from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, SourceFile, Span
 from dpfc.machine import MachineProgram, encode_program, format_program
 from dpfc.objfile import ObjectFile
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 
 @dataclass(frozen=True)

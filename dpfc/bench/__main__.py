@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dpfc.backends.p4.bmv2 import ToolchainMissing
+from dpfc.backends.p4 import ToolchainMissing
 from dpfc.diagnostics import DiagnosticError
 from dpfc.switch import SwitchRefused
 

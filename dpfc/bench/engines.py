@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 from dpfc.backends import jit
-from dpfc.backends.p4.bmv2 import ToolchainMissing, find_toolchain
+from dpfc.backends.p4 import ToolchainMissing, find_toolchain
 from dpfc.backends.sim import Switch
 
 from .timing import Prepare, Run, round_robin

@@ -30,11 +30,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from dpfc.backends.p4.bmv2 import Switch as Bmv2Switch
-from dpfc.backends.p4.bmv2 import Toolchain, compile_program, find_toolchain
-from dpfc.backends.p4.bmv2_control import Bmv2Control
-from dpfc.backends.p4.program import generate
-from dpfc.backends.p4.simple_switch_cli import Cli
+from dpfc.backends.p4 import Bmv2Control, Cli, Toolchain, compile_program, find_toolchain, generate
+from dpfc.backends.p4 import Switch as Bmv2Switch
 from dpfc.backends.sim import SimControl, Switch
 from dpfc.deploy import Deployment
 from dpfc.driver import CompileOptions, compile_source

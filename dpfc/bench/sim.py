@@ -19,7 +19,7 @@ a speed.
 
 from __future__ import annotations
 
-from dpfc.backends.p4.bmv2 import ToolchainMissing
+from dpfc.backends.p4 import ToolchainMissing
 from dpfc.backends.sim import Switch
 from dpfc.target import BUILTIN_PROFILES, DEFAULT_PROFILE, TargetProfile
 

@@ -30,7 +30,7 @@ from dpfc import __version__
 from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, render_all
 from dpfc.diagnostics import did_you_mean as suggest
-from dpfc.target.profile import BUILTIN_PROFILES
+from dpfc.target import BUILTIN_PROFILES
 
 FORMATS = ("text", "json")
 FORMAT_OPTION = "--diagnostics-format"

@@ -26,9 +26,7 @@ from urllib.parse import urlparse
 
 import click
 
-from dpfc.backends.p4.bmv2 import ToolchainMissing, find_toolchain
-from dpfc.backends.p4.bmv2_control import Bmv2Control
-from dpfc.backends.p4.simple_switch_cli import Cli
+from dpfc.backends.p4 import Bmv2Control, Cli, ToolchainMissing, find_toolchain
 from dpfc.backends.sim import SimControl, Switch
 from dpfc.cli.conventions import TARGET
 from dpfc.cli.errors import UserError, handle_errors
@@ -36,7 +34,7 @@ from dpfc.cli.files import read_bytes, write_file
 from dpfc.deploy import Deployment, describe
 from dpfc.link import image_id, read_image
 from dpfc.switch import SwitchControl, SwitchRefused
-from dpfc.target.profile import load_profile
+from dpfc.target import load_profile
 
 BMV2_PORTS = 512  # simple_switch's default port count
 

@@ -21,7 +21,7 @@ import click
 from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, render_all
 from dpfc.encoding import DecodeError, EncodingError
-from dpfc.target.profile import TargetError
+from dpfc.target import TargetError
 
 F = TypeVar("F", bound=Callable[..., Any])
 

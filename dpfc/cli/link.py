@@ -20,7 +20,7 @@ from dpfc.cli.numbers import number
 from dpfc.isa import stage_name
 from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, image_id, link, read_image
 from dpfc.objfile import read_object
-from dpfc.target.profile import TargetProfile, load_profile
+from dpfc.target import TargetProfile, load_profile
 
 TENANT_MAX = (1 << 24) - 1
 

@@ -29,7 +29,7 @@ from dpfc.passes import (
     run_pipeline,
     verify_input,
 )
-from dpfc.target.profile import load_profile
+from dpfc.target import load_profile
 
 
 @click.command("opt")

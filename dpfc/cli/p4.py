@@ -20,9 +20,7 @@ from pathlib import Path
 
 import click
 
-from dpfc.backends.p4.bfrt import bfrt_script
-from dpfc.backends.p4.layout import Layout, LayoutError
-from dpfc.backends.p4.program import ARCHITECTURES, architecture, generate
+from dpfc.backends.p4 import ARCHITECTURES, Layout, LayoutError, architecture, bfrt_script, generate
 from dpfc.cli.conventions import TARGET, Choice, SuggestingGroup
 from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.files import output_option, read_bytes, write_file

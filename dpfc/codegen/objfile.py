@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dpfc.codegen.emit import CompiledDPF, qualified
 from dpfc.codegen.report import report_json
 from dpfc.objfile import ObjectDPF, ObjectFile, SourceLocation
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 
 def object_dpf(compiled: CompiledDPF) -> ObjectDPF:

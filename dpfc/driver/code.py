@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from dpfc.codegen import CompiledDPF, generate
-from dpfc.isa.bundle import PC
+from dpfc.isa import PC
 from dpfc.schedule import Schedule
 
 

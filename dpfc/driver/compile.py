@@ -42,7 +42,7 @@ from dpfc.driver.forms import copy_module, without_reassociation
 from dpfc.driver.profile import resolve_profile
 from dpfc.driver.selection import object_bindings, scheduled_functions
 from dpfc.ir import Function, Module
-from dpfc.isa.bundle import PC
+from dpfc.isa import PC
 from dpfc.lower import lower_program
 from dpfc.objfile import ObjectFile
 from dpfc.passes import DEFAULT_PIPELINE, run_pipeline

@@ -21,23 +21,27 @@ from dpfc.catalog import codes
 from dpfc.encoding.code import IMM_FLAG, REGISTER_MAX, decode_pc, encode_pc
 from dpfc.encoding.errors import DecodeError
 from dpfc.encoding.layouts import NEXT_PC_IMM, NEXT_PC_NONE, NEXT_PC_REG, OPERAND
-from dpfc.isa.bundle import (
+from dpfc.isa import (
     EPILOG_STAGE,
     PC,
     PROLOG_STAGE,
+    AluOp,
     Bundle,
     Control,
+    CtrlOp,
     EpilogBundle,
     Imm,
+    MemOp,
     Operand,
     Register,
     Selector,
+    SelectorKind,
     StageBundle,
     Steering,
+    check_bundle,
+    check_epilog,
 )
-from dpfc.isa.check import check_bundle, check_epilog
-from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 _SLOT_MASK = OPERAND.field("index").mask  # the immediate slot of an operand with IMM_FLAG
 

@@ -47,7 +47,7 @@ from dpfc.isa.opcodes import (
     SelectorKind,
     Unit,
 )
-from dpfc.isa.semantics import alu, branch_taken, crc32, hash_word, memory, to_signed
+from dpfc.isa.semantics import alu, branch_taken, crc32, crc_table, hash_word, memory, to_signed
 
 __all__ = [
     "ALU_SPECS",
@@ -91,6 +91,7 @@ __all__ = [
     "check_register",
     "check_stage_bundle",
     "crc32",
+    "crc_table",
     "format_imm",
     "hash_word",
     "memory",

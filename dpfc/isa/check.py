@@ -35,7 +35,7 @@ from dpfc.isa.opcodes import (
     MemOp,
     SelectorKind,
 )
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 WORD_MAX = 0xFFFF_FFFF
 STEERING_VALUE_MAX = 0xFFFF

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import cache
 
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp
-from dpfc.target.profile import HashFunction
+from dpfc.target import HashFunction
 
 WORD_MASK = 0xFFFF_FFFF
 SIGN_BIT = 0x8000_0000

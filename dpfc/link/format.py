@@ -35,7 +35,7 @@ from dpfc.link.image import (
 )
 from dpfc.link.validate import ImageReader
 from dpfc.objfile import Fields
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 MAGIC = b"DPFCIMG\x00"
 VERSION = 2

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dpfc.isa import EPILOG_STAGE, PROLOG_STAGE
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 
 def dpf_key(tenant: int | None, symbol: str) -> str:

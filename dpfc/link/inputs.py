@@ -20,7 +20,7 @@ from dpfc.link.image import Image, dpf_key
 from dpfc.link.resources import Instance
 from dpfc.machine import Placement
 from dpfc.objfile import ObjectFile
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 
 @dataclass(frozen=True)

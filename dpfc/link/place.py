@@ -22,7 +22,7 @@ from dpfc.encoding import encode_slot, stage_kind
 from dpfc.isa import PC, PROLOG_STAGE, EpilogBundle, StageBundle
 from dpfc.link.image import CodeSlot, install_rank
 from dpfc.machine import MachineProgram, move_pcs, pc_fields
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 
 @dataclass

@@ -30,7 +30,7 @@ from dpfc.link.image import MemoryRequest, PermissionEntry, SteeringRequest
 from dpfc.link.place import CodeMemory
 from dpfc.machine import MachineProgram
 from dpfc.objfile import ObjectDPF, SourceLocation
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from dpfc.link.image import (
     install_order,
 )
 from dpfc.objfile import Fields, object_profile, parse_stage
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 PIPELINES = ("ingress", "egress")
 

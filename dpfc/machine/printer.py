@@ -42,7 +42,7 @@ from dpfc.machine.program import (
     Placement,
     successor_stage,
 )
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 INDENT = "    "
 

@@ -33,7 +33,7 @@ from dpfc.isa import (
     EpilogBundle,
     StageBundle,
 )
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 
 class Placement(Enum):

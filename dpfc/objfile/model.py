@@ -9,7 +9,7 @@ from typing import Any
 
 from dpfc.isa import Bundle, SelectorKind
 from dpfc.machine import EncodedProgram, MachineProgram, program_lines
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 FORMAT = "dpfc-object"
 VERSION = 2

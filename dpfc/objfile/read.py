@@ -46,7 +46,7 @@ from dpfc.machine import (
 )
 from dpfc.objfile.fields import Fields
 from dpfc.objfile.model import FORMAT, VERSION, ObjectDPF, ObjectFile, SourceLocation
-from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
+from dpfc.target import BUILTIN_PROFILES, TargetProfile
 
 DPF_KEYS = (
     "symbol",

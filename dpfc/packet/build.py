@@ -8,7 +8,7 @@ from dpfc.encoding import EncodedOptions, PackedCode, SwitchVMHeader, encode_opt
 from dpfc.machine import disassemble_header
 from dpfc.packet.layers import build_frame, build_inner
 from dpfc.packet.wire import ParsedPacket
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 TENANT_MAX = (1 << 24) - 1  # the Geneve VNI is 24 bits
 

@@ -22,7 +22,7 @@ from dpfc.encoding import (
     decode_options,
     split_options,
 )
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 GENEVE_PORT = 6081
 ETHERTYPE_IPV4 = 0x0800

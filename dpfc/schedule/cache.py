@@ -29,8 +29,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from dpfc.isa.bundle import Register
-from dpfc.isa.opcodes import SelectorKind
+from dpfc.isa import Register, SelectorKind
 from dpfc.schedule.check import check_schedule
 from dpfc.schedule.measures import Measures
 from dpfc.schedule.problem.tree import Problem

@@ -22,11 +22,10 @@ from collections import Counter
 from dataclasses import dataclass
 
 from dpfc.catalog import codes
-from dpfc.isa.bundle import RegClass, Register
-from dpfc.isa.opcodes import AluOp, MemOp, SelectorKind
+from dpfc.isa import AluOp, MemOp, RegClass, Register, SelectorKind
 from dpfc.schedule.problem.tree import Branch, Exit, Kind, Problem
 from dpfc.schedule.schedule import Schedule, Source, Step
-from dpfc.target.profile import BranchOperands, MemoryAddress
+from dpfc.target import BranchOperands, MemoryAddress
 
 Registers = dict[Register, int | None]
 

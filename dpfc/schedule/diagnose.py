@@ -27,7 +27,7 @@ from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, Note, Span
 from dpfc.schedule.problem.bounds import Bounds, critical_chain
 from dpfc.schedule.problem.tree import Kind, Operation, Problem
-from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
+from dpfc.target import BUILTIN_PROFILES, TargetProfile
 
 
 def hint(profile: TargetProfile, fits: Callable[[TargetProfile], bool], lacking: str) -> str:

@@ -32,7 +32,7 @@ from dpfc.schedule.problem.tree import Problem
 from dpfc.schedule.result import ScheduleOptions, ScheduleResult
 from dpfc.schedule.search import schedule_problem
 from dpfc.schedule.z3.limits import WallClockGuard
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 GUARD_CODE = codes.SCHEDULE_TIMEOUT  # the wall-clock guard fired (diagnose.guard_fired)
 BOOLEAN_WAYS = {"best": ("branch", "alu"), "branch": ("branch",), "alu": ("alu",)}

@@ -27,8 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dpfc.isa.bundle import Register
-from dpfc.isa.opcodes import SelectorKind
+from dpfc.isa import Register, SelectorKind
 from dpfc.schedule.problem.tree import Problem
 
 

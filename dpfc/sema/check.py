@@ -34,7 +34,7 @@ from dpfc.sema.resolve import DpfInfo, ModuleInfo, ModuleRef, Resolver, build_ta
 from dpfc.sema.scopes import BodyContext, Edge, Local
 from dpfc.sema.statements import BodyChecker
 from dpfc.sema.types import SemType
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 
 @dataclass

@@ -28,7 +28,7 @@ from dpfc.sema.report import Reporter
 from dpfc.sema.resolve import DpfInfo, MemoryInfo, ModuleInfo
 from dpfc.sema.types import SemType
 from dpfc.syntax import ast
-from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile
+from dpfc.target import BUILTIN_PROFILES, TargetProfile
 
 DPF_ATTRIBUTES = ("target", "placement", "ingress", "egress")
 MEMORY_ATTRIBUTES = ("pin",)

@@ -23,7 +23,7 @@ from dpfc.sema.loader import LoadedModule, Program
 from dpfc.sema.report import Reporter
 from dpfc.sema.types import SemType
 from dpfc.syntax import ast
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 
 @dataclass

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 
 class SwitchRefused(Exception):

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Generic, TypeVar
 
-from dpfc.isa.bundle import PC, StageBundle
-from dpfc.target.profile import TargetProfile
+from dpfc.isa import PC, StageBundle
+from dpfc.target import TargetProfile
 
 from .control import Destination
 from .lanes import LaneMap

@@ -8,7 +8,10 @@ profiles come from TOML files (see ``docs/targets.md``).
 
 from dpfc.target.profile import (
     BUILTIN_PROFILES,
+    DEFAULT_METADATA,
     DEFAULT_PROFILE,
+    DEFAULT_STEERING,
+    HASH_FUNCTIONS,
     BranchOperands,
     DirectMappingLanes,
     HashFunction,
@@ -23,7 +26,10 @@ from dpfc.target.profile import (
 
 __all__ = [
     "BUILTIN_PROFILES",
+    "DEFAULT_METADATA",
     "DEFAULT_PROFILE",
+    "DEFAULT_STEERING",
+    "HASH_FUNCTIONS",
     "BranchOperands",
     "DirectMappingLanes",
     "HashFunction",

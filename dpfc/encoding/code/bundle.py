@@ -43,9 +43,20 @@ from dpfc.encoding.layouts import (
     imm_group,
     op_group,
 )
-from dpfc.isa.bundle import PC, Bundle, Control, Imm, Operand, Register, Selector
-from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
-from dpfc.target.profile import TargetProfile
+from dpfc.isa import (
+    PC,
+    AluOp,
+    Bundle,
+    Control,
+    CtrlOp,
+    Imm,
+    MemOp,
+    Operand,
+    Register,
+    Selector,
+    SelectorKind,
+)
+from dpfc.target import TargetProfile
 
 E = TypeVar("E", AluOp, MemOp)
 

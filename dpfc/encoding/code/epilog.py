@@ -34,8 +34,8 @@ from dpfc.encoding.layouts import (
     REGISTER_BYTE,
     STEER_IMMEDIATE,
 )
-from dpfc.isa.bundle import PC, EpilogBundle, Imm, Operand, Register, Steering
-from dpfc.target.profile import TargetProfile
+from dpfc.isa import PC, EpilogBundle, Imm, Operand, Register, Steering
+from dpfc.target import TargetProfile
 
 
 def encode_epilog(epilog: EpilogBundle, profile: TargetProfile) -> bytes:

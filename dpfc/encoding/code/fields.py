@@ -30,9 +30,8 @@ from dpfc.encoding.layouts import (
     STEER_IMMEDIATE,
     op_group,
 )
-from dpfc.isa.bundle import PC, EpilogBundle, Imm, Register, StageBundle
-from dpfc.isa.opcodes import AluOp, MemOp
-from dpfc.target.profile import TargetProfile
+from dpfc.isa import PC, AluOp, EpilogBundle, Imm, MemOp, Register, StageBundle
+from dpfc.target import TargetProfile
 
 IMM_FLAG = OPERAND.placed("immediate", 1)  # an operand byte naming an immediate slot
 IN_PACKET = PC_FORMAT.placed("in_packet", 1)  # a PC naming an in-packet bundle

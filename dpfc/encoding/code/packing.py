@@ -31,7 +31,7 @@ from dpfc.encoding.layouts import (
     OPTION_DATA_MAX,
     OPTION_WORD_BYTES,
 )
-from dpfc.isa.bundle import (
+from dpfc.isa import (
     EPILOG_STAGE,
     PROLOG_STAGE,
     Bundle,
@@ -40,7 +40,7 @@ from dpfc.isa.bundle import (
     StageBundle,
     stage_name,
 )
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 MAX_BLOCK_BUNDLES = BLOCK_HEAD.field("count_minus_one").mask + 1
 

@@ -41,9 +41,8 @@ from dpfc.encoding.layouts import (
     STACK_ENTRIES_PER_OPTION,
     STACK_ENTRY,
 )
-from dpfc.isa.bundle import CodeImage, stage_name
-from dpfc.isa.check import check_image
-from dpfc.target.profile import TargetProfile
+from dpfc.isa import CodeImage, check_image, stage_name
+from dpfc.target import TargetProfile
 
 
 def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) -> SwitchVMHeader:

@@ -41,9 +41,8 @@ from dpfc.encoding.layouts import (
     STACK_ENTRIES_PER_OPTION,
     STACK_ENTRY,
 )
-from dpfc.isa.bundle import PC, CodeImage, stage_name
-from dpfc.isa.check import check_image
-from dpfc.target.profile import TargetProfile
+from dpfc.isa import PC, CodeImage, check_image, stage_name
+from dpfc.target import TargetProfile
 
 _ENTRY = STACK_ENTRY.field("value")
 _ENTRY_CODE = {1: "B", 2: "H", 4: "I", 8: "Q"}[STACK_ENTRY.size]  # struct's code for an entry

@@ -34,8 +34,8 @@ from dpfc.encoding.layouts import (
     OPTION_HEAD,
     OPTION_WORD_BYTES,
 )
-from dpfc.isa.bundle import PC, CodeImage
-from dpfc.target.profile import TargetProfile
+from dpfc.isa import PC, CodeImage
+from dpfc.target import TargetProfile
 
 OPTION_CLASS = 0xFFF0  # RFC 8926 §8: 0xFFF0..0xFFFF are for experimental use
 TYPE_HEADER = 0x01

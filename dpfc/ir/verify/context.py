@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from dpfc.diagnostics import Diagnostic, Note, Severity, Span
 from dpfc.ir.core import Block, Function, Instr, Module, Op, Ty
-from dpfc.target.profile import (
+from dpfc.target import (
     DEFAULT_METADATA,
     DEFAULT_STEERING,
     SteeringAction,

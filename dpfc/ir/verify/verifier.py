@@ -23,7 +23,7 @@ from dpfc.ir.verify.context import (
 from dpfc.ir.verify.instructions import check_op, check_terminator
 from dpfc.ir.verify.paths import check_rmt, check_ssa
 from dpfc.ir.verify.structure import check_cfg, check_instr_sites
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 __all__ = ["verify_function", "verify_module", "verify_or_raise"]
 

@@ -30,7 +30,7 @@ from dpfc.oracle.ast_eval.values import (
     write_cell,
 )
 from dpfc.syntax import ast
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 
 class ReturnFromDpf(Exception):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from dpfc.isa.bundle import Register
+from dpfc.isa import Register
 from dpfc.schedule.problem.tree import Branch, Exit, Kind, Operation, Problem
 
 JUNK = -1  # a register whose value nothing can use

@@ -14,7 +14,7 @@ the variants (:mod:`.scheduler`).
 
 from __future__ import annotations
 
-from dpfc.isa.opcodes import SelectorKind
+from dpfc.isa import SelectorKind
 from dpfc.schedule.greedy.facts import JUNK, Facts, NoFit
 from dpfc.schedule.problem.tree import Kind
 from dpfc.schedule.schedule import PrologLoad

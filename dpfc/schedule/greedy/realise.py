@@ -19,12 +19,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from dpfc.isa.bundle import Register
-from dpfc.isa.opcodes import SelectorKind
+from dpfc.isa import Register, SelectorKind
 from dpfc.schedule.greedy.facts import JUNK, Facts, Plan
 from dpfc.schedule.problem.tree import Branch, Kind
 from dpfc.schedule.schedule import BranchUse, SelectorAssign, Source
-from dpfc.target.profile import BranchOperands
+from dpfc.target import BranchOperands
 
 
 @dataclass

@@ -28,11 +28,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpfc.isa.opcodes import AluOp, MemOp
+from dpfc.isa import AluOp, MemOp
 from dpfc.schedule.greedy.facts import Facts, NoFit, Plan, Where
 from dpfc.schedule.greedy.realise import Realised, try_plan
 from dpfc.schedule.problem.tree import Branch, Exit, Kind
-from dpfc.target.profile import MemoryAddress
+from dpfc.target import MemoryAddress
 
 
 @dataclass

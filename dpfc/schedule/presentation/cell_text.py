@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dpfc.isa.opcodes import SelectorKind
+from dpfc.isa import SelectorKind
 from dpfc.schedule.presentation.grid import (
     control_text,
     describe,

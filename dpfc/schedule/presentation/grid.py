@@ -14,7 +14,7 @@ cells, so the grid and the picture always say the same thing.
 from __future__ import annotations
 
 from dpfc.diagnostics import Span
-from dpfc.isa.opcodes import SelectorKind
+from dpfc.isa import SelectorKind
 from dpfc.schedule.problem.tree import Branch, Exit, Kind, Operation, Problem
 from dpfc.schedule.result import ScheduleResult
 from dpfc.schedule.schedule import ExitUse, Schedule, Source, Step

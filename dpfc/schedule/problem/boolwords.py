@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dpfc.ir import Op
-from dpfc.isa.opcodes import AluOp
+from dpfc.isa import AluOp
 
 SIGN = 0x8000_0000
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpfc.isa.opcodes import AluOp, MemOp
+from dpfc.isa import AluOp, MemOp
 from dpfc.schedule.problem.tree import INPUT_KINDS, Branch, Exit, Kind, Operation, Problem
-from dpfc.target.profile import BranchOperands, MemoryAddress
+from dpfc.target import BranchOperands, MemoryAddress
 
 INFEASIBLE = 1 << 20  # a bound no schedule can meet (a pinned access that comes too late)
 

@@ -38,7 +38,7 @@ from dpfc.schedule.problem.materialise import materialise_constants
 from dpfc.schedule.problem.state import BuildState
 from dpfc.schedule.problem.tree import ArrayInfo, Kind, Problem, TreeNode
 from dpfc.schedule.problem.tree import Exit as ProblemExit
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 
 def _walk_code(

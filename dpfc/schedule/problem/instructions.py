@@ -23,8 +23,7 @@ from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.ir import ALU_OPS as BINARY_ALU_OPS
 from dpfc.ir import COMPARE_OPS, MEM_OPS, Instr, Op, Ty
-from dpfc.isa.opcodes import AluOp
-from dpfc.isa.semantics import hash_word
+from dpfc.isa import AluOp, hash_word
 from dpfc.schedule.problem.boolwords import bool_op_word, compare_word, select_word
 from dpfc.schedule.problem.conditions import BoolOp, Compare, Cond, Value, Walk, bool_op
 from dpfc.schedule.problem.state import BuildState

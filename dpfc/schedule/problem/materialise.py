@@ -37,12 +37,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dpfc.isa.opcodes import AluOp
-from dpfc.isa.semantics import alu as alu_result
-from dpfc.isa.semantics import hash_word
+from dpfc.isa import AluOp, hash_word
+from dpfc.isa import alu as alu_result
 from dpfc.schedule.problem.domains import exit_values
 from dpfc.schedule.problem.tree import Branch, Kind, Operation, Problem, TreeNode
-from dpfc.target.profile import MemoryAddress
+from dpfc.target import MemoryAddress
 
 # The ALU operations tried for a constant from two others (MIN/MAX give an operand back).
 COMBINERS = (AluOp.ADD, AluOp.SUB, AluOp.XOR, AluOp.OR, AluOp.AND, AluOp.LSH, AluOp.RSH)

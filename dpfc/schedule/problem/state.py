@@ -21,7 +21,7 @@ from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, Span
 from dpfc.ir import Function, Instr, Module, Op
 from dpfc.schedule.problem.tree import Branch, Kind, Operation
 from dpfc.schedule.problem.tree import Exit as ProblemExit
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 
 class BuildState:

@@ -36,8 +36,8 @@ from enum import Enum
 
 from dpfc.diagnostics import Span
 from dpfc.ir import ActionSpans
-from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp
-from dpfc.target.profile import TargetProfile
+from dpfc.isa import AluOp, CtrlOp, MemOp
+from dpfc.target import TargetProfile
 
 
 class Kind(Enum):

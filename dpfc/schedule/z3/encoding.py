@@ -26,7 +26,7 @@ solving (:mod:`.model`), the Z3 API (:mod:`.adapter`).
 
 from __future__ import annotations
 
-from dpfc.isa.bundle import RegClass, Register
+from dpfc.isa import RegClass, Register
 from dpfc.schedule.problem.bounds import Bounds
 from dpfc.schedule.problem.domains import Domains
 from dpfc.schedule.problem.tree import Kind, Problem

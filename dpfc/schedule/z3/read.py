@@ -14,8 +14,7 @@ back is correct is the independent checker's (:mod:`dpfc.schedule.check`).
 
 from __future__ import annotations
 
-from dpfc.isa.bundle import Register
-from dpfc.isa.opcodes import SelectorKind
+from dpfc.isa import Register, SelectorKind
 from dpfc.schedule.problem.domains import exit_values
 from dpfc.schedule.problem.tree import INPUT_KINDS, Branch, Exit, Kind
 from dpfc.schedule.schedule import (

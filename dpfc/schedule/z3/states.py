@@ -16,11 +16,11 @@ importing z3), reading a schedule back (:mod:`.read`).
 
 from __future__ import annotations
 
-from dpfc.isa.opcodes import AluOp, MemOp
+from dpfc.isa import AluOp, MemOp
 from dpfc.schedule.problem.tree import Kind
 from dpfc.schedule.z3.adapter import Lit
 from dpfc.schedule.z3.encoding import Choice, Encoding, Lits, States
-from dpfc.target.profile import BranchOperands, MemoryAddress
+from dpfc.target import BranchOperands, MemoryAddress
 
 
 def add_state_variables(encoding: Encoding) -> None:

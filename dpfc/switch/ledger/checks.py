@@ -16,7 +16,7 @@ from dpfc.catalog import codes
 from dpfc.switch.control import SwitchRefused
 from dpfc.switch.lanes import WORD_SPACE
 from dpfc.switch.tables import LaneT, PipeTables
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 TENANT_LIMIT = 1 << 24  # the Geneve VNI
 PIPELINES = ("ingress", "egress")  # each pipe's two sets of lane memories

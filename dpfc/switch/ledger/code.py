@@ -12,9 +12,8 @@ from collections.abc import Iterable
 from typing import Generic
 
 from dpfc.catalog import codes
-from dpfc.encoding.errors import DecodeError
-from dpfc.encoding.words import decode_slot, stage_kind
-from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE, StageBundle, stage_name
+from dpfc.encoding import DecodeError, decode_slot, stage_kind
+from dpfc.isa import EPILOG_STAGE, PROLOG_STAGE, StageBundle, stage_name
 from dpfc.switch.control import SwitchRefused
 from dpfc.switch.tables import CodeEntry, LaneT
 

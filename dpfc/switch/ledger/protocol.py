@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from typing import Generic
 
 from dpfc.catalog import codes
-from dpfc.isa.bundle import PC
+from dpfc.isa import PC
 from dpfc.switch.control import Destination, Grant, SwitchRefused
 from dpfc.switch.tables import LaneT
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 from .changes import (
     CodeCleared,

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Generic
 
 from dpfc.switch.tables import LaneT, PipeTables
-from dpfc.target.profile import TargetProfile
+from dpfc.target import TargetProfile
 
 from .arrays import ArrayLedger
 from .checks import RequestChecks

@@ -16,7 +16,7 @@ from dataclasses import fields
 from typing import Generic
 
 from dpfc.catalog import codes
-from dpfc.isa.bundle import PC
+from dpfc.isa import PC
 from dpfc.switch.control import SwitchRefused
 from dpfc.switch.lanes import LaneMap
 from dpfc.switch.tables import LaneT, Permissions, UnauthorizedAction
