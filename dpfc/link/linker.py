@@ -16,7 +16,7 @@ Contract of :func:`link`:
   (an ingress DPF chaining to an egress one, or back) DPF7011; DPFs are placed targets
   first (a cycle of chains is DPF7006);
 * ingress and egress DPFs share the code slots (one address space, written into both
-  pipelines' code tables by the driver); a default DPF is an installed ingress DPF of its
+  pipelines' code tables by the switch's control); a default DPF is an installed ingress DPF of its
   tenant (DPF7009);
 * code goes through :class:`~dpfc.link.place.CodeMemory`: identical bundles share a slot,
   base slots never move, ``entries`` pins prolog slots (DPF7010 when taken);
