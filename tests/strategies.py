@@ -42,7 +42,7 @@ from dpfc.isa.bundle import (
 )
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
 from dpfc.machine.program import MachineProgram, PlacedBundle, Placement
-from dpfc.target.profile import (
+from dpfc.target import (
     BUILTIN_PROFILES,
     BranchOperands,
     MetadataField,

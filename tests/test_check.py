@@ -1,4 +1,5 @@
-"""Every Violation code of dpfc.isa.check, each from a minimal hand-built bundle or image.
+"""Every Violation code of dpfc.isa.check and dpfc.isa.placement, each from a minimal
+hand-built bundle or image.
 
 Each case starts from a valid bundle, changes one thing, and expects exactly the one code
 (with its ``where`` key and a message naming the problem); the valid bundles produce none.
@@ -24,16 +25,9 @@ from dpfc.isa.bundle import (
     Selector,
     Steering,
 )
-from dpfc.isa.check import (
-    Violation,
-    check_bundle,
-    check_epilog,
-    check_image,
-    check_pc,
-    check_register,
-    check_stage_bundle,
-)
+from dpfc.isa.check import Violation, check_bundle, check_epilog, check_pc, check_register
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
+from dpfc.isa.placement import check_image, check_stage_bundle
 from dpfc.target import BUILTIN_PROFILES
 from tests.conftest import ROOT
 
@@ -394,7 +388,10 @@ def test_image_bundle_violations_carry_stage_and_index() -> None:
 
 
 def test_every_violation_code_has_a_test() -> None:
-    source = (ROOT / "dpfc" / "isa" / "check.py").read_text(encoding="utf-8")
+    """The codes dpfc/isa's modules name (check.py: one bundle; placement.py: a bundle in its
+    stage, an in-packet image), read from their sources, are exactly the codes tested here."""
+    modules = sorted((ROOT / "dpfc" / "isa").glob("*.py"))
+    source = "".join(path.read_text(encoding="utf-8") for path in modules)
     defined = {getattr(code_names, name) for name in re.findall(r"\bcodes\.(\w+)", source)}
     tested = set(re.findall(r"dpf(1\d{3})", Path(__file__).read_text(encoding="utf-8")))
     assert defined == {f"DPF{code}" for code in tested}

@@ -36,7 +36,7 @@ from dpfc.encoding import (
 )
 from dpfc.packet.build import PacketSpec, build_packet
 from dpfc.packet.wire import parse_packet
-from dpfc.target.profile import BUILTIN_PROFILES, TargetProfile, load_profile
+from dpfc.target import BUILTIN_PROFILES, TargetProfile, load_profile
 from tests.conftest import ROOT
 from tests.packet_errors.make_corpus import HERE, frame_of, header_data, option
 

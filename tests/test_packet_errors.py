@@ -19,7 +19,7 @@ from dpfc.cli.main import main
 from dpfc.encoding import DecodeError, decode_options
 from dpfc.packet.layers import write_pcap
 from dpfc.packet.wire import parse_packet
-from dpfc.target.profile import TargetProfile, load_profile
+from dpfc.target import TargetProfile, load_profile
 from tests.conftest import ROOT, assert_golden
 from tests.packet_errors.make_corpus import (
     HERE,

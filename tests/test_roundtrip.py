@@ -27,7 +27,8 @@ from dpfc.encoding import (
     stage_kind,
 )
 from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE, CodeImage, EpilogBundle, StageBundle
-from dpfc.isa.check import check_bundle, check_epilog, check_image
+from dpfc.isa.check import check_bundle, check_epilog
+from dpfc.isa.placement import check_image
 from dpfc.machine import encode_program, format_program, program_from_image
 from dpfc.machine.program import MachineProgram
 from dpfc.objfile import ObjectFile, read_object, write_object

@@ -11,7 +11,7 @@ The steps are objects over one shared state (:mod:`.state`), one concern per mod
 :mod:`.directives`, :mod:`.layout` (heads, labels, addresses), :mod:`.operands`,
 :mod:`.units` (the text rules of each functional unit), :mod:`.bundles` (pass 2). This
 module composes them and runs them in order and checks the whole program: its entry prolog (DPF0130), the
-image's rules (:func:`~dpfc.isa.check.check_image`) and that the in-packet code fits in a
+image's rules (:func:`~dpfc.isa.placement.check_image`) and that the in-packet code fits in a
 header.
 """
 

@@ -1,5 +1,6 @@
 """The SwitchVM instruction set: opcode tables (data), exact semantics, bundles and the
-legality checker (:mod:`.opcodes`, :mod:`.semantics`, :mod:`.bundle`, :mod:`.check`)."""
+legality checker (:mod:`.opcodes`, :mod:`.semantics`, :mod:`.bundle`; :mod:`.check` for one
+bundle, :mod:`.placement` for a bundle in its stage and an in-packet code image)."""
 
 from dpfc.isa.bundle import (
     EPILOG_STAGE,
@@ -19,14 +20,7 @@ from dpfc.isa.bundle import (
     format_imm,
     stage_name,
 )
-from dpfc.isa.check import (
-    Violation,
-    check_bundle,
-    check_epilog,
-    check_image,
-    check_register,
-    check_stage_bundle,
-)
+from dpfc.isa.check import Violation, check_bundle, check_epilog, check_register
 from dpfc.isa.opcodes import (
     ALU_SPECS,
     BY_MNEMONIC,
@@ -47,6 +41,7 @@ from dpfc.isa.opcodes import (
     SelectorKind,
     Unit,
 )
+from dpfc.isa.placement import check_image, check_stage_bundle
 from dpfc.isa.semantics import alu, branch_taken, crc32, crc_table, hash_word, memory, to_signed
 
 __all__ = [

@@ -1,31 +1,26 @@
-"""Legality of machine code against a target profile (the rules of docs/isa.md).
+"""Legality of one bundle against a target profile (the rules of docs/isa.md).
 
-``check_bundle``/``check_epilog``/``check_image`` return :class:`Violation` records; they
-never raise. Each violation carries a ``where`` key naming the offending element, so the
-assembler can point at the source line that produced it and the decoder at its byte offset.
-The same function serves the assembler, the decoder, the (later) code generator and the
-simulator's admission of installed code: one statement of the rules.
+``check_bundle`` (a prolog or EU bundle) and ``check_epilog`` return :class:`Violation`
+records; they never raise. Each violation carries a ``where`` key naming the offending
+element, so the assembler can point at the source line that produced it and the decoder at
+its byte offset. The same functions serve the assembler, the decoder, the code generator
+and the simulator's admission of installed code: one statement of the rules. Where a bundle
+sits (the kind a stage holds, the in-packet image as a whole) is :mod:`.placement`'s.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from dpfc.catalog import codes
 from dpfc.isa.bundle import (
-    EPILOG_STAGE,
     PC,
-    PROLOG_STAGE,
     Bundle,
-    CodeImage,
     EpilogBundle,
     Imm,
     Operand,
     RegClass,
     Register,
-    StageBundle,
-    stage_name,
 )
 from dpfc.isa.opcodes import (
     EU_SELECTOR_KINDS,
@@ -325,110 +320,3 @@ def check_epilog(epilog: EpilogBundle, profile: TargetProfile) -> list[Violation
     elif isinstance(epilog.next_pc, PC):
         out += check_pc(epilog.next_pc, profile, ("next_pc",), target="a DPF pointer (prolog)")
     return out
-
-
-def check_stage_bundle(stage: int, bundle: StageBundle, profile: TargetProfile) -> list[Violation]:
-    """The rules for ``bundle`` in code memory of ``stage`` (0 prolog, 1..n EUs, 31 epilog),
-    including that its kind fits the stage (DPF1033)."""
-    if stage == EPILOG_STAGE:
-        if not isinstance(bundle, EpilogBundle):
-            return [
-                Violation(
-                    codes.ISA_WRONG_STAGE_KIND, "the epilog stage holds epilog bundles", ("bundle",)
-                )
-            ]
-        return check_epilog(bundle, profile)
-    if not isinstance(bundle, Bundle):
-        return [
-            Violation(
-                codes.ISA_WRONG_STAGE_KIND,
-                f"{stage_name(stage)} holds bundles, not epilogs",
-                ("bundle",),
-            )
-        ]
-    next_stage = "epilog" if stage == profile.num_eus else stage_name(stage + 1)
-    return check_bundle(bundle, profile, prolog=stage == PROLOG_STAGE, next_stage=next_stage)
-
-
-def check_image(image: CodeImage, profile: TargetProfile) -> list[tuple[int, int, Violation]]:
-    """Check every bundle of an in-packet code image: (stage, index, violation) triples.
-
-    Beyond per-bundle rules: the image has at most ``num_eus`` EU stages and
-    ``packet_bundles_per_stage`` bundles per stage, and every in-packet PC names a bundle
-    that exists in the stage it points to.
-    """
-    return list(_check_image(image, profile))
-
-
-@lru_cache(maxsize=4096)  # a pure function of frozen values, called for every packet decoded
-def _check_image(
-    image: CodeImage, profile: TargetProfile
-) -> tuple[tuple[int, int, Violation], ...]:
-    out: list[tuple[int, int, Violation]] = []
-    if len(image.eus) > profile.num_eus:
-        out.append(
-            (
-                1 + profile.num_eus,
-                0,
-                Violation(
-                    codes.ISA_NO_SUCH_EU,
-                    f"code for EU{len(image.eus) - 1} but {profile.name} has {profile.num_eus} EUs",
-                    ("bundle",),
-                ),
-            )
-        )
-        return tuple(out)
-    counts = [len(image.prologs), *[len(s) for s in image.eus]]
-    counts += [0] * (profile.num_eus - len(image.eus))
-    epilog_count = len(image.epilogs)
-    names = ["prolog", *[f"eu{k}" for k in range(profile.num_eus)], "epilog"]
-    all_counts = [*counts, epilog_count]
-    for stage_pos, count in enumerate(all_counts):
-        if count > profile.packet_bundles_per_stage:
-            stage = 31 if stage_pos == len(all_counts) - 1 else stage_pos
-            out.append(
-                (
-                    stage,
-                    0,
-                    Violation(
-                        codes.ISA_TOO_MANY_PACKET_BUNDLES,
-                        f"{count} in-packet bundles for {names[stage_pos]} but {profile.name} parses at "
-                        f"most {profile.packet_bundles_per_stage} per stage",
-                        ("bundle",),
-                    ),
-                )
-            )
-
-    def exists(pc: PC, stage_pos: int) -> bool:
-        return not pc.in_packet or pc.index < all_counts[stage_pos]
-
-    def missing(pc: PC, stage_pos: int, where: tuple[str | int, ...]) -> Violation:
-        return Violation(
-            codes.ISA_PC_NOT_IN_PACKET,
-            f"{pc} names no in-packet bundle of {names[stage_pos]} "
-            f"({all_counts[stage_pos]} present)",
-            where,
-        )
-
-    epilog_pos = len(all_counts) - 1
-    stage_bundles: list[tuple[int, int, tuple[Bundle, ...]]] = [(0, 0, image.prologs)]
-    stage_bundles += [(k + 1, k + 1, b) for k, b in enumerate(image.eus)]
-    for stage, stage_pos, bundles in stage_bundles:
-        next_pos = stage_pos + 1
-        for index, bundle in enumerate(bundles):
-            for v in check_bundle(bundle, profile, prolog=stage == 0, next_stage=names[next_pos]):
-                out.append((stage, index, v))
-            ctrl = bundle.control
-            taken_pos = epilog_pos if ctrl.op is CtrlOp.HALT else next_pos
-            if not exists(ctrl.taken, taken_pos):
-                out.append((stage, index, missing(ctrl.taken, taken_pos, ("control", "taken"))))
-            if ctrl.not_taken is not None and not exists(ctrl.not_taken, next_pos):
-                out.append(
-                    (stage, index, missing(ctrl.not_taken, next_pos, ("control", "not_taken")))
-                )
-    for index, epilog in enumerate(image.epilogs):
-        for v in check_epilog(epilog, profile):
-            out.append((31, index, v))
-        if isinstance(epilog.next_pc, PC) and not exists(epilog.next_pc, 0):
-            out.append((31, index, missing(epilog.next_pc, 0, ("next_pc",))))
-    return tuple(out)

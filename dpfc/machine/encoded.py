@@ -1,8 +1,9 @@
 """A machine program checked and encoded once: its in-packet options and in-switch words.
 
-Contract: :func:`encode_program` checks every bundle with :mod:`dpfc.isa.check` and encodes
-the program's two forms, once per compile or assembly; the resource report, the object
-writer, the packet writer and the linker all reuse these bytes:
+Contract: :func:`encode_program` checks every bundle for its stage
+(:func:`~dpfc.isa.placement.check_stage_bundle`) and encodes the program's two forms, once
+per compile or assembly; the resource report, the object writer, the packet writer and the
+linker all reuse these bytes:
 
 * in-packet programs: the code packed into SwitchVM code options (:attr:`packed`) and the
   whole options area with an empty stack (:attr:`options`); packets with a stack reuse

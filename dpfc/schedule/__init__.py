@@ -12,12 +12,13 @@ input, options and z3 version give the same schedule (docs/scheduling.md).
 Sub-packages, in the order a DPF passes through them: :mod:`.problem` (IR -> problem,
 bounds, domains), :mod:`.greedy` (the baseline), :mod:`.z3` (the Z3 encoding and the EU
 search), :mod:`.presentation` (the grid and the picture). Here: :mod:`.schedule` (the
-result's shape), :mod:`.check` (the checker), :mod:`.measures`, :mod:`.tidy`,
+result's shape), :mod:`.check` (the checker: :mod:`.structure_rules`,
+:mod:`.symbolic_run`, :mod:`.violations`), :mod:`.measures`, :mod:`.tidy`,
 :mod:`.result` (options and results), :mod:`.search` (one problem), :mod:`.module` (a
 module's DPFs and their forms), :mod:`.cache`, :mod:`.diagnose` (why a DPF does not fit).
 """
 
-from dpfc.schedule.check import ScheduleViolation, check_schedule
+from dpfc.schedule.check import check_schedule
 from dpfc.schedule.diagnose import from_core
 from dpfc.schedule.greedy import greedy_schedule
 from dpfc.schedule.measures import CodeBytes, Measures, measure
@@ -55,6 +56,7 @@ from dpfc.schedule.schedule import (
 )
 from dpfc.schedule.search import ScheduleBug, schedule_problem
 from dpfc.schedule.tidy import tidy
+from dpfc.schedule.violations import ScheduleViolation
 from dpfc.schedule.z3 import Budget, WallClockGuard
 
 __all__ = [

@@ -3,9 +3,11 @@
 Every other part of dpfc reads EU/lane counts, memory and table capacities, stack depth,
 metadata indices, steering actions, hash functions and the intra-EU timing rules from a
 :class:`TargetProfile`. Built-in profiles are ``tofino1``, ``tofino2`` and ``bmv2``; user
-profiles come from TOML files (see ``docs/targets.md``).
+profiles come from TOML files (see ``docs/targets.md``). :mod:`.profile` defines the profile
+and the built-ins, :mod:`.load` finds one by name or reads one from a TOML file.
 """
 
+from dpfc.target.load import load_profile, profile_from_toml
 from dpfc.target.profile import (
     BUILTIN_PROFILES,
     DEFAULT_METADATA,
@@ -20,8 +22,6 @@ from dpfc.target.profile import (
     SteeringAction,
     TargetError,
     TargetProfile,
-    load_profile,
-    profile_from_toml,
 )
 
 __all__ = [

@@ -36,7 +36,7 @@ from dpfc.asm import assemble_text
 from dpfc.encoding import OPTION_CLASS, SwitchVMHeader, encode_options
 from dpfc.packet.build import PacketSpec, build_packet
 from dpfc.packet.layers import build_inner
-from dpfc.target.profile import TargetProfile, load_profile
+from dpfc.target import TargetProfile, load_profile
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent

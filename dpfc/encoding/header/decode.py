@@ -3,7 +3,7 @@
 :func:`decode_options` reads a Geneve options area into a :class:`SwitchVMHeader`,
 ignoring other classes' options. It accepts exactly what :func:`encode_options` writes:
 the header option first with a known version, the announced code and stack options in
-order, code that passes :mod:`dpfc.isa.check`, valid pointers, and bytes equal to the
+order, code that passes :func:`~dpfc.isa.placement.check_image`, valid pointers, and bytes equal to the
 re-encoding of their content. Anything else raises :class:`DecodeError` with the byte
 offset of the first problem (a check violation points at the field it names, a
 non-canonical area at the first byte that differs from the canonical one) and its code.

@@ -60,7 +60,7 @@ def _ptr(pc: PC | None) -> int:
 
 
 def pack_checked(code: CodeImage, profile: TargetProfile) -> PackedCode:
-    """Check in-packet code with :mod:`dpfc.isa.check` and pack it into code options;
+    """Check in-packet code with :func:`~dpfc.isa.placement.check_image` and pack it into code options;
     raises :class:`EncodingError` on the first violation."""
     problems = check_image(code, profile)
     if problems:
