@@ -10,7 +10,9 @@ unmapped address, LOAD_MD without the metadata bit, a stack too deep),
 :data:`~.layout.STAGE_DEOPT`. Memory words it changes are logged in ``undo`` (address,
 old word) so that the caller can undo a packet that ends in DEOPT. Lane memory and
 constants are reached through the pipe module's ``PREFIX_translate_E_L`` (the word's
-address, 0 when unmapped) and ``PREFIX_const`` functions.
+address, 0 when unmapped) and ``PREFIX_const`` functions. The values of ALU, branch and
+HASH operations are :mod:`.operations`'s; this module reads their operands and stores
+their results.
 """
 
 from __future__ import annotations
@@ -31,12 +33,11 @@ from dpfc.isa import (
     MemOp,
     Register,
     SelectorKind,
-    crc_table,
 )
 from dpfc.switch import XORSHIFT32_SHIFTS
-from dpfc.target import BranchOperands, HashFunction, MemoryAddress, TargetProfile
+from dpfc.target import BranchOperands, MemoryAddress, TargetProfile
 
-from .emit import I8, I32, I64, Emit, c32, c64, declare, intrinsic
+from .emit import I32, I64, Emit, c32, c64, declare
 from .layout import (
     ACTION_CODE,
     F_METADATA,
@@ -47,6 +48,7 @@ from .layout import (
     StateLayout,
 )
 from .llvm import ir
+from .operations import emit_alu, emit_branch, emit_crc
 
 # (stage, index) -> (bundle, the tenants allowed to run it or None for all)
 CodeSource = Mapping[tuple[int, int], tuple[Bundle | EpilogBundle, frozenset[int] | None]]
@@ -226,13 +228,15 @@ class _BundleGen:
                 const = declare(self.module, f"{self.prefix}_const", I32, [I32, I32])
                 selected[dest] = b.call(const, [e.get(self.lay.tenant), c32(sel.value)])
             else:  # HASH
-                selected[dest] = self.crc(self.profile.hash_for_lane(sel.dest.lane), entry[dest])
+                selected[dest] = emit_crc(
+                    b, self.module, self.profile.hash_for_lane(sel.dest.lane), entry[dest]
+                )
         address = entry if self.profile.memory_address is MemoryAddress.ENTRY else selected
         result = list(selected)
         for lane in range(lanes):
             op = bundle.alu[lane]
             if op is not AluOp.NOP:
-                result[lane] = self.alu(op, selected[lane], selected[lanes + lane])
+                result[lane] = emit_alu(b, op, selected[lane], selected[lanes + lane])
             mop = bundle.mem[lane]
             if mop is not MemOp.NOP:
                 loaded = self.memory(eu, lane, mop, address[lane], selected[lanes + lane])
@@ -253,7 +257,7 @@ class _BundleGen:
             x = self.operand(control.x, seen)
             y = self.operand(control.y, seen)
             assert control.not_taken is not None
-            taken = self.branch(control.op, x, y)
+            taken = emit_branch(b, control.op, x, y)
             next_pc = b.select(
                 taken, c32(encode_pc(control.taken)), c32(encode_pc(control.not_taken))
             )
@@ -268,31 +272,6 @@ class _BundleGen:
             return c32(operand.value)
         assert operand is not None
         return regs[self.reg_index(operand)]
-
-    def alu(self, op: AluOp, a: Any, c: Any) -> Any:
-        b = self.b
-        match op:
-            case AluOp.ADD:
-                return b.add(a, c)
-            case AluOp.SUB:
-                return b.sub(a, c)
-            case AluOp.AND:
-                return b.and_(a, c)
-            case AluOp.OR:
-                return b.or_(a, c)
-            case AluOp.XOR:
-                return b.xor(a, c)
-            case AluOp.LSH:
-                return b.shl(a, b.and_(c, c32(31)))
-            case AluOp.RSH:
-                return b.lshr(a, b.and_(c, c32(31)))
-            case AluOp.NEG:
-                return b.neg(a)
-            case AluOp.MIN:
-                return b.select(b.icmp_unsigned("<", a, c), a, c)
-            case AluOp.MAX:
-                return b.select(b.icmp_unsigned(">", a, c), a, c)
-        raise AssertionError(op)
 
     def memory(self, eu: int, lane: int, mop: MemOp, vaddr: Any, data: Any) -> Any | None:
         e, b = self.e, self.b
@@ -324,51 +303,6 @@ class _BundleGen:
         b.store(b.add(count, c64(1)), e.undo)
         b.store(new, pointer)
         return None if mop is MemOp.STORE else old
-
-    def branch(self, op: CtrlOp, x: Any, y: Any) -> Any:
-        b = self.b
-        match op:
-            case CtrlOp.BEQ:
-                return b.icmp_unsigned("==", x, y)
-            case CtrlOp.BSET:
-                return b.icmp_unsigned("!=", b.and_(x, y), c32(0))
-            case CtrlOp.BGT:
-                return b.icmp_unsigned(">", x, y)
-            case CtrlOp.BLT:
-                return b.icmp_unsigned("<", x, y)
-            case CtrlOp.BSGT:
-                return b.icmp_signed(">", x, y)
-            case CtrlOp.BSLT:
-                return b.icmp_signed("<", x, y)
-        raise AssertionError(op)
-
-    def crc(self, function: HashFunction, value: Any) -> Any:
-        """HASH: the CRC of the register's 4 bytes, big-endian (dpfc.isa.semantics.hash_word)."""
-        b = self.b
-        table = self.crc_table(function)
-        crc = c32(function.init)
-        for k in range(4):
-            byte = b.trunc(b.lshr(value, c32(24 - 8 * k)), I8)
-            if function.reflect_in:
-                byte = b.call(intrinsic(self.module, "llvm.bitreverse.i8", I8), [byte])
-            at = b.and_(b.xor(b.lshr(crc, c32(24)), b.zext(byte, I32)), c32(0xFF))
-            entry = b.load(b.gep(table, [c32(0), at]))
-            crc = b.xor(b.shl(crc, c32(8)), entry)
-        if function.reflect_out:
-            crc = b.call(intrinsic(self.module, "llvm.bitreverse.i32", I32), [crc])
-        return b.xor(crc, c32(function.xor_out))
-
-    def crc_table(self, function: HashFunction) -> Any:
-        name = f"crc_table_{function.polynomial:08x}"
-        existing = self.module.globals.get(name)
-        if existing is not None:
-            return existing
-        ty = ir.ArrayType(I32, 256)
-        table = ir.GlobalVariable(self.module, ty, name)
-        table.initializer = ir.Constant(ty, [c32(v) for v in crc_table(function.polynomial)])
-        table.global_constant = True
-        table.linkage = "internal"
-        return table
 
     # -- the epilog (what it decides; the runtime steers) --------------------------------------
     def epilog(self, bundle: EpilogBundle) -> None:

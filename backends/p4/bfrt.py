@@ -67,7 +67,7 @@ class Schema:
 
 
 def _arguments(pairs: Sequence[tuple[str, int | str]]) -> str:
-    """Keyword arguments (the TNA program renames what Python reserves: tna.py)."""
+    """Keyword arguments (the TNA program renames what Python reserves: tna/blocks.py)."""
     return ", ".join(f"{name}={value}" for name, value in pairs)
 
 

@@ -12,13 +12,17 @@ else from the stage's code table (one table per stage, keyed by slot: the code-m
 of docs/encoding.md §7 are its action data). A bundle the packet does not carry, or an
 empty slot, is a fault (R14): ``meta.fault`` ends the DPF and the packet is dropped.
 
-How a lane memory is read and updated, which unit hashes, and what LOAD_MD reads from the
-switch are the architecture's (:mod:`.arch`): the stages are the same for v1model and TNA.
+The run's metadata fields (the bundle's, the registers' four views) are named by
+:mod:`.engine`; a memory lane's translation and access is :mod:`.lane_memory`'s. How a lane
+memory is read and updated, which unit hashes, and what LOAD_MD reads from the switch are the
+architecture's (:mod:`.arch`): the stages are the same for v1model and TNA.
 """
 
 from __future__ import annotations
 
 from dpfc.backends.p4.arch import Architecture
+from dpfc.backends.p4.engine import code_field, pick_register, register
+from dpfc.backends.p4.lane_memory import lane_access
 from dpfc.backends.p4.lang import (
     Assign,
     Decl,
@@ -35,49 +39,10 @@ from dpfc.backends.p4.lang import (
 )
 from dpfc.backends.p4.layout import Layout
 from dpfc.encoding import IN_PACKET, StageKind
-from dpfc.isa import AluOp, CtrlOp, MemOp, SelectorKind
+from dpfc.isa import AluOp, CtrlOp, SelectorKind
 from dpfc.target import BranchOperands, MemoryAddress
 
 meta, hdr = n("meta"), n("hdr")
-
-
-def c(field: str) -> Expr:
-    return meta.dot(f"c_{field}")
-
-
-def e(field: str) -> Expr:
-    return meta.dot(f"e_{field}")
-
-
-def reg(prefix: str, name: str) -> Expr:
-    return meta.dot(f"{prefix}_{name}")
-
-
-def pick(layout: Layout, code: Expr, prefix: str) -> Expr:
-    return n("pick").call(code, *(reg(prefix, r) for r in layout.registers))
-
-
-def engine_meta(layout: Layout) -> list[tuple[str, str]]:
-    fields = [
-        ("pc", "bit<16>"),
-        ("running", "bit<1>"),
-        ("halted", "bit<1>"),
-        ("fault", "bit<1>"),
-        ("cursor", "bit<8>"),
-        ("md_denied", "bit<1>"),
-        ("vaddr", "bit<32>"),
-        ("phys", "bit<32>"),
-        ("mapped", "bit<1>"),
-        ("old", "bit<32>"),
-        ("taken", "bit<1>"),
-        ("x", "bit<32>"),
-        ("y", "bit<32>"),
-        ("rng", "bit<32>"),
-    ]
-    for prefix in ("r", "s", "t", "v"):  # entry, selected, after stage 2, branch view
-        fields += [(f"{prefix}_{r}", "bit<32>") for r in layout.registers]
-    fields += [(f"hash_in_{i}", "bit<32>") for i in range(layout.lanes)]
-    return fields
 
 
 def code_tables(layout: Layout) -> list[Decl]:
@@ -92,7 +57,7 @@ def code_tables(layout: Layout) -> list[Decl]:
         params = [f"bit<{w}> {f}" for f, w in fields]
         body = [Assign(meta.dot(f"{prefix}_{f}"), n(f)) for f, _ in fields]
         if kind is StageKind.PROLOG:
-            body.append(Assign(c("ctrl_op"), Lit(0)))
+            body.append(Assign(code_field("ctrl_op"), Lit(0)))
         out.append(action(name, params, body, f"A code-memory word of a {kind.value} stage."))
     out.append(action("code_missing", [], [Assign(meta.dot("fault"), Lit(1))]))
     for stage in layout.stages:
@@ -129,7 +94,11 @@ def prolog(layout: Layout, arch: Architecture) -> list[Stmt]:
     body: list[Stmt] = [Assign(meta.dot("cursor"), Lit(0))]
     # LOAD_MD needs the metadata permission bit (R5): checked before anything runs.
     denied = [
-        (c(f"sel_{r}_valid").eq(1).land(c(f"sel_{r}_kind").eq(SelectorKind.LOAD_MD)))
+        (
+            code_field(f"sel_{r}_valid")
+            .eq(1)
+            .land(code_field(f"sel_{r}_kind").eq(SelectorKind.LOAD_MD))
+        )
         for r in layout.registers
     ]
     any_md = denied[0]
@@ -140,13 +109,13 @@ def prolog(layout: Layout, arch: Architecture) -> list[Stmt]:
     )
     run: list[Stmt] = []
     for r in layout.registers:
-        kind = c(f"sel_{r}_kind")
+        kind = code_field(f"sel_{r}_kind")
         stack_read = [
             If(
                 meta.dot("cursor").lt(meta.dot("depth")),
                 [
                     Assign(
-                        reg("r", r),
+                        register("r", r),
                         n("stack_word").call(
                             meta.dot("stack"), meta.dot("depth"), meta.dot("cursor")
                         ),
@@ -156,28 +125,38 @@ def prolog(layout: Layout, arch: Architecture) -> list[Stmt]:
                         [Assign(meta.dot("cursor"), meta.dot("cursor") + 1)],
                     ),
                 ],
-                [Assign(reg("r", r), Lit(0)), Do(n("count_stack_underflow").call())],
+                [Assign(register("r", r), Lit(0)), Do(n("count_stack_underflow").call())],
             )
         ]
         run.append(
             If(
-                c(f"sel_{r}_valid").eq(1),
+                code_field(f"sel_{r}_valid").eq(1),
                 chain(
                     [
                         (kind.eq(SelectorKind.POP).lor(kind.eq(SelectorKind.PEEK)), stack_read),
                         (
                             kind.eq(SelectorKind.LOAD_MD),
-                            [Assign(reg("r", r), _metadata(layout, arch, c(f"sel_{r}_operand")))],
+                            [
+                                Assign(
+                                    register("r", r),
+                                    _metadata(layout, arch, code_field(f"sel_{r}_operand")),
+                                )
+                            ],
                         ),
                         (
                             kind.eq(SelectorKind.RAND),
-                            [Do(n("draw_random").call()), Assign(reg("r", r), meta.dot("rng"))],
+                            [
+                                Do(n("draw_random").call()),
+                                Assign(register("r", r), meta.dot("rng")),
+                            ],
                         ),
                     ]
                 ),
             )
         )
-    body.append(If(meta.dot("md_denied").eq(0), [*run, Assign(meta.dot("pc"), c("pc_taken"))]))
+    body.append(
+        If(meta.dot("md_denied").eq(0), [*run, Assign(meta.dot("pc"), code_field("pc_taken"))])
+    )
     return [*out, If(meta.dot("fault").eq(0), body)]
 
 
@@ -229,14 +208,17 @@ def eu(layout: Layout, k: int, arch: Architecture) -> list[Stmt]:
     run: list[Stmt] = []
     # Stage 1: selectors read the entry registers (meta.r_*), all at once.
     for index, r in enumerate(regs):
-        kind, operand = c(f"sel_{r}_kind"), c(f"sel_{r}_operand")
+        kind, operand = code_field(f"sel_{r}_kind"), code_field(f"sel_{r}_operand")
         imm = _immediate(layout, operand)
         cases: list[tuple[Expr, list[Stmt]]] = [
-            (kind.eq(SelectorKind.MOV), [Assign(reg("s", r), pick(layout, operand, "r"))]),
-            (kind.eq(SelectorKind.LOAD_IMM), [Assign(reg("s", r), imm)]),
+            (
+                kind.eq(SelectorKind.MOV),
+                [Assign(register("s", r), pick_register(layout, operand, "r"))],
+            ),
+            (kind.eq(SelectorKind.LOAD_IMM), [Assign(register("s", r), imm)]),
             (
                 kind.eq(SelectorKind.LOAD_CONST),
-                [Do(n("read_constant").call(operand)), Assign(reg("s", r), meta.dot("old"))],
+                [Do(n("read_constant").call(operand)), Assign(register("s", r), meta.dot("old"))],
             ),
         ]
         if index < L:
@@ -244,29 +226,42 @@ def eu(layout: Layout, k: int, arch: Architecture) -> list[Stmt]:
                 (
                     kind.eq(SelectorKind.HASH),
                     [
-                        Assign(meta.dot(f"hash_in_{index}"), reg("r", r)),
+                        Assign(meta.dot(f"hash_in_{index}"), register("r", r)),
                         Do(n(arch.hash_action(k, index)).call()),
-                        Assign(reg("s", r), meta.dot(f"hash_in_{index}")),
+                        Assign(register("s", r), meta.dot(f"hash_in_{index}")),
                     ],
                 )
             )
-        run.append(Assign(reg("s", r), reg("r", r)))
-        run.append(If(c(f"sel_{r}_valid").eq(1), chain(cases)))
-    run += [Assign(reg("t", r), reg("s", r)) for r in regs]
+        run.append(Assign(register("s", r), register("r", r)))
+        run.append(If(code_field(f"sel_{r}_valid").eq(1), chain(cases)))
+    run += [Assign(register("t", r), register("s", r)) for r in regs]
     # Stage 2: ALU lane i writes A[i]; memory lane i translates, accesses, writes B[i].
     address_prefix = "r" if profile.memory_address is MemoryAddress.ENTRY else "s"
     for i in range(L):
         a, b = regs[i], regs[L + i]
         run.append(
             If(
-                c(f"alu_{i}").ne(0),
-                [Assign(reg("t", a), _alu(c(f"alu_{i}"), reg("s", a), reg("s", b)))],
+                code_field(f"alu_{i}").ne(0),
+                [
+                    Assign(
+                        register("t", a),
+                        _alu(code_field(f"alu_{i}"), register("s", a), register("s", b)),
+                    )
+                ],
             )
         )
         run.append(
             If(
-                c(f"mem_{i}").ne(0),
-                _memory(layout, arch, k, i, reg(address_prefix, a), reg("s", b), reg("t", b)),
+                code_field(f"mem_{i}").ne(0),
+                lane_access(
+                    layout,
+                    arch,
+                    k,
+                    i,
+                    register(address_prefix, a),
+                    register("s", b),
+                    register("t", b),
+                ),
             )
         )
     # The branch (CFU): its operands from the view branch_operands names.
@@ -276,12 +271,14 @@ def eu(layout: Layout, k: int, arch: Architecture) -> list[Stmt]:
         BranchOperands.LOADED: "loaded",
     }[profile.branch_operands]
     if view == "loaded":  # after selection plus this EU's memory results: A selected, B after
-        run += [Assign(reg("v", r), reg("s" if j < L else "t", r)) for j, r in enumerate(regs)]
+        run += [
+            Assign(register("v", r), register("s" if j < L else "t", r)) for j, r in enumerate(regs)
+        ]
         view = "v"
-    op = c("ctrl_op")
+    op = code_field("ctrl_op")
     run += [
-        Assign(meta.dot("x"), _operand(layout, c("ctrl_x"), view)),
-        Assign(meta.dot("y"), _operand(layout, c("ctrl_y"), view)),
+        Assign(meta.dot("x"), _operand(layout, code_field("ctrl_x"), view)),
+        Assign(meta.dot("y"), _operand(layout, code_field("ctrl_y"), view)),
         Assign(meta.dot("taken"), Lit(1)),
         *chain(
             [
@@ -326,9 +323,9 @@ def eu(layout: Layout, k: int, arch: Architecture) -> list[Stmt]:
                 ),
             ]
         ),
-        *[Assign(reg("r", r), reg("t", r)) for r in regs],
-        Assign(meta.dot("pc"), c("pc_taken")),
-        If(meta.dot("taken").eq(0), [Assign(meta.dot("pc"), c("pc_not_taken"))]),
+        *[Assign(register("r", r), register("t", r)) for r in regs],
+        Assign(meta.dot("pc"), code_field("pc_taken")),
+        If(meta.dot("taken").eq(0), [Assign(meta.dot("pc"), code_field("pc_not_taken"))]),
         If(op.eq(CtrlOp.HALT), [Assign(meta.dot("halted"), Lit(1))]),
     ]
     body.append(If(meta.dot("fault").eq(0), run))
@@ -344,98 +341,15 @@ def eu(layout: Layout, k: int, arch: Architecture) -> list[Stmt]:
 def _immediate(layout: Layout, slot: Expr) -> Expr:
     result: Expr = Lit(0, 32)
     for k in reversed(range(layout.profile.immediates_per_bundle)):
-        result = mux(slot.eq(k), c(f"imm_{k}"), result)
+        result = mux(slot.eq(k), code_field(f"imm_{k}"), result)
     return result
 
 
 def _operand(layout: Layout, byte: Expr, view: str) -> Expr:
     """A branch operand byte: a register code, or 0x80 | k for immediate slot k."""
-    return mux((byte & 0x80).ne(0), _immediate(layout, byte & 0x7F), pick(layout, byte, view))
-
-
-def _memory(
-    layout: Layout, arch: Architecture, k: int, i: int, address: Expr, data: Expr, b_out: Expr
-) -> list[Stmt]:
-    """Memory lane i of EU k (isa.md §2, simulator R11-R12): direct mapping first, then the
-    tenant's segments (the null segment last, lowest priority)."""
-    op, old = c(f"mem_{i}"), meta.dot("old")
-    return [
-        Assign(meta.dot("vaddr"), address),
-        Assign(meta.dot("mapped"), Lit(0)),
-        If(
-            n(layout.direct_table(k, i)).dot("apply").call().dot("miss"),
-            [Do(n(layout.segment_table(k, i)).dot("apply").call())],
-        ),
-        If(
-            meta.dot("mapped").eq(1),
-            [
-                *arch.memory_access(layout.memory(k, i), op, meta.dot("phys"), data, old),
-                If(op.ne(MemOp.STORE), [Assign(b_out, old)]),
-            ],
-            [Do(n("count_unmapped").call()), If(op.ne(MemOp.STORE), [Assign(b_out, Lit(0))])],
-        ),
-    ]
-
-
-def memory_decls(layout: Layout, arch: Architecture) -> list[Decl]:
-    """Lane memories, translation tables (tenant-keyed: R11) and their actions."""
-    out: list[Decl] = [
-        action(
-            "mapped",
-            ["bit<32> phys"],
-            [Assign(meta.dot("phys"), n("phys")), Assign(meta.dot("mapped"), Lit(1))],
-        ),
-        action(
-            "segment",
-            ["bit<32> base", "bit<32> offset_mask"],
-            [
-                Assign(meta.dot("phys"), n("base") + (meta.dot("vaddr") & n("offset_mask"))),
-                Assign(meta.dot("mapped"), Lit(1)),
-            ],
-        ),
-    ]
-    profile = layout.profile
-    for k in range(layout.eus):
-        for i in range(layout.lanes):
-            out += arch.lane_memory(
-                layout.memory(k, i),
-                # the ingress's words, then the egress's (memory is per pipeline)
-                2 * profile.memory_words_per_lane,
-                reg("s", layout.registers[layout.lanes + i]),
-                f"EU{k} lane {i}: its 32-bit words (isa.md §6 item 15)",
-            )
-            direct_size = (
-                profile.direct_entries_per_lane if profile.lane_has_direct_mapping(i) else 1
-            )
-            out.append(
-                Table(
-                    layout.direct_table(k, i),
-                    [
-                        (meta.dot("eg_phase"), "exact"),
-                        (meta.dot("tenant"), "exact"),
-                        (meta.dot("vaddr"), "exact"),
-                    ],
-                    ["mapped", "NoAction"],
-                    "NoAction",
-                    direct_size,
-                    "Direct mappings, one word each, before segments (isa.md item 14).",
-                )
-            )
-            out.append(
-                Table(
-                    layout.segment_table(k, i),
-                    [
-                        (meta.dot("eg_phase"), "exact"),
-                        (meta.dot("tenant"), "exact"),
-                        (meta.dot("vaddr"), "ternary"),
-                    ],
-                    ["segment", "NoAction"],
-                    "NoAction",
-                    profile.segments_per_lane + 1,
-                    "Aligned power-of-two segments; the null segment has the lowest priority.",
-                )
-            )
-    return out
+    return mux(
+        (byte & 0x80).ne(0), _immediate(layout, byte & 0x7F), pick_register(layout, byte, view)
+    )
 
 
 def epilog(layout: Layout) -> list[Stmt]:

@@ -11,8 +11,8 @@ changes (R8, and R3/R5/R6's unauthorized action).
 
 from __future__ import annotations
 
-from dpfc.backends.p4 import execute
 from dpfc.backends.p4.arch import Architecture
+from dpfc.backends.p4.engine import epilog_field, pick_register
 from dpfc.backends.p4.lang import (
     Assign,
     Do,
@@ -74,7 +74,7 @@ def unauthorized() -> list[Stmt]:
 def steering(layout: Layout) -> list[Stmt]:
     """The epilog's stack, pointer and steering (R6-R10, R15, R16); meta.out says where
     the packet goes, meta.rewrite whether its SwitchVM options change."""
-    m, e, sv = meta.dot, execute.e, hdr.dot("sv")
+    m, e, sv = meta.dot, epilog_field, hdr.dot("sv")
     profile = layout.profile
     codes = {a.name: a.code for a in profile.steering}
     out: list[Stmt] = [Assign(m("pushed"), Lit(0))]
@@ -86,7 +86,9 @@ def steering(layout: Layout) -> list[Stmt]:
                     Assign(
                         m("pushed"),
                         (m("pushed") << 32)
-                        | execute.pick(layout, e(f"push_{j}").cast(8), "r").cast(layout.stack_bits),
+                        | pick_register(layout, e(f"push_{j}").cast(8), "r").cast(
+                            layout.stack_bits
+                        ),
                     )
                 ],
             )
@@ -103,7 +105,7 @@ def steering(layout: Layout) -> list[Stmt]:
             mux(
                 e("steer_src").eq(0),
                 e("steer_value"),
-                execute.pick(layout, e("steer_value").slice(7, 0), "r").slice(15, 0),
+                pick_register(layout, e("steer_value").slice(7, 0), "r").slice(15, 0),
             ),
         ),
         Assign(m("new_ptr"), mux(sv.dot("isValid").call(), sv.dot("dpf_ptr"), Lit(PTR_NONE, 16))),
@@ -112,7 +114,7 @@ def steering(layout: Layout) -> list[Stmt]:
             e("next_pc_src").eq(2),
             [
                 Assign(
-                    m("new_ptr"), execute.pick(layout, e("next_pc").slice(7, 0), "r").slice(15, 0)
+                    m("new_ptr"), pick_register(layout, e("next_pc").slice(7, 0), "r").slice(15, 0)
                 )
             ],
         ),
@@ -243,7 +245,7 @@ def steering(layout: Layout) -> list[Stmt]:
 
 def finish(layout: Layout, arch: Architecture) -> list[Stmt]:
     """New SwitchVM options and lengths (when the DPF ran), then where the packet goes."""
-    m, sv, e = meta.dot, hdr.dot("sv"), execute.e
+    m, sv, e = meta.dot, hdr.dot("sv"), epilog_field
     profile = layout.profile
     changed = (
         sv.dot("isValid")

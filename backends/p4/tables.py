@@ -9,7 +9,7 @@ names are :mod:`.layout`'s; how an array is declared and updated is the architec
 
 from __future__ import annotations
 
-from dpfc.backends.p4 import decode, execute, fetch
+from dpfc.backends.p4 import decode, execute, fetch, lane_memory
 from dpfc.backends.p4.arch import Architecture
 from dpfc.backends.p4.lang import Assign, Decl, If, Lit, Table, action, mux, n
 from dpfc.backends.p4.layout import COUNTERS, MAX_TENANT_SLOTS, Layout
@@ -162,7 +162,7 @@ def ingress_tables(layout: Layout, arch: Architecture) -> list[Decl]:
     for counter in COUNTERS:
         out += arch.counter(counter, MAX_TENANT_SLOTS, m("slot").cast(32))
     out += arch.hash_actions(layout)
-    out += execute.memory_decls(layout, arch)
+    out += lane_memory.memory_decls(layout, arch)
     out += execute.code_tables(layout)
     out += [decode.find_bundle(layout), fetch.fetch_bundle(layout), fetch.fetch_epilog(layout)]
     return out

@@ -4,9 +4,9 @@ It runs real packet bytes through an executable form of ``docs/isa.md`` and
 ``docs/encoding.md``: permissions, prolog, EUs with the two-stage timing, virtual memory,
 epilog, steering and deparsing (:mod:`.execute` over :mod:`.machine`, :mod:`.stages`,
 :mod:`.steering` and :mod:`.outcome`), in the ingress and then, for each frame that
-leaves, in the egress of its port's pipe, on switches with several pipes joined by links
-to hosts and other switches (:mod:`.network`). The operator configures it through
-:class:`ControlPlane` (:mod:`.control`), which takes code as code-memory words and
+leaves, in the egress of its port's pipe, on switches with several pipes (:mod:`.switch`)
+joined by links to hosts and other switches (:mod:`.network`). The operator configures it
+through :class:`ControlPlane` (:mod:`.control`), which takes code as code-memory words and
 validates every request with the switch contract's :class:`~dpfc.switch.RequestLedger`;
 :class:`SimControl` (:mod:`.switch_control`) is the control protocol on it, through which
 ``dpfc.deploy`` installs linked images. The package imports only ``dpfc.encoding``,
@@ -22,8 +22,9 @@ from .control import ControlPlane, MemoryUsage
 from .deparse import plain_ipv4_destination
 from .execute import Context, EgressRun, PassResult, run_egress, run_pass
 from .memory import LaneMemory
-from .network import Host, Network, PassRecord, Switch, TopologyError, Transmission
+from .network import Host, Network, PassRecord, Transmission
 from .state import PipeState, Report
+from .switch import Switch, TopologyError
 from .switch_control import SimControl
 from .trace import PacketTrace
 

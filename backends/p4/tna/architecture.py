@@ -1,34 +1,18 @@
-"""TNA (Tofino Native Architecture): the SwitchVM program for Tofino-1 (tna.p4) and Tofino-2
-(t2na.p4), from the same model as v1model's.
+"""TNA's primitives for the SwitchVM model, and the program it assembles (:class:`Tna`).
 
-Contract: :class:`Tna` implements :class:`~dpfc.backends.p4.arch.Architecture` in TNA's
-idiom; the program passes p4c's front and mid end (``p4test``) with TNA's includes
-(docs/p4.md gives the command). Where v1model's form has no TNA equivalent:
-
-* a register is read and written by one ``RegisterAction`` (its stateful ALU runs once
-  per packet): a lane memory has one action per memory opcode, chosen by the opcode;
-  LOAD_CONST reads through one; RAND is TNA's ``Random`` extern (xorshift needs shifts a
-  stateful ALU does not have), so RAND's values are not the simulator's;
-* counters are tallied in metadata during the pass and added to their registers once,
-  at its end (a counter may count several events of one packet: stack underflows);
-* HASH has a ``Hash`` unit per EU and lane, with the lane's CRC (``CRCPolynomial`` from
-  the profile's parameters: TNA bakes them in, nothing is set at run time);
-* recirculation sends the packet to the recirculation port of its pipe (nothing of the
-  metadata survives it: the packet's SwitchVM options carry the state); ``packet_length``
-  is computed from the IPv4 header (TNA ingress is not told the length);
-* the checksum is computed by the deparsers' ``Checksum`` externs, the egress one for
-  the rewritten multicast copies (egress parses only Ethernet, VLAN and IPv4).
-
-Control-plane names (tables, keys, actions, registers) are :mod:`.layout`'s; every key
-carries an ``@name`` (:func:`~dpfc.backends.p4.arch.key_name`) so BF-RT names it plainly.
-What the Tofino back end would still refuse (one pass through too few stages, wide
-fields shifted by run-time amounts, more than four RegisterActions on a register) is
-listed in docs/p4.md: p4test checks the language and TNA's extern signatures, not the chip.
+Contract: :class:`Tna` implements :class:`~dpfc.backends.p4.arch.Architecture` for one
+Tofino chip (``chip`` 1: ``tna.p4``, 2: ``t2na.p4``): the frame (includes, the ingress
+parser and control, the egress, the ``Pipeline``), what the switch says about the packet
+(intrinsic metadata), the packet's fate (unicast, multicast, drop, recirculation through
+the pipe's recirculation port) and the state: a ``Register`` with one ``RegisterAction``
+per memory opcode for each lane memory, LOAD_CONST's register, the ``Random`` extern,
+counters tallied in metadata (:func:`tally`) and added once at the end of the pass, and a
+``Hash`` unit per EU and lane. Why each differs from v1model is the package docstring's;
+the frame's other blocks are :mod:`.blocks`'.
 """
 
 from __future__ import annotations
 
-import keyword
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -37,8 +21,6 @@ from dpfc.backends.p4.arch import (
     PASS_COMMENT,
     Architecture,
     Model,
-    key_name,
-    parameter_names,
 )
 from dpfc.backends.p4.lang import (
     Assign,
@@ -54,10 +36,7 @@ from dpfc.backends.p4.lang import (
     Lit,
     Program,
     Raw,
-    Select,
-    State,
     Stmt,
-    Table,
     Tuple,
     action,
     chain,
@@ -68,6 +47,8 @@ from dpfc.backends.p4.lang import (
 from dpfc.backends.p4.layout import COUNTERS, EGRESS, INGRESS, Layout, LayoutError
 from dpfc.isa import MemOp
 from dpfc.target import TargetProfile
+
+from .blocks import deparser, egress_parser, named_for_bfrt
 
 meta, hdr, pkt = n("meta"), n("hdr"), n("pkt")
 ig_intr_md, ig_prsr_md = n("ig_intr_md"), n("ig_prsr_md")
@@ -166,13 +147,13 @@ class Tna(Architecture):
                     "inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md",
                     "inout ingress_intrinsic_metadata_for_tm_t ig_tm_md",
                 ],
-                _named(model.ingress_locals),
+                named_for_bfrt(model.ingress_locals),
                 [*self.ingress_start(), *model.ingress, *self.ingress_end(model.layout)],
                 PASS_COMMENT,
             )
         )
         program.add(
-            _deparser(
+            deparser(
                 "SwitchVMIngressDeparser",
                 "metadata_t",
                 "ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md",
@@ -180,7 +161,7 @@ class Tna(Architecture):
                 model.emits,
             )
         )
-        program.add(_egress_parser())
+        program.add(egress_parser())
         ipv4 = hdr.dot("ipv4")
         program.add(
             Block(
@@ -194,7 +175,7 @@ class Tna(Architecture):
                     "inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md",
                     "inout egress_intrinsic_metadata_for_output_port_t eg_oport_md",
                 ],
-                _named(model.egress_locals),
+                named_for_bfrt(model.egress_locals),
                 [
                     *model.egress,
                     If(ipv4.dot("ihl").ne(5), [Assign(meta.dot("fix_checksum"), Lit(0))]),
@@ -203,7 +184,7 @@ class Tna(Architecture):
             )
         )
         program.add(
-            _deparser(
+            deparser(
                 "SwitchVMEgressDeparser",
                 "egress_metadata_t",
                 "egress_intrinsic_metadata_for_deparser_t eg_dprsr_md",
@@ -368,73 +349,3 @@ def _register_action(register: str, name: str, writes: Sequence[Stmt]) -> Implem
         [Assign(n("rv"), n("value")), *writes],
     )
     return Implementation(REGISTER_ACTION, [n(register)], name, [apply])
-
-
-def _named(decls: Sequence[Decl]) -> list[Decl]:
-    """``decls`` named for the control plane (``@name``): every table key, and every action
-    parameter Python reserves (``pass`` becomes ``pass_``: bfrt_python passes action data
-    as keyword arguments)."""
-    out: list[Decl] = []
-    for decl in decls:
-        if isinstance(decl, Table):
-            decl = replace(decl, key_names=[key_name(k) for k, _ in decl.keys])
-        elif isinstance(decl, Function) and decl.ret == "action":
-            params = [
-                f'@name("{name}_") {param}' if keyword.iskeyword(name) else param
-                for param, name in zip(decl.params, parameter_names(decl.params), strict=True)
-            ]
-            decl = replace(decl, params=params)
-        out.append(decl)
-    return out
-
-
-def _deparser(
-    name: str, metadata: str, intrinsic: str, fields: Expr, emits: Sequence[Expr]
-) -> Block:
-    ipv4 = hdr.dot("ipv4")
-    update = Assign(ipv4.dot("checksum"), n("ipv4_checksum.update").call(fields))
-    return Block(
-        "control",
-        name,
-        ["packet_out pkt", "inout headers_t hdr", f"in {metadata} meta", f"in {intrinsic}"],
-        [Instance("Checksum", [], "ipv4_checksum")],
-        [
-            If(meta.dot("fix_checksum").eq(1), [update]),
-            *(Do(pkt.dot("emit").call(h)) for h in emits),
-        ],
-    )
-
-
-def _egress_parser() -> Block:
-    """Egress reads the headers a multicast copy's rewrite changes: Ethernet, VLAN, IPv4."""
-    eth, vlan = hdr.dot("eth"), hdr.dot("vlan")
-    return Block(
-        "parser",
-        "SwitchVMEgressParser",
-        [
-            "packet_in pkt",
-            "out headers_t hdr",
-            "out egress_metadata_t meta",
-            "out egress_intrinsic_metadata_t eg_intr_md",
-        ],
-        [
-            State(
-                "start",
-                [
-                    Do(pkt.dot("extract").call(eg_intr_md)),
-                    Assign(meta, DefaultInit()),
-                    Do(pkt.dot("extract").call(eth)),
-                ],
-                Select(
-                    [eth.dot("etherType")],
-                    [("0x8100", "parse_vlan"), ("0x0800", "parse_ipv4"), ("default", "accept")],
-                ),
-            ),
-            State(
-                "parse_vlan",
-                [Do(pkt.dot("extract").call(vlan))],
-                Select([vlan.dot("etherType")], [("0x0800", "parse_ipv4"), ("default", "accept")]),
-            ),
-            State("parse_ipv4", [Do(pkt.dot("extract").call(hdr.dot("ipv4")))], "accept"),
-        ],
-    )
