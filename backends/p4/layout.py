@@ -1,10 +1,10 @@
-"""The SwitchVM data plane's shape on one target profile, and the names drivers use.
+"""The SwitchVM data plane's shape on one target profile, and the names its controls use.
 
 Contract: :class:`Layout` derives from a :class:`~dpfc.target.profile.TargetProfile`
-everything the P4 generators and the drivers share: the registers, the stages, the widths
+everything the P4 generators and the switch controls share: the registers, the stages, the widths
 of the in-packet code and stack fields, and the name of every table, register and action
 the control plane writes (:meth:`Layout.name_map`). The generated program and the bmv2
-driver both read these names from here, so they cannot disagree.
+and BF-RT controls both read these names from here, so they cannot disagree.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ CODE_BYTES = OPTIONS_MAX - HEADER_OPTION_BYTES
 CODE_OPTION_WORDS = OPTION_DATA_WORDS  # 31: the 4-byte words of one code option's data
 STACK_OPTION_WORDS = STACK_ENTRIES_PER_OPTION  # 31
 FOREIGN_OPTIONS = 4  # Geneve options of other classes kept before / after SwitchVM's
-MAX_TENANT_SLOTS = 4096  # tenants with a constant table or counters (a driver allocates)
+MAX_TENANT_SLOTS = 4096  # tenants with a constant table or counters (a switch control allocates)
 COUNTERS = EXECUTION_COUNTERS  # per tenant slot: packets, DPF runs, violations
 
 
