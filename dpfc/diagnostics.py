@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from dpfc.catalog import codes
@@ -150,6 +150,29 @@ class Diagnostic:
             "notes": [{"message": n.message, "span": span_json(n.span)} for n in self.notes],
             "hint": self.hint,
         }
+
+
+@dataclass(frozen=True)
+class WarningPolicy:
+    """What becomes of warnings (``dpfc check -W ...``): a code of ``disabled`` is dropped, a
+    code of ``errors`` becomes an error (with a note saying so); errors pass unchanged."""
+
+    disabled: frozenset[str] = frozenset()
+    errors: frozenset[str] = frozenset()
+
+    def apply(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+        kept: list[Diagnostic] = []
+        for diag in diagnostics:
+            if diag.severity is Severity.WARNING and diag.code in self.disabled:
+                continue
+            if diag.severity is Severity.WARNING and diag.code in self.errors:
+                diag = replace(
+                    diag,
+                    severity=Severity.ERROR,
+                    notes=(*diag.notes, Note("a warning, made an error by -Werror")),
+                )
+            kept.append(diag)
+        return kept
 
 
 def _excerpt(span: Span) -> list[str]:

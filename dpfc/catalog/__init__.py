@@ -15,6 +15,7 @@ in the wheel as package data):
 ``syntax.toml``    DPF50xx: the DPF language's syntax
 ``sema.toml``      DPF51xx, DPF52xx: names, types and rules of the DPF language
 ``ir.toml``        DPF53xx: textual IR and the IR verifier
+``lints.toml``     DPF54xx: the DPF language's warnings (lints)
 ``schedule.toml``  DPF6xxx: scheduling, code generation, object files
 ``link.toml``      DPF7xxx: the linker, deployment and install images
 =================  ===================================================================
@@ -31,6 +32,7 @@ An entry is a TOML table named by its code::
     hex_files = { "x.bin" = "01 02" }    # ... and binary files, as hex bytes
     example = "..."                      # or a free-form example (no command)
     unchecked = "why"                    # the tests do not run this example, and why
+    warning = "unused-local"             # a warning's name for the `-W` flags (warnings only)
 
 :mod:`.codes` names every code: the source writes ``codes.UNKNOWN_NAME``, not ``"DPF5101"``.
 
@@ -59,11 +61,23 @@ __all__ = [
     "codes",
     "load_catalog",
     "normalize_code",
+    "warning_names",
 ]
 
 CODE = re.compile(r"^DPF\d{4}$")
+WARNING_NAME = re.compile(r"^[a-z]+(-[a-z]+)*$")
 FIELDS = frozenset(
-    {"summary", "meaning", "fix", "command", "files", "hex_files", "example", "unchecked"}
+    {
+        "summary",
+        "meaning",
+        "fix",
+        "command",
+        "files",
+        "hex_files",
+        "example",
+        "unchecked",
+        "warning",
+    }
 )
 # The catalogue's files in the order `dpfc explain` lists them.
 SECTIONS: tuple[tuple[str, str], ...] = (
@@ -76,6 +90,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("syntax.toml", "DPF50xx: DPF-language syntax"),
     ("sema.toml", "DPF51xx-DPF52xx: DPF-language names, types and rules"),
     ("ir.toml", "DPF53xx: textual IR and the IR verifier"),
+    ("lints.toml", "DPF54xx: DPF-language warnings (lints)"),
     ("schedule.toml", "DPF6xxx: scheduling, code generation, object files"),
     ("link.toml", "DPF7xxx: linking, deployment, install images"),
 )
@@ -99,6 +114,7 @@ class Entry:
     hex_files: tuple[tuple[str, str], ...] = ()
     example: str | None = None
     unchecked: str | None = None
+    warning: str | None = None  # the name of a warning for `-W` (None: not a warning)
 
     def file_bytes(self) -> dict[str, bytes]:
         """Every file of the example by name, as the bytes to write before the command."""
@@ -168,6 +184,7 @@ def _entry(code: str, table: object, section: str) -> Entry:
         hex_files=_named(code, table, "hex_files"),
         example=_text(code, table, "example", False),
         unchecked=_text(code, table, "unchecked", False),
+        warning=_text(code, table, "warning", False),
     )
     if "\n" in entry.summary:
         raise CatalogError(f"{code}: the summary is one line")
@@ -175,6 +192,8 @@ def _entry(code: str, table: object, section: str) -> Entry:
         raise CatalogError(f"{code}: an entry needs an example (`command` or `example`)")
     if entry.command is None and entry.unchecked is None:
         raise CatalogError(f"{code}: an example without a command needs `unchecked` (why)")
+    if entry.warning is not None and not WARNING_NAME.match(entry.warning):
+        raise CatalogError(f"{code}: a warning's name is lower-case words joined by `-`")
     return entry
 
 
@@ -193,6 +212,11 @@ def load_catalog() -> dict[str, Entry]:
                 raise CatalogError(f"{code} is explained twice ({entries[code].section}, {name})")
             entries[code] = _entry(code, table, name)
     return dict(sorted(entries.items()))
+
+
+def warning_names() -> dict[str, str]:
+    """Every warning that ``-W`` controls: its name (``unused-local``) -> its code."""
+    return {e.warning: e.code for e in load_catalog().values() if e.warning is not None}
 
 
 def close_codes(code: str, known: list[str] | None = None) -> list[str]:

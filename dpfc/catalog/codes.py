@@ -11,8 +11,8 @@ Names carry the prefix of their range where the same words would name two diagno
 ``ASM_`` assembler, ``ISA_`` machine rules, ``ENCODE_``/``DECODE_`` option bytes,
 ``PACKET_`` packet headers, ``SWITCH_`` control plane, ``SCENARIO_`` scenario files,
 ``IR_`` textual IR and verifier, ``SCHEDULE_`` scheduling, ``OBJECT_`` object files,
-``LINK_`` linker, ``IMAGE_`` install images; the DPF language's own codes (DPF50xx-52xx)
-have none.
+``LINK_`` linker, ``IMAGE_`` install images; the DPF language's own codes (DPF50xx-52xx,
+and its warnings DPF54xx) have none.
 
 ``tests/test_codes.py`` keeps this module and the catalogue one-to-one: every constant has
 an entry, every entry exactly one constant, no two constants share a code;
@@ -279,6 +279,16 @@ IR_RMT_RULE = "DPF5335"
 IR_MACHINE_MUL = "DPF5336"
 IR_BAD_ARRAY = "DPF5337"
 IR_CYCLE = "DPF5390"
+
+# -- warnings of the DPF language, the lints (DPF54xx; lints.toml)
+INDEX_OUT_OF_RANGE = "DPF5401"
+SHIFT_TOO_WIDE = "DPF5402"
+UNUSED_LOCAL = "DPF5403"
+UNUSED_PARAMETER = "DPF5404"
+UNUSED_ARRAY = "DPF5405"
+CONSTANT_CONDITION = "DPF5406"
+COMPARISON_ALWAYS = "DPF5407"
+EMPTY_LOOP = "DPF5408"
 
 # -- scheduling: what a DPF needs that the profile lacks (DPF60xx; schedule.toml)
 SCHEDULE_RUNTIME_MUL = "DPF6001"

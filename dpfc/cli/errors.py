@@ -5,6 +5,11 @@ a decode or encoding error, a :class:`UserError` (DPF0002) or a bad target profi
 rendered on stderr in the ``--diagnostics-format`` asked for and exits 1; anything else is
 an internal compiler error (exit 2) naming the input and where the compiler failed. Usage
 errors are click's, handled by :class:`dpfc.cli.conventions.DpfcGroup`.
+
+Warnings go through :func:`report_warnings`, which applies the command's ``-W`` flags
+(:mod:`dpfc.cli.warning_flags`): a warning made an error fails the command like any error.
+In JSON the warnings are held back until the command reports something else or ends, so
+that stderr carries one JSON array with the warnings and any errors.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any, TypeVar
 import click
 
 from dpfc.catalog import codes
-from dpfc.diagnostics import Diagnostic, DiagnosticError, render_all
+from dpfc.diagnostics import Diagnostic, DiagnosticError, Severity, WarningPolicy, render_all
 from dpfc.encoding import DecodeError, EncodingError
 from dpfc.target import TargetError
 
@@ -39,8 +44,57 @@ def diagnostics_format() -> str:
     return "text"
 
 
+# Keys of the root context's `obj`: the `-W` policy (dpfc.cli.warning_flags), and the
+# warnings held back in JSON so that stderr carries one JSON array.
+POLICY_KEY = "warning_policy"
+PENDING_KEY = "pending_warnings"
+
+
+def _root_obj() -> dict[str, Any] | None:
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return None
+    root = ctx.find_root()
+    if root.obj is None:
+        root.obj = {}
+    return root.obj if isinstance(root.obj, dict) else None
+
+
+def _take_pending() -> list[Diagnostic]:
+    obj = _root_obj()
+    pending: list[Diagnostic] = obj.pop(PENDING_KEY, []) if obj is not None else []
+    return pending
+
+
 def report_diagnostics(diagnostics: list[Diagnostic]) -> None:
-    click.echo(render_all(diagnostics, diagnostics_format()), err=True)
+    """Render ``diagnostics`` on stderr (after the warnings held back, in JSON)."""
+    found = [*_take_pending(), *diagnostics]
+    click.echo(render_all(found, diagnostics_format()), err=True)
+
+
+def report_warnings(warnings: list[Diagnostic]) -> None:
+    """Report a checked program's warnings as the command's ``-W`` flags ask: hidden ones
+    dropped; when one is made an error, raise :class:`DiagnosticError` with every one
+    (exit 1). In text they are printed at once; in JSON they are held back and printed
+    with what the command reports next, or when it ends (one JSON array on stderr)."""
+    obj = _root_obj()
+    policy = obj.get(POLICY_KEY) if obj is not None else None
+    found = (policy if isinstance(policy, WarningPolicy) else WarningPolicy()).apply(warnings)
+    if any(d.severity is Severity.ERROR for d in found):
+        raise DiagnosticError(found)
+    if not found:
+        return
+    if diagnostics_format() == "json" and obj is not None:
+        obj.setdefault(PENDING_KEY, []).extend(found)
+        return
+    report_diagnostics(found)
+
+
+def flush_warnings() -> None:
+    """Print the warnings held back (JSON) when a command ends without another report."""
+    pending = _take_pending()
+    if pending:
+        report_diagnostics(pending)
 
 
 # The commands' input-file arguments, named in an internal-error report.
@@ -53,7 +107,9 @@ def handle_errors(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
+            flush_warnings()
+            return result
         except DiagnosticError as exc:
             report_diagnostics(exc.diagnostics)
             sys.exit(1)

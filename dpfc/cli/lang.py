@@ -24,11 +24,12 @@ import click
 
 from dpfc.cli.conventions import TARGET, Choice, ChoiceList
 from dpfc.cli.emitters import EMITTERS, EmitRequest, emit_text, output_paths
-from dpfc.cli.errors import UserError, diagnostics_format, handle_errors, report_diagnostics
+from dpfc.cli.errors import UserError, diagnostics_format, handle_errors, report_warnings
 from dpfc.cli.files import display_name, is_stdio, read_bytes, read_source, write_file
 from dpfc.cli.numbers import number as _number
 from dpfc.cli.numbers import parse_stack_text
 from dpfc.cli.progress import Progress, wanted
+from dpfc.cli.warning_flags import warning_option
 from dpfc.codegen import format_report
 from dpfc.diagnostics import SourceFile
 from dpfc.driver import (
@@ -75,8 +76,7 @@ def _source_file(source: str) -> str | SourceFile:
 
 def _checked(source: str | SourceFile, profile: TargetProfile | None) -> CheckedProgram:
     checked = check_source(source, profile)
-    if checked.warnings:
-        report_diagnostics(checked.warnings)
+    report_warnings(checked.warnings)
     return checked
 
 
@@ -88,6 +88,7 @@ def _target(target: str | None) -> TargetProfile | None:
 @click.argument("source", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--target", "target", type=TARGET, default=None, help=TARGET_HELP)
 @click.option("-q", "--quiet", is_flag=True, help="print nothing when the file is fine")
+@warning_option
 @handle_errors
 def check_command(source: str, target: str | None, quiet: bool) -> None:
     """Check a .dpf file and the modules it imports (names, types, rules)."""
@@ -199,6 +200,7 @@ def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tupl
     help="print the time each pass, the scheduler and code generation took on stderr",
 )
 @click.option("-q", "--quiet", is_flag=True, help="show no progress line while scheduling")
+@warning_option
 @handle_errors
 def compile_command(
     source: str,
@@ -279,8 +281,8 @@ def run_compile(request: CompileRequest) -> None:
     stop_after = Phase.CODE if back_end else max(FRONT_END[kind] for kind in outputs)
 
     def show(done: Compilation) -> None:
-        if done.phase is Phase.CHECK and done.checked.warnings:
-            report_diagnostics(done.checked.warnings)
+        if done.phase is Phase.CHECK:
+            report_warnings(done.checked.warnings)
         for kind, phase in FRONT_END.items():
             if phase is done.phase and kind in outputs:
                 emit_text(_front_end_text(done), outputs[kind])

@@ -35,6 +35,22 @@ BUILTINS: dict[str, int] = {
     **dict.fromkeys(FETCH_BUILTINS, 2),
 }
 
+# How each builtin and epilog action is written, for a name used without its parentheses
+# (`drop;`, `let r = rand;`): "did you mean `drop()`?".
+CALL_FORMS: dict[str, str] = {
+    **{name: f"{name}()" for name in ACTION_NAMES},
+    "forward": "forward(port)",
+    "multicast": "multicast(group)",
+    "set_port": "set_port(port)",
+    "min": "min(a, b)",
+    "max": "max(a, b)",
+    "select": "select(c, a, b)",
+    "hash": "hash<k>(x)",
+    "rand": "rand()",
+    "peek": "peek()",
+    **{name: f"{name}(a[i], v)" for name in FETCH_BUILTINS},
+}
+
 
 class ExpressionTyper(Protocol):
     """What the call checker asks of the expression checker that holds it: the type of an
@@ -98,6 +114,13 @@ class CallChecker:
                     f"the condition of `select` must be `bool`, found {args[0].describe()}",
                     expr.args[0].span,
                 )
+            else:
+                self.state.ctx.lints.condition(
+                    self.state.module,
+                    expr.args[0],
+                    self.state.is_variable,
+                    "this `select` condition",
+                )
             if args[1] is SemType.BOOL or args[2] is SemType.BOOL:
                 if args[1] is not args[2]:
                     self.state.report.error(
@@ -139,6 +162,7 @@ class CallChecker:
             )
             return
         lane = expr.type_args[0]
+        self.state.ctx.lints.shifts_in(self.state.module, lane, self.state.loop_values())
         result = self.state.ctx.consts.eval(
             self.state.module,
             lane,

@@ -16,7 +16,10 @@ first, so that its mistakes are found in its own terms):
 4. the rules over all bodies, here: no cycle of chains (DPF5206: a DPF may not chain back
    to itself, directly or through others), and an array is accessed by DPFs of one
    pipeline only (DPF5224: each pipeline has its own lane memories; docs/isa.md §6
-   item 20).
+   item 20);
+5. on a program without errors, the lints that need every body (:mod:`.lints`: unused
+   arrays, shifts in declarations). :attr:`CheckedProgram.warnings` holds the warnings of
+   the main module, sorted by position; a program with errors reports only its errors.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, SourceFile
 from dpfc.sema.consteval import ConstEvaluator
 from dpfc.sema.items import ItemChecker
+from dpfc.sema.lints import Lints
 from dpfc.sema.loader import Program, load_program
 from dpfc.sema.report import Reporter, sort_key
 from dpfc.sema.resolve import DpfInfo, ModuleInfo, ModuleRef, Resolver, build_tables
@@ -139,7 +143,7 @@ def check_program(program: Program, profile: TargetProfile) -> CheckedProgram:
     from ``--target`` and ``@target``); raise DiagnosticError with all errors found."""
     report = Reporter()
     tables = build_tables(program, report, profile)
-    resolver = Resolver(tables, report)
+    resolver = Resolver(tables, report, program.search_path)
     consts = ConstEvaluator(resolver, report)
     # Main module first, so that its mistakes are found (and reported) in its own terms.
     order = [program.main, *(k for k in tables if k != program.main)]
@@ -147,13 +151,19 @@ def check_program(program: Program, profile: TargetProfile) -> CheckedProgram:
         for info in tables[key].consts.values():
             consts.const(info)
     ItemChecker(tables, consts, report, profile).check()
-    ctx = BodyContext(tables, report, resolver, consts)
+    lints = Lints(report, consts)
+    ctx = BodyContext(tables, report, resolver, consts, lints)
     for key in order:
         for dpf in tables[key].dpfs.values():
             BodyChecker(ctx, dpf).run()
     _check_chain_cycles(ctx)
     _check_array_pipelines(ctx)
     report.raise_if_any()
+    lints.unused_arrays(tables[program.main], ctx.array_users)
+    lints.declarations(tables[program.main])
+    # The warnings of the file being checked: an imported module is linted on its own.
+    main_source = program.main_module.source
+    warnings = [w for w in report.warnings if w.span is None or w.span.source is main_source]
     return CheckedProgram(
         program,
         tables,
@@ -162,7 +172,7 @@ def check_program(program: Program, profile: TargetProfile) -> CheckedProgram:
         resolver,
         profile,
         ctx.chains,
-        sorted(report.warnings, key=sort_key),
+        sorted(warnings, key=sort_key),
     )
 
 

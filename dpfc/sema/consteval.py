@@ -181,6 +181,20 @@ class ConstEvaluator:
             return all(self.is_constant(module, a, loop_vars, is_local) for a in expr.args)
         return False
 
+    def fold(
+        self, module: str, expr: ast.Expr, loop_vars: Mapping[str, int], is_local: IsLocal
+    ) -> Value | None:
+        """The value of ``expr`` when it is constant and evaluates without error, else None;
+        reports nothing (the lints fold run-time expressions: an overflow there wraps)."""
+        if not self.is_constant(module, expr, loop_vars, is_local):
+            return None
+        saved = self.report, self.resolver.report
+        self.report = self.resolver.report = Reporter()
+        try:
+            return self.eval(module, expr, loop_vars, is_local)
+        finally:
+            self.report, self.resolver.report = saved
+
     def _fit(self, value: int, ty: SemType, span: Span) -> Value:
         low, high = RANGES[ty]
         if not low <= value <= high:

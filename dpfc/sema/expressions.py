@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from dpfc.catalog import codes
 from dpfc.diagnostics import did_you_mean
-from dpfc.sema.calls import CallChecker
+from dpfc.sema.calls import CALL_FORMS, CallChecker
+from dpfc.sema.consteval import Value
 from dpfc.sema.resolve import ConstInfo, DpfInfo, MemoryInfo, describe
 from dpfc.sema.scopes import BodyState
 from dpfc.sema.types import SemType, assignable, cast_hint, from_ast, join_words
@@ -108,12 +109,23 @@ class ExprChecker:
         if len(expr.parts) == 1:
             local = self.state.local(expr.parts[0])
             if local is not None:
+                self.state.usage.use(local.span)
                 return local.type
         near = [
             *self.state.visible(),
             *self.state.ctx.tables[self.state.module].value_names(),
             *also,
         ]
+        form = CALL_FORMS.get(expr.text)
+        if form is not None and self.state.ctx.tables[self.state.module].item(expr.text) is None:
+            # `drop;`, `let r = rand;`: a builtin or an action without its parentheses.
+            self.state.report.error(
+                codes.UNKNOWN_NAME,
+                f"unknown name `{expr.text}`",
+                expr.span,
+                hint=f"did you mean `{form}`?",
+            )
+            return SemType.ERROR
         item = self.state.ctx.resolver.lookup(self.state.module, expr, near)
         if item is None:
             return SemType.ERROR
@@ -163,6 +175,8 @@ class ExprChecker:
                 expr.index.span,
                 hint=cast_hint(index_ty, want),
             )
+        elif index_ty is not SemType.ERROR:
+            self.state.ctx.lints.index(item, expr, self._fold(expr.index))
         return item
 
     def unary(self, expr: ast.Unary) -> SemType:
@@ -223,7 +237,9 @@ class ExprChecker:
             self._mismatch(expr, left, right)
             return SemType.BOOL if op in _BOOL_RESULT else SemType.ERROR
         if op in _BOOL_RESULT:
+            self.state.ctx.lints.comparison(self.state.module, expr, joined, self.state.is_variable)
             return SemType.BOOL
+        self.state.ctx.lints.shift(expr, self._fold(expr.right))
         if op is ast.BinaryOp.SHR and joined is SemType.I32:
             self.state.report.error(
                 codes.ARITH_SHIFT,
@@ -240,6 +256,12 @@ class ExprChecker:
                 expr.span,
             )
         return joined
+
+    def _fold(self, expr: ast.Expr) -> Value | None:
+        """The value of a constant operand in this unrolled copy (for the lints)."""
+        return self.state.ctx.lints.fold(
+            self.state.module, expr, self.state.loop_values(), self.state.is_local
+        )
 
     def _constant(self, expr: ast.Expr) -> bool:
         return self.state.ctx.consts.is_constant(

@@ -64,6 +64,7 @@ class Program:
 
     modules: dict[str, LoadedModule]
     main: str
+    search_path: tuple[Path, ...] = ()  # the library directories imports were looked up in
 
     @property
     def main_module(self) -> LoadedModule:
@@ -242,7 +243,24 @@ def load_program(
         raise AssertionError("a failed parse reports its errors")  # pragma: no cover
     loader.visit(main)
     loader.report.raise_if_any()
-    return Program(dict(loader.by_key), main.key)
+    return Program(dict(loader.by_key), main.key, tuple(loader.search_path))
+
+
+def import_for(importer: Path, name: str, search_path: Sequence[Path]) -> str | None:
+    """The ``import`` that would make ``name`` a module of the file ``importer``: a file
+    ``name.dpf`` next to it (``import name;``), in a folder beside it (``import folder.name;``)
+    or in a library directory (``import stdlib.name;``); None if there is none."""
+    directory = importer.parent
+    if (directory / f"{name}.dpf").is_file():
+        return f"import {name};"
+    with contextlib.suppress(OSError):
+        for folder in sorted(p for p in directory.iterdir() if p.is_dir()):
+            if (folder / f"{name}.dpf").is_file():
+                return f"import {folder.name}.{name};"
+    for library in search_path:
+        if (library / f"{name}.dpf").is_file():
+            return f"import {library.name}.{name};"
+    return None
 
 
 def _unreadable(name: str, exc: Exception) -> Diagnostic:

@@ -14,12 +14,13 @@ imported module whose key ends in ``m`` (``stdlib.countmin`` -> ``countmin.row0`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from dpfc.catalog import codes
 from dpfc.diagnostics import Note, Span, did_you_mean
-from dpfc.sema.loader import LoadedModule, Program
+from dpfc.sema.loader import LoadedModule, Program, import_for
 from dpfc.sema.report import Reporter
 from dpfc.sema.types import SemType
 from dpfc.syntax import ast
@@ -192,11 +193,28 @@ def build_tables(
 
 
 class Resolver:
-    """Looks names up in the item tables, reporting what it cannot find."""
+    """Looks names up in the item tables, reporting what it cannot find; ``search_path``
+    (the program's library directories) is where a missing import is looked for."""
 
-    def __init__(self, tables: dict[str, ModuleInfo], report: Reporter) -> None:
+    def __init__(
+        self,
+        tables: dict[str, ModuleInfo],
+        report: Reporter,
+        search_path: Sequence[Path] = (),
+    ) -> None:
         self.tables = tables
         self.report = report
+        self.search_path = search_path
+
+    def module_hint(self, module: str, head: str, also: Iterable[str] = ()) -> str | None:
+        """The hint for a qualifier ``head`` that names no imported module: the closest
+        imported name (or of ``also``), else the ``import`` line that would provide it."""
+        info = self.tables[module]
+        close = did_you_mean(head, [*info.imports, *also])
+        if close is not None or "." in head:
+            return close
+        line = import_for(info.loaded.path, head, self.search_path)
+        return None if line is None else f"import it first: `{line}`"
 
     def lookup(self, module: str, name: ast.Name, near: Iterable[str] | None = None) -> Item | None:
         """The item ``name`` denotes in ``module`` (locals are the caller's business).
@@ -232,7 +250,7 @@ class Resolver:
                     f"unknown module `{head}` in `{name.text}`",
                     name.span,
                     # `mata.ingress_port`: the qualifier may be a misspelt `meta` too.
-                    hint=did_you_mean(head, [*info.imports, "meta"])
+                    hint=self.module_hint(module, head, ("meta",))
                     or f"import it first: `import {head};`",
                 )
             return None

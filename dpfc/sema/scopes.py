@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from dpfc.catalog import codes
 from dpfc.diagnostics import Note, Span
 from dpfc.sema.consteval import ConstEvaluator
+from dpfc.sema.lints import Lints, Usage
 from dpfc.sema.paths import PathState
 from dpfc.sema.report import Reporter
 from dpfc.sema.resolve import DpfInfo, MemoryInfo, ModuleInfo, Resolver
@@ -52,6 +53,7 @@ class BodyContext:
     report: Reporter
     resolver: Resolver
     consts: ConstEvaluator
+    lints: Lints
     types: dict[int, SemType] = field(default_factory=dict)
     chains: list[Edge] = field(default_factory=list)
     array_users: dict[str, list[ArrayUse]] = field(default_factory=dict)  # by IR name
@@ -79,6 +81,7 @@ class BodyState:
         self.path = PathState(self.report, self.profile.max_push)
         self.peek: Span | None = None  # the first `peek()`, for the stack depth (DPF5209)
         self.unrolled = 0  # copies of loop bodies so far, against MAX_UNROLLED
+        self.usage = Usage()  # which locals and parameters are read (the unused lints)
 
     def local(self, name: str) -> Local | None:
         for scope in reversed(self.scopes):
@@ -98,6 +101,11 @@ class BodyState:
     def is_local(self, name: str) -> bool:
         found = self.local(name)
         return found is not None and found.kind != "loop"
+
+    def is_variable(self, name: str) -> bool:
+        """A local, a parameter or a loop variable: not constant for the lints that must
+        hold in every unrolled copy (:mod:`.lints`)."""
+        return self.local(name) is not None
 
     def loop_values(self) -> dict[str, int]:
         values: dict[str, int] = {}
@@ -122,6 +130,7 @@ class BodyState:
                 hint="reassign it (`x = e;`) or use another name",
             )
         scope[local.name] = local
+        self.usage.declare(local.name, local.kind, local.span)
 
     def access(self, memory: MemoryInfo, name: str, span: Span) -> None:
         """One access of ``memory`` on the current path (the RMT rule), and the first access

@@ -60,6 +60,7 @@ class BodyChecker:
         with contextlib.suppress(_Budget):  # reported where the budget ran out
             self.block(decl.body)
         self.stack_depth()
+        self.state.ctx.lints.unused(self.state.usage)
 
     def stack_depth(self) -> None:
         """The parameters fit the stack (DPF5209) and the prolog's registers (DPF5225)."""
@@ -180,6 +181,7 @@ class BodyChecker:
                 else None,
             )
             return
+        self.state.usage.assign(local.span)
         if not assignable(ty, local.type):
             self.state.report.error(
                 codes.TYPE_MISMATCH,
@@ -227,6 +229,10 @@ class BodyChecker:
                 cond.span,
                 hint="compare explicitly: `x != 0`",
             )
+        elif ty is SemType.BOOL:
+            self.state.ctx.lints.condition(
+                self.state.module, cond, self.state.is_variable, "this condition"
+            )
 
     def for_(self, stmt: ast.For) -> None:
         bounds: list[int] = []
@@ -261,7 +267,14 @@ class BodyChecker:
                 )
                 return
             bounds.append(result[0])
+            self.state.ctx.lints.shifts_in(self.state.module, bound, self.state.loop_values())
         start, end = bounds
+        lints = self.state.ctx.lints
+        fixed = all(
+            lints.fold(self.state.module, bound, {}, self.state.is_variable) is not None
+            for bound in (stmt.start, stmt.end)
+        )
+        lints.empty_loop(stmt, (start, end), fixed)
         count = max(0, end - start)
         if count > MAX_ITERATIONS:
             self.state.report.error(
@@ -343,7 +356,7 @@ class BodyChecker:
                     codes.CHAIN_UNKNOWN,
                     f"`chain {name.text}`: no imported module `{head}`",
                     name.span,
-                    hint=did_you_mean(head, info.imports),
+                    hint=self.state.ctx.resolver.module_hint(self.state.module, head),
                 )
                 return None
             info = self.state.ctx.tables[ref.key]
