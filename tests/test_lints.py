@@ -247,3 +247,13 @@ def test_policy_order_and_defaults() -> None:
     assert parse_policy(["error=DPF5403", "no-DPF5403"]) == WarningPolicy(
         disabled=frozenset({"DPF5403"})
     )
+
+
+def test_every_warning_is_documented() -> None:
+    """docs/language.md's Warnings table names every warning with its code and -W name, and
+    its Diagnostics table lists the codes."""
+    page = (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
+    for name, code in warning_names().items():
+        assert f"| {code} | `{name}` |" in page, code
+    for code in LINT_CODES:
+        assert f"| {code} | warning: " in page, code

@@ -2,7 +2,8 @@
 
 ``check`` loads the file and its imports, resolves the target profile and runs every check
 of :mod:`dpfc.sema`, printing ``FILE: ok (N DPFs)`` (warnings, if any, on stderr) or the
-errors (exit 1). ``compile`` first validates every option (numbers, files, combinations)
+errors (exit 1). Both take ``-W SPEC`` (:mod:`dpfc.cli.warning_flags`): which warnings are
+shown, and which are errors. ``compile`` first validates every option (numbers, files, combinations)
 so that a mistake is reported before any phase runs; then it asks the driver
 (:mod:`dpfc.driver`) to stop after the last phase the emitted kinds need — the canonical
 source (``ast``), the lowered or optimised IR (``ir``, ``opt-ir``), or machine code —

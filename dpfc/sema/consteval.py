@@ -12,7 +12,8 @@ is held: i32 values are signed Python ints, u32 ones non-negative. Shifts use th
 
 What is not constant (locals, parameters, metadata, memory, ``rand()``, ``hash``, ...) is
 DPF5111, pointing at the part that is not. :meth:`is_constant` answers the same question
-without reporting (the ``*`` rule of the body checker).
+without reporting (the ``*`` rule of the body checker); :meth:`fold` evaluates a constant
+part of run-time code without reporting (the lints, :mod:`.lints`).
 """
 
 from __future__ import annotations
