@@ -257,3 +257,27 @@ def test_every_warning_is_documented() -> None:
         assert f"| {code} | `{name}` |" in page, code
     for code in LINT_CODES:
         assert f"| {code} | warning: " in page, code
+
+
+def test_run_reports_the_warnings_of_its_sources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`dpfc run` compiles a scenario's .dpf files: their warnings go to stderr (-W applies),
+    and the report on stdout is the same."""
+    scenarios = ROOT / "examples" / "scenarios"
+    for name in ("egress.toml", "egress_path.dpf"):
+        (tmp_path / name).write_bytes((scenarios / name).read_bytes())
+    monkeypatch.chdir(tmp_path)
+    clean = CliRunner().invoke(main, ["run", "egress.toml"])
+    assert clean.exit_code == 0 and clean.stderr == ""
+    source = tmp_path / "egress_path.dpf"
+    text = source.read_text(encoding="utf-8")
+    source.write_text(text.replace("    multicast(0);", "    let spare = 1;\n    multicast(0);"))
+    warned = CliRunner().invoke(main, ["run", "egress.toml"])
+    assert warned.exit_code == 0 and warned.stdout == clean.stdout
+    assert warned.stderr.startswith("egress_path.dpf:20:9: warning[DPF5403]: local `spare`")
+    hidden = CliRunner().invoke(main, ["run", "egress.toml", "-Wno-unused-local"])
+    assert hidden.exit_code == 0 and hidden.stderr == ""
+    failed = CliRunner().invoke(main, ["run", "-Werror", "egress.toml"])
+    assert failed.exit_code == 1 and failed.stdout == ""
+    assert "error[DPF5403]" in failed.stderr

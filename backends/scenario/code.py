@@ -4,8 +4,9 @@ deployed through the simulator's control protocol (``SimControl``).
 * A ``[[config.code]]`` file is assembly (``.dpfasm``: one DPF, or a module's DPFs as
   ``dpfc compile --emit asm`` writes them, arrays and chains included), an object
   (``.dpfo``: its arrays are mapped where the object places them), DPF-language source
-  (``.dpf``, compiled for the scenario's target) or an install image (``.dpfimg``). Each
-  file is read once, whatever refers to it.
+  (``.dpf``, compiled for the scenario's target; its warnings kept in
+  :attr:`CodeFiles.warnings` for the command to report) or an install image (``.dpfimg``).
+  Each file is read once, whatever refers to it.
 * Per switch, every code entry of every ``config`` block is linked into one image (an
   image file, at most one per switch, is the base the others are linked into): a DPF runs
   on the block's pipes, ``prolog_slot`` pins its prolog, ``tenant`` makes its arrays and
@@ -20,14 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from dpfc.asm import assemble_module
 from dpfc.backends.sim import Network, SimControl
 from dpfc.catalog import codes
 from dpfc.deploy import Deployment
-from dpfc.diagnostics import DiagnosticError, Note, decode_source
+from dpfc.diagnostics import Diagnostic, DiagnosticError, Note, decode_source
 from dpfc.driver import CompileOptions, compile_source
 from dpfc.link import (
     Image,
@@ -72,6 +73,8 @@ class CodeFiles:
     profile: TargetProfile
     objects: dict[Path, ObjectFile]
     images: dict[Path, tuple[Image, str]]
+    # the warnings of the DPF-language sources compiled, for the command to report
+    warnings: list[Diagnostic] = field(default_factory=list)
 
     @classmethod
     def for_scenario(cls, fail: Fail, scenario: str, profile: TargetProfile) -> CodeFiles:
@@ -123,7 +126,9 @@ class CodeFiles:
             elif suffix == ".dpf":
                 if not path.is_file():
                     self.fail(CODE_FILE, f"{where}: cannot read {path}: no such file")
-                obj = compile_source(path, CompileOptions(target=self.profile)).object()
+                compiled = compile_source(path, CompileOptions(target=self.profile))
+                self.warnings.extend(compiled.checked.warnings)
+                obj = compiled.object()
             else:
                 # Not UTF-8: located at the byte (file:line:col), as for every source file.
                 source = decode_source(str(path), self.read(path, where))

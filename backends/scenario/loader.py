@@ -80,6 +80,7 @@ class _Builder(TopologyBuilder, ConfigBuilder, PacketBuilder, WatchBuilder):
             for code in table.tables("code")
         ]
         scenario.images = link_switches(self.files, network, entries)
+        scenario.warnings = self.files.warnings
         scenario.dpfs = deploy(self.files, network, entries, scenario.images)
         for table, (name, pipes) in zip(configs, targets, strict=True):
             self.configure(scenario, table, name, pipes)

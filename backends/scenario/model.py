@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dpfc.backends.sim import Network
+from dpfc.diagnostics import Diagnostic
 from dpfc.link import Image, LinkedDPF
 from dpfc.packet import read_pcap
 from dpfc.target import TargetProfile
@@ -58,6 +59,8 @@ class Scenario:
     # every installed DPF by symbol (and by the name its code entry gives) -> (switch, DPF)
     dpfs: dict[str, tuple[str, LinkedDPF]] = field(default_factory=dict)
     watches: list[MemoryWatch] = field(default_factory=list)
+    # the warnings of the DPF-language sources it compiled (dpfc run reports them)
+    warnings: list[Diagnostic] = field(default_factory=list)
 
     def send_pcap(self, pcap: str | Path, host: str, *, origin: str | None = None) -> None:
         """Queue every frame of ``pcap`` as sent by ``host`` (path relative to the cwd)."""

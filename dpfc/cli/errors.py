@@ -124,11 +124,13 @@ def handle_errors(func: F) -> F:
         except (UserError, TargetError) as exc:
             report_diagnostics([Diagnostic(codes.USER_ERROR, str(exc))])
             sys.exit(1)
+        except SystemExit:
+            flush_warnings()  # a command that printed its own error keeps the warnings
+            raise
         except (
             click.exceptions.Exit,
             click.ClickException,
             click.Abort,
-            SystemExit,
             KeyboardInterrupt,
         ):
             raise

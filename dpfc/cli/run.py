@@ -6,6 +6,9 @@ the JIT for the passes, runs the network up to ``--max-passes``, prints the repo
 (traces, one pcap per host). The same scenario gives byte-identical output (seeded RNG,
 simulated clock).
 
+The warnings of the DPF-language sources the scenario compiles are reported on stderr
+before the run, as ``dpfc compile`` reports them (``-W SPEC``: :mod:`.warning_flags`).
+
 Errors: a scenario error prints ``file: error[DPF41xx]: key.path: message`` (with a source
 excerpt when the position is known, i.e. for syntax errors); a refused control-plane call
 its DPF40xx code; assembly errors the assembler's diagnostics. All exit 1.
@@ -25,9 +28,16 @@ from dpfc.backends import jit as native
 from dpfc.backends.scenario import ScenarioError, load_scenario
 from dpfc.backends.sim import Network
 from dpfc.catalog import codes
-from dpfc.cli.errors import UserError, diagnostics_format, handle_errors, report_diagnostics
+from dpfc.cli.errors import (
+    UserError,
+    diagnostics_format,
+    handle_errors,
+    report_diagnostics,
+    report_warnings,
+)
 from dpfc.cli.files import write_file, write_with
 from dpfc.cli.scenario_report import collect, render_text
+from dpfc.cli.warning_flags import warning_option
 from dpfc.diagnostics import Diagnostic, SourceFile
 from dpfc.packet import write_pcap
 
@@ -122,6 +132,7 @@ def _pcap_paths(directory: str, network: Network) -> dict[str, str]:
     show_default=True,
     help="stop the network after this many pipe passes",
 )
+@warning_option
 @handle_errors
 def run_command(
     scenario_file: str,
@@ -142,6 +153,7 @@ def run_command(
     except ScenarioError as exc:
         report_scenario_error(exc)
         sys.exit(1)
+    report_warnings(scenario.warnings)
     if pcap is not None and from_host is not None:
         try:
             scenario.send_pcap(pcap, from_host)
