@@ -281,3 +281,21 @@ def test_run_reports_the_warnings_of_its_sources(
     failed = CliRunner().invoke(main, ["run", "-Werror", "egress.toml"])
     assert failed.exit_code == 1 and failed.stdout == ""
     assert "error[DPF5403]" in failed.stderr
+
+
+def test_specs_complete_in_the_shell() -> None:
+    result = CliRunner().invoke(
+        main,
+        [],
+        env={
+            "_DPFC_COMPLETE": "bash_complete",
+            "COMP_WORDS": "dpfc check -W no-unused",
+            "COMP_CWORD": "3",
+        },
+        prog_name="dpfc",
+    )
+    assert result.stdout.split() == [
+        "plain,no-unused-local",
+        "plain,no-unused-parameter",
+        "plain,no-unused-array",
+    ]

@@ -106,6 +106,19 @@ def _store(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -
     root.obj[POLICY_KEY] = policy
 
 
+def _complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Shell completion of a SPEC: the global ones, then each warning's name, ``no-``
+    name and ``error=`` name."""
+    names = list(warning_names())
+    specs = [
+        *GLOBAL_SPECS,
+        *names,
+        *(f"no-{n}" for n in names),
+        *(f"error={n}" for n in names),
+    ]
+    return [spec for spec in specs if spec.startswith(incomplete)]
+
+
 def warning_option(func: F) -> F:
     """The ``-W SPEC`` option (repeatable) of a command that checks DPF-language source."""
     option = click.option(
@@ -116,6 +129,7 @@ def warning_option(func: F) -> F:
         metavar="SPEC",
         expose_value=False,
         callback=_store,
+        shell_complete=_complete,
         help=HELP,
     )
     return option(func)
