@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import assume, given, settings
 
 from dpfc.catalog import codes, load_catalog, warning_names
 from dpfc.cli.main import main
@@ -29,6 +30,7 @@ from dpfc.diagnostics import Diagnostic, Severity, SourceFile, WarningPolicy, re
 from dpfc.driver import check_source
 from tests.conftest import ROOT, assert_golden
 from tests.corpus import relative
+from tests.dpf_programs import GeneratedProgram, programs
 
 CORPUS_DIR = ROOT / "tests" / "lints"
 CORPUS = sorted(CORPUS_DIR.glob("*.dpf"))
@@ -299,3 +301,52 @@ def test_specs_complete_in_the_shell() -> None:
         "plain,no-unused-parameter",
         "plain,no-unused-array",
     ]
+
+
+# -- the unused lints against the text of random programs -------------------------------------
+
+
+def _declared(source: str) -> dict[str, str]:
+    """The locals (`let vN`) and parameters (`pN: T`) of a generated program, by name: their
+    names are unique in it (tests/dpf_programs.py), so the text tells how each is used."""
+    found = {name: "let" for name in re.findall(r"\blet (v\d+)\b", source)}
+    found.update({name: "param" for name in re.findall(r"\b(p\d+): ", source)})
+    return found
+
+
+def _reads(source: str, name: str) -> int:
+    """Occurrences of ``name`` that read it: all but its declaration and assignments to it."""
+    every = len(re.findall(rf"\b{name}\b", source))
+    writes = len(re.findall(rf"(?m)^\s*{name} = ", source))
+    return every - writes - 1
+
+
+def _subject(message: str) -> str:
+    """The name a warning's message is about (its first quoted name)."""
+    match = re.search(r"`(\w+)`", message)
+    assert match is not None, message
+    return match.group(1)
+
+
+@settings(deadline=None)
+@given(program=programs())
+def test_unused_lints_agree_with_the_text(program: GeneratedProgram) -> None:
+    """On random programs, a local or parameter is reported unused exactly when the text
+    never reads it ("assigned but never read" exactly when it is assigned), and an array
+    exactly when the text never indexes it. Programs with an empty loop are left out: the
+    body of one is not checked, so its text is not code."""
+    checked = check_source(SourceFile("g.dpf", program.source))
+    found = {w.code for w in checked.warnings}
+    assume(codes.EMPTY_LOOP not in found)
+    source = program.source
+    unused = {
+        _subject(w.message): w.message
+        for w in checked.warnings
+        if w.code in (codes.UNUSED_LOCAL, codes.UNUSED_PARAMETER, codes.UNUSED_ARRAY)
+    }
+    expected = {name for name in _declared(source) if _reads(source, name) == 0}
+    expected |= {a.name for a in program.arrays if not re.search(rf"\b{a.name}\[", source)}
+    assert set(unused) == expected, source
+    for name, message in unused.items():
+        assigned = bool(re.search(rf"(?m)^\s*{name} = ", source))
+        assert ("assigned but never read" in message) == assigned, source
