@@ -11,7 +11,12 @@ expression and records it in :attr:`BodyContext.types <dpfc.sema.scopes.BodyCont
 * ``meta.F`` a metadata field of the profile (DPF5118);
 * types (:mod:`.types`): word operators on words of one type (an integer literal adapts),
   ``&& || !`` on ``bool``, compares of same-typed operands, ``>>`` not on ``i32``
-  (DPF5110), ``*`` with a constant operand (DPF5113: SwitchVM has no multiplier), casts.
+  (DPF5110), ``*`` with a constant operand (DPF5113: SwitchVM has no multiplier), casts;
+* a builtin or an action named without its parentheses (``drop;``: DPF5101 with the call
+  as the hint);
+
+and it tells the lints (:mod:`.lints`) of each read of a local, each index, shift and
+comparison.
 
 An operand already reported is :attr:`SemType.ERROR`, which every operator accepts silently,
 so one mistake is reported once. Calls are typed by the :class:`~dpfc.sema.calls.CallChecker`

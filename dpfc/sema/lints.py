@@ -1,5 +1,5 @@
 """The lints of the DPF language: warnings about programs that compile but most likely do not
-do what they say (DPF54xx; the unreachable-statement warning DPF5218 is :mod:`.paths`').
+do what they say (DPF54xx; :mod:`.paths` warns of unreachable statements, DPF5218).
 
 Contract: one :class:`Lints` per program check, called by the body checker where it already
 has what a lint needs (a folded index, a shift, a condition, a loop's range), and by

@@ -12,6 +12,9 @@ directory, then in each directory of the search path (by default the project's
 (so ``import stdlib.hash`` finds ``stdlib/hash.dpf``). A module's key is its ``module``
 declaration, else the dotted path it was first imported by, else its file stem.
 
+:func:`import_for` finds the ``import`` line that would provide a module a file names
+without importing it (the hint of DPF5105 and DPF5205).
+
 A cycle is reported once, at the import in the file being loaded (the outermost file on the
 import chain), with a note on every import that forms the cycle: the user sees the error
 in the file they asked to check even when the cycle lies between library modules.

@@ -5,8 +5,9 @@ Contract: :func:`build_tables` turns a loaded :class:`~dpfc.sema.loader.Program`
 duplicate definitions (DPF5102, with a note on the first), a second ``module`` declaration
 (DPF5123) and a second ``app`` (DPF5124). :class:`Resolver` looks a (possibly qualified)
 name up as seen from one module: ``x`` is an item of that module, ``m.x`` an item of the
-module imported as ``m``; unknown qualifiers (DPF5105) and items (DPF5106, DPF5101) are
-reported there. Locals are not here: they belong to the body checker (:mod:`.check`).
+module imported as ``m``; unknown qualifiers (DPF5105, with the closest import or the
+``import`` line that would provide the module: :meth:`Resolver.module_hint`) and items
+(DPF5106, DPF5101) are reported there. Locals are not here: they belong to the body checker (:mod:`.check`).
 
 Items get the name they carry in the IR: their own name in the main module, ``m.name`` in an
 imported module whose key ends in ``m`` (``stdlib.countmin`` -> ``countmin.row0``).

@@ -17,7 +17,9 @@ per iteration (a mistake found in several iterations is reported once). It check
 * ``chain`` to a DPF that exists (DPF5205) of the chaining DPF's pipeline (DPF5223);
 * the per-path rules of :mod:`.paths` (RMT, one steering / drop_code / chain, pushes; a
   warning for unreachable code), told of each statement, ``if`` fork and join and ``return``;
-* the stack depth: parameters + ``peek()`` (DPF5209), one register per parameter (DPF5225).
+* the stack depth: parameters + ``peek()`` (DPF5209), one register per parameter (DPF5225);
+* and tells the lints (:mod:`.lints`, warnings) of each condition, each loop's range and,
+  once the body is walked, which locals and parameters it read.
 """
 
 from __future__ import annotations
