@@ -221,6 +221,24 @@ def test_warnings_in_json_are_one_array(monkeypatch: pytest.MonkeyPatch) -> None
     assert [d["code"] for d in mixed] == expected_codes(ROOT / SAMPLE)
 
 
+def test_json_warnings_precede_a_later_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compile that warns at the check and fails later prints one array: the warnings,
+    then the error."""
+    monkeypatch.chdir(ROOT)
+    args = ["compile", "tests/lints/020_unused_local.dpf", "--dpf", "nosuch"]
+    result = CliRunner().invoke(
+        main, ["--diagnostics-format", "json", *args, "-o", str(tmp_path / "x.dpfo")]
+    )
+    assert result.exit_code == 1
+    found = json.loads(result.stderr)
+    assert [(d["code"], d["severity"]) for d in found] == [
+        ("DPF5403", "warning"),
+        ("DPF0002", "error"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("spec", "message", "hint"),
     [
