@@ -84,7 +84,7 @@ def test_counter_trace_golden(run: Invoke) -> None:
     result = ok(run("run", "--trace", COUNTER))
     assert_golden(GOLDEN / "counter_trace.txt", result.stdout)
     # the trace shows the FAADD of every executed pass, with the count before the packet
-    faadds = re.findall(r"FAADD \[0x3 -> phys \d+\] old=(0x\w+)", result.stdout)
+    faadds = re.findall(r"FAADD \[A0=0x3 -> phys \d+\] B0=0x1 old=(0x\w+)", result.stdout)
     assert faadds == ["0x0", "0x1", "0x2"]
 
 

@@ -23,7 +23,7 @@ import click
 
 from dpfc.backends import jit as native
 from dpfc.backends.scenario import ScenarioError, load_scenario
-from dpfc.backends.sim import Network
+from dpfc.backends.sim import Network, render_trace
 from dpfc.catalog import codes
 from dpfc.cli.errors import UserError, diagnostics_format, handle_errors, report_diagnostics
 from dpfc.cli.files import write_file, write_with
@@ -74,7 +74,7 @@ def _use_jit(network: Network, *, asked: bool) -> None:
 
 
 def _write_traces(path: str, network: Network) -> None:
-    text = "".join(r.result.trace.render() for r in network.records if r.result.trace)
+    text = "".join(render_trace(r.result.trace) for r in network.records if r.result.trace)
     write_file(path, text)
 
 

@@ -17,7 +17,7 @@ from dataclasses import fields
 from typing import Any
 
 from dpfc.backends.scenario import Scenario
-from dpfc.backends.sim import Network, PassRecord
+from dpfc.backends.sim import Network, PassRecord, render_trace
 from dpfc.encoding import OPTION_CLASS, TYPE_CODE, DecodeError, split_options
 from dpfc.packet import parse_packet
 from dpfc.target import TargetProfile
@@ -91,7 +91,7 @@ def _pass(network: Network, record: PassRecord, trace: bool) -> dict[str, Any]:
             for run in result.egress
         ]
     if trace and result.trace is not None:
-        entry["trace"] = result.trace.render()
+        entry["trace"] = render_trace(result.trace)
     return entry
 
 

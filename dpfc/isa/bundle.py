@@ -187,11 +187,11 @@ class CodeImage:
 class InstructionSlot(NamedTuple):
     """One instruction of a bundle, by the unit that runs it: ``SELECTOR`` and the index in
     ``selectors`` (prolog selectors too), ``ALU`` or ``MEMORY`` and the lane, ``CONTROL``
-    and 0, ``EPILOG`` and the :class:`~dpfc.isa.opcodes.EpilogOp`. What a debug line or a
-    trace event is attached to."""
+    and 0, ``EPILOG`` and the :class:`~dpfc.isa.opcodes.EpilogOp` (``position``). What a
+    debug line or a trace event is attached to."""
 
     unit: Unit
-    index: int
+    position: int
 
 
 def instruction_slots(bundle: StageBundle) -> tuple[InstructionSlot, ...]:
