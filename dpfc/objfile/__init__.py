@@ -6,7 +6,7 @@ bindings."""
 from dpfc.objfile.fields import Fields
 from dpfc.objfile.model import DEBUG_VERSION, FORMAT, VERSION, ObjectDPF, ObjectFile, SourceLocation
 from dpfc.objfile.read import object_profile, parse_stage, read_object
-from dpfc.objfile.text import format_object
+from dpfc.objfile.text import SourceLines, format_object
 from dpfc.objfile.write import write_object
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "Fields",
     "ObjectDPF",
     "ObjectFile",
+    "SourceLines",
     "SourceLocation",
     "format_object",
     "object_profile",

@@ -76,8 +76,24 @@ class TraceSources(Protocol):
 
 
 def render_trace(trace: PacketTrace, sources: TraceSources | None = None) -> str:
-    """The text of one pass's trace and its egress runs, each line ending in a newline;
-    with ``sources``, annotated with the source of the code (see the module docstring)."""
+    """The text of one traced pass, its egress runs indented under it; every line ends in
+    a newline.
+
+    ``trace`` is what a traced run recorded: ``PassResult.trace`` of
+    ``Switch.process(frame, port, trace=True)`` or of a ``Network.run(trace=True)`` record
+    (``network.records[k].result.trace``). ``sources`` maps its stages to the source of
+    their code; None prints the machine view alone. A scenario's is
+    ``Scenario.trace_sources()``; for code linked and deployed otherwise,
+    ``dpfc.backends.scenario.CodeSources(profile, images, linked, objects)`` gives the same
+    from the images installed on each switch and the object DPFs they were linked from.
+    Rendering reads the traces and the sources only: the same run and sources give the
+    same text. ``dpfc run --trace`` and ``--trace-file`` print through this function::
+
+        sources = scenario.trace_sources()
+        text = "".join(
+            render_trace(r.result.trace, sources) for r in network.records if r.result.trace
+        )
+    """
     tenant = "?" if trace.tenant is None else str(trace.tenant)
     lines = [
         f"pass {trace.sequence} (packet {trace.packet}) at {trace.node} pipe {trace.pipe} "
