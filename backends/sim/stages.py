@@ -113,7 +113,7 @@ class Stages:
         regs = self.regs
         # Selectors are stored in initialisation order, A0.. then B0.. (§5): check_bundle
         # (DPF1006) admits no other order, for decoded and installed code alike.
-        for index, (sel, kind, dest, _) in enumerate(bundle_plan(bundle, self.lanes).selectors):
+        for sel, kind, dest, _, index in bundle_plan(bundle, self.lanes).selectors:
             if kind is SelectorKind.POP or kind is SelectorKind.PEEK:
                 if self.stack:
                     value = self.stack.pop(0) if kind is SelectorKind.POP else self.stack[0]
@@ -159,8 +159,7 @@ class Stages:
         # `entry` is never written (the EU's results go to a new list): without selectors,
         # the selected values are the entry values themselves
         selected = list(entry) if selectors else entry
-        # a parallel copy: every selector reads `entry`
-        for index, (sel, kind, dest, source) in enumerate(selectors):
+        for sel, kind, dest, source, index in selectors:  # a parallel copy: all read `entry`
             if kind is SelectorKind.MOV:
                 assert sel.source is not None
                 value = entry[source]
@@ -298,7 +297,8 @@ class Stages:
 class Plan(NamedTuple):
     """What one bundle asks of the units on a target of some number of lanes."""
 
-    selectors: tuple[tuple[Selector, SelectorKind, int, int], ...]  # sel, kind, dest, source
+    # sel, kind, dest, source, its index in the bundle's selectors (for the trace)
+    selectors: tuple[tuple[Selector, SelectorKind, int, int, int], ...]
     # the lanes whose ALU or memory unit works: (lane, index of B[lane], ALU op, memory op),
     # None for a unit that does nothing (NOP)
     active: tuple[tuple[int, int, AluOp | None, MemOp | None], ...]
@@ -318,8 +318,8 @@ def _register_index(reg: Register, lanes: int) -> int:
 
 
 def bundle_plan(bundle: Bundle, lanes: int) -> Plan:
-    """The selectors with their register indices (source -1 but for MOV) and the working
-    lanes, in lane order, of ``bundle`` on a target of ``lanes`` lanes."""
+    """The selectors with their register indices (source -1 but for MOV) and positions,
+    and the working lanes, in lane order, of ``bundle`` on a target of ``lanes`` lanes."""
     hit = _plans.get(id(bundle))
     if hit is not None and hit[0] is bundle and hit[1] == lanes:
         return hit[2]
@@ -329,8 +329,9 @@ def bundle_plan(bundle: Bundle, lanes: int) -> Plan:
             sel.kind,
             _register_index(sel.dest, lanes),
             -1 if sel.source is None else _register_index(sel.source, lanes),
+            index,
         )
-        for sel in bundle.selectors
+        for index, sel in enumerate(bundle.selectors)
     )
     active = tuple(
         (
