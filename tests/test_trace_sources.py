@@ -9,7 +9,7 @@
   code slot two DPFs share is told apart by the prolog the pass ran.
 * What is not known is shown as machine code: a pcap frame's own in-packet code, an image
   whose objects cannot be read; an object of debug version 1 has source lines but no
-  ``vars``.
+  ``vars``; an image's object compiled again from changed source is not used.
 * ``--trace``, ``--trace-file`` and ``--json`` print the same annotated traces.
 """
 
@@ -216,7 +216,7 @@ def test_an_old_object_has_source_lines_but_no_vars(tmp_path: Path) -> None:
     assert "vars " not in text
 
 
-def test_an_image_whose_objects_are_gone_is_machine_code_only(tmp_path: Path) -> None:
+def test_an_image_whose_objects_are_gone_or_changed_is_machine_code_only(tmp_path: Path) -> None:
     obj = compile_source(DPF / "flow_guard.dpf", CompileOptions(target=TOFINO1)).object()
     gone = replace(obj, path=str(tmp_path / "gone.dpfo"))
     image = link([LinkInput(gone, 7)], LinkOptions(profile=TOFINO1))
@@ -229,7 +229,14 @@ def test_an_image_whose_objects_are_gone_is_machine_code_only(tmp_path: Path) ->
     heads = stage_heads(text)
     assert heads and not any(" in " in head for head in heads)
     assert "HASH A0 <- crc32(A0=0xa001389) = 0xbb72456e\n" in text
-    # with the object where the image says it is, the same image is traced at the source
+    # an object compiled again from changed source is not the code the image installed
+    changed = tmp_path / "changed.dpf"
+    changed.write_text((DPF / "flow_guard.dpf").read_text().replace("LIMIT = 3", "LIMIT = 4"))
+    other = compile_source(changed, CompileOptions(target=TOFINO1)).object()
+    (tmp_path / "gone.dpfo").write_bytes(write_object(other))
+    stale = rendered(load_scenario(tmp_path / "s.toml"))[0]
+    assert not any(" in " in head for head in stage_heads(stale))
+    # with the object the image was linked from, the same image is traced at the source
     (tmp_path / "gone.dpfo").write_bytes(write_object(gone))
     again = rendered(load_scenario(tmp_path / "s.toml"))[0]
     assert all(" in flow_guard.flow_guard (" in head for head in stage_heads(again))

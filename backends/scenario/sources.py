@@ -20,8 +20,9 @@ How a stage is found:
   their chain targets filled in); the matching DPF names the bundle by its (stage, index).
 * **The object of a DPF**: the one the scenario linked it from; for a DPF of an image file
   the scenario installs (``.dpfimg``), the object file the image names, read from the
-  current directory or the scenario's (None when it cannot be read or no longer has the
-  DPF's labels).
+  current directory or the scenario's. It is used only if it holds the code the image
+  installed, bundle by bundle under the same labels (but for the PCs linking relocates):
+  an object compiled again since, from changed source, names no lines of the old code.
 
 Source text is read from the files the objects name (relative to the current directory, as
 ``dpfc disasm --source`` does); a file that cannot be read leaves the text empty. A stage
@@ -32,13 +33,20 @@ has no source: the trace shows it as machine code alone.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dpfc.backends.sim import PacketTrace, SourceLine, StageSource
 from dpfc.diagnostics import DiagnosticError
-from dpfc.encoding import DecodeError, decode_options
-from dpfc.isa import CodeImage, InstructionSlot, StageBundle, instruction_slots
+from dpfc.encoding import DecodeError, decode_options, decode_slot, stage_kind
+from dpfc.isa import (
+    PC,
+    CodeImage,
+    EpilogBundle,
+    InstructionSlot,
+    StageBundle,
+    instruction_slots,
+)
 from dpfc.link import Image, LinkedDPF
 from dpfc.objfile import ObjectDPF, SourceLines, read_object
 from dpfc.target import TargetProfile
@@ -78,6 +86,7 @@ class CodeSources:
         self.packet_code: dict[CodeImage, tuple[ObjectDPF, dict[tuple[int, int], str]]] | None
         self.packet_code = None
         self.made: dict[tuple[int, str], StageSource] = {}  # (id of the object DPF, label)
+        self.matched: dict[tuple[str, str], ObjectDPF | None] = {}  # (switch, DPF instance)
 
     # -- the TraceSources protocol ---------------------------------------------------------------
     def stage_sources(self, run: PacketTrace) -> list[StageSource | None]:
@@ -113,14 +122,40 @@ class CodeSources:
         return None if dpf is None else self.source(dpf, placed.label, placed.dpf.symbol)
 
     def object_of(self, switch: str, linked: LinkedDPF) -> ObjectDPF | None:
-        """The object DPF ``linked`` came from: the scenario's, else its image's object file."""
-        found = self.linked.get(switch, {}).get(linked.key)
-        if found is None:
-            found = self.object_file(linked.object).get(linked.symbol)
-        labels = {label.label for label in linked.labels}
-        if found is None or not labels <= {b.label for b in found.program.bundles}:
-            return None
-        return found
+        """The object DPF ``linked`` came from: the scenario's, else its image's object file,
+        if that still holds the code the image installed (the same bundles under the same
+        labels, but for the PCs linking relocated)."""
+        key = (switch, linked.key)
+        if key not in self.matched:
+            found = self.linked.get(switch, {}).get(linked.key)
+            if found is None:
+                found = self.object_file(linked.object).get(linked.symbol)
+            if found is not None and not self.same_code(self.images[switch], linked, found):
+                found = None
+            self.matched[key] = found
+        return self.matched[key]
+
+    def same_code(self, image: Image, linked: LinkedDPF, dpf: ObjectDPF) -> bool:
+        compiled = {b.label: b.bundle for b in dpf.program.bundles}
+        carried = {}
+        if linked.in_packet_options is not None:
+            code = decode_options(linked.in_packet_options, self.profile).code
+            carried = dict(code.stages())
+        for place in linked.labels:
+            if place.in_packet:
+                bundles = carried.get(place.stage, ())
+                installed = bundles[place.slot] if place.slot < len(bundles) else None
+            else:
+                slot = image.slot_at(place.stage, place.slot)
+                installed = (
+                    None
+                    if slot is None
+                    else decode_slot(stage_kind(place.stage), slot.word, self.profile)
+                )
+            mine = compiled.get(place.label)
+            if installed is None or mine is None or _unplaced(installed) != _unplaced(mine):
+                return False
+        return True
 
     def object_file(self, name: str) -> dict[str, ObjectDPF]:
         """The DPFs of the object file ``name`` (an image's record of where a DPF came
@@ -198,6 +233,19 @@ class CodeSources:
                 path, line, _column = location
                 lines[slot] = SourceLine(f"{path}:{line}", self.lines.text(path, line))
         return lines
+
+
+def _unplaced(bundle: StageBundle) -> StageBundle:
+    """``bundle`` with every PC it names set to one value: code as compiled and as linked
+    differ in those only (slots are relocated, chain targets filled in)."""
+    nowhere = PC(False, 0)
+    if isinstance(bundle, EpilogBundle):
+        return replace(
+            bundle, next_pc=nowhere if isinstance(bundle.next_pc, PC) else bundle.next_pc
+        )
+    control = bundle.control
+    not_taken = None if control.not_taken is None else nowhere
+    return replace(bundle, control=replace(control, taken=nowhere, not_taken=not_taken))
 
 
 def _slot_table(image: Image | None) -> dict[tuple[int, int], list[_Placed]]:
