@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from unittest.mock import patch
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -510,6 +511,17 @@ def test_epilog_prints_what_it_pushed_and_the_index_it_steered_by(
     fwd = one(r"FWD forward, A1=(0x[0-9a-f]+) -> (\d+)", texts)
     assert word(fwd.group(1)) == regs[1] and int(fwd.group(2)) == index
     assert port == 4 + index  # the forwarding entry of the printed index
+
+
+@pytest.mark.parametrize("index", [0, 3])
+def test_epilog_prints_the_immediate_it_steered_by(index: int) -> None:
+    sw = new_switch()
+    for k in range(4):
+        sw.control.set_forwarding(TENANT, k, Destination(port=4 + k))
+    epilog = EpilogBundle(steering=Steering("forward", Imm(index)))
+    trace, _, port = run(sw, CodeImage((LOAD_ALL,), ((eu(),),), (epilog,)), [0] * 8)
+    assert lines(trace, "epilog") == [f"FWD forward, {index}"]
+    assert port == 4 + index
 
 
 @given(regs=REGISTER_WORDS, target=st.integers(0, 1))
