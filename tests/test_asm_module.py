@@ -36,11 +36,14 @@ COMPILER_ONLY = ("location", "source", "schedule", "report")  # notes assembly d
 
 
 def _code(object_json: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each DPF of an object without the compiler's notes (and the bundles' source lines)."""
+    """Each DPF of an object without the compiler's notes (and the bundles' source lines and
+    register variables)."""
     out = []
     for dpf in object_json["dpfs"]:
         kept = {k: v for k, v in dpf.items() if k not in COMPILER_ONLY}
-        kept["bundles"] = [{k: v for k, v in b.items() if k != "source"} for b in dpf["bundles"]]
+        kept["bundles"] = [
+            {k: v for k, v in b.items() if k not in ("source", "registers")} for b in dpf["bundles"]
+        ]
         out.append(kept)
     return out
 

@@ -65,6 +65,10 @@ def _swap_word(document: dict[str, Any]) -> None:
     bundles[0]["word"], bundles[-1]["word"] = bundles[-1]["word"], bundles[0]["word"]
 
 
+def _debug_version_1_with_registers(document: dict[str, Any]) -> None:
+    document["debug_version"] = 1
+
+
 @pytest.mark.parametrize(
     ("mutate", "reason"),
     [
@@ -79,6 +83,12 @@ def _swap_word(document: dict[str, Any]) -> None:
         (lambda d: d["dpfs"][2]["bundles"][0].update(word="00"), "DPF3050"),
         (_swap_word, "DPF3050"),
         (lambda d: d.update(target_fingerprint="0" * 16), "DPF6203"),
+        (lambda d: d.update(debug_version=3), "reads debug versions 1 to 2"),
+        (lambda d: d["dpfs"][0]["bundles"][0].pop("registers"), "registers` is missing"),
+        (lambda d: d["dpfs"][0]["bundles"][0].update(registers={"C0": "x"}), "no register"),
+        (lambda d: d["dpfs"][0]["bundles"][0].update(registers={"A0": 1}), "a variable name"),
+        (lambda d: d["dpfs"][0]["bundles"][0].update(registers={"A9": "x"}), "no register"),
+        (_debug_version_1_with_registers, "`dpfs[0].bundles[0].registers` is not a field"),
     ],
 )
 def test_malformed_objects_are_rejected_with_a_reason(mutate: object, reason: str) -> None:

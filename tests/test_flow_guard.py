@@ -76,6 +76,14 @@ def test_example_scenario_golden(work: Path, name: str) -> None:
     assert_golden(GOLDEN / f"{name}.txt", result.stdout)
 
 
+def test_chain_trace_golden(work: Path) -> None:
+    """The traces of the chain name both DPFs, read from the objects the image names."""
+    result = dpfc(work, "run", "--trace", "flow_guard_chain.toml")
+    assert_golden(GOLDEN / "flow_guard_chain_trace.txt", result.stdout)
+    assert "in tally.tally (entry)" in result.stdout
+    assert "; examples/dpf/tally.dpf:16: passed[flow] += 1;" in result.stdout
+
+
 def _verdicts(data: dict[str, Any]) -> list[list[str]]:
     return [[p["verdict"] for p in packet["passes"]] for packet in data["packets"]]
 

@@ -110,10 +110,8 @@ def eu0_registers(record: PassRecord) -> list[int]:
     """The A registers after EU0, from the pass trace (run with ``trace=True``)."""
     trace = record.result.trace
     assert trace is not None
-    stage = next(s for s in trace.stages if s.stage == "eu0")
-    match = re.match(r"A=\[([^\]]*)\]", stage.registers)
-    assert match is not None
-    return [int(v, 16) for v in match.group(1).split()]
+    stage = next(s for s in trace.stages if s.name == "eu0")
+    return list(stage.registers[: trace.lanes])
 
 
 def slots_run(record: PassRecord) -> set[tuple[int, int]]:

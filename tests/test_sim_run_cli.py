@@ -84,8 +84,18 @@ def test_counter_trace_golden(run: Invoke) -> None:
     result = ok(run("run", "--trace", COUNTER))
     assert_golden(GOLDEN / "counter_trace.txt", result.stdout)
     # the trace shows the FAADD of every executed pass, with the count before the packet
-    faadds = re.findall(r"FAADD \[0x3 -> phys \d+\] old=(0x\w+)", result.stdout)
+    faadds = re.findall(r"FAADD \[A0=0x3 -> phys \d+\] B0=0x1 old=(0x\w+)", result.stdout)
     assert faadds == ["0x0", "0x1", "0x2"]
+
+
+def test_kvs_trace_golden(run: Invoke) -> None:
+    """Compiled code: each stage names its DPF and bundle, each instruction its source line,
+    each stage the variables its registers hold; in-packet code (cache_get, from the
+    linked image) and in-switch code (the sketch pipe) alike."""
+    result = ok(run("run", "--trace", "examples/scenarios/kvs.toml"))
+    assert_golden(GOLDEN / "kvs_trace.txt", result.stdout)
+    assert "prolog @packet:0 in kvs.cache_get (entry)" in result.stdout
+    assert "; examples/scenarios/../dpf/kvs.dpf:37: let tuple = index[key];" in result.stdout
 
 
 def test_egress_trace_golden(run: Invoke) -> None:

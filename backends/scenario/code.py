@@ -41,7 +41,7 @@ from dpfc.link import (
     link,
     read_image,
 )
-from dpfc.objfile import ObjectFile, read_object
+from dpfc.objfile import ObjectDPF, ObjectFile, read_object
 from dpfc.switch import SwitchRefused
 from dpfc.target import TargetProfile
 
@@ -73,12 +73,15 @@ class CodeFiles:
     profile: TargetProfile
     objects: dict[Path, ObjectFile]
     images: dict[Path, tuple[Image, str]]
+    # switch -> the DPF instances linked into its image (``tenant:symbol``) -> the object
+    # DPF each was linked from (under the symbol the image gives it)
+    linked: dict[str, dict[str, ObjectDPF]]
     # the warnings of the DPF-language sources compiled, for the command to report
     warnings: list[Diagnostic] = field(default_factory=list)
 
     @classmethod
     def for_scenario(cls, fail: Fail, scenario: str, profile: TargetProfile) -> CodeFiles:
-        return cls(fail, scenario, profile, {}, {})
+        return cls(fail, scenario, profile, {}, {}, {})
 
     @contextmanager
     def named(self, where: str) -> Iterator[None]:
@@ -199,6 +202,7 @@ def _link_switch(
             obj = replace(obj, dpfs=(replace(obj.dpfs[0], symbol=entry.name),))
         inputs.append(LinkInput(obj, entry.tenant))
         for dpf in obj.dpfs:
+            files.linked.setdefault(switch, {})[dpf_key(entry.tenant, dpf.symbol)] = dpf
             place[dpf.symbol] = entry.pipes or tuple(range(pipe_count))
             if entry.owners is not None:  # its slots will be limited to the owners
                 private.add(dpf_key(entry.tenant, dpf.symbol))

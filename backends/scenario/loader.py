@@ -87,6 +87,8 @@ class _Builder(TopologyBuilder, ConfigBuilder, PacketBuilder, WatchBuilder):
         for index, table in enumerate(top.tables("packets")):
             self.packets(scenario, table, f"packets[{index}]")
         scenario.watches = [self.watch(scenario, table) for table in top.tables("watch")]
+        scenario.linked = self.files.linked
+        scenario.objects = [dpf for obj in self.files.objects.values() for dpf in obj.dpfs]
         return scenario
 
     def target(self, top: Table) -> TargetProfile:

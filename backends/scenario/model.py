@@ -2,9 +2,11 @@
 
 :class:`Scenario` is what :func:`~dpfc.backends.scenario.load_scenario` returns: the
 network with every switch configured and every packet queued (:class:`QueuedPacket`, in
-the order they are sent), the linked image and installed DPFs of each switch, and the
-memory to print after the run (:class:`MemoryWatch`). More pcap traffic can be queued with
-:meth:`Scenario.send_pcap` (``dpfc run --pcap``), whose errors are :class:`ScenarioError`.
+the order they are sent), the linked image and installed DPFs of each switch, the objects
+its code came from, and the memory to print after the run (:class:`MemoryWatch`). More pcap
+traffic can be queued with :meth:`Scenario.send_pcap` (``dpfc run --pcap``), whose errors
+are :class:`ScenarioError`. :meth:`Scenario.trace_sources` gives what
+:func:`dpfc.backends.sim.render_trace` needs to print the run's traces with their source.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from pathlib import Path
 from dpfc.backends.sim import Network
 from dpfc.diagnostics import Diagnostic
 from dpfc.link import Image, LinkedDPF
+from dpfc.objfile import ObjectDPF
 from dpfc.packet import read_pcap
 from dpfc.target import TargetProfile
 
 from .reader import CODE_FILE, CODE_UNKNOWN_NAME, ScenarioError, names, quote
+from .sources import CodeSources
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,21 @@ class Scenario:
     watches: list[MemoryWatch] = field(default_factory=list)
     # the warnings of the DPF-language sources it compiled (dpfc run reports them)
     warnings: list[Diagnostic] = field(default_factory=list)
+    # switch -> DPF instance (``tenant:symbol``) -> the object DPF it was linked from
+    linked: dict[str, dict[str, ObjectDPF]] = field(default_factory=dict)
+    # every object DPF the scenario read (code files, in-packet code of packets)
+    objects: list[ObjectDPF] = field(default_factory=list)
+    sources: CodeSources | None = field(default=None, repr=False, compare=False)
+
+    def trace_sources(self) -> CodeSources:
+        """The source of the scenario's code, for :func:`dpfc.backends.sim.render_trace`
+        (built once, when first asked for: a run without traces reads no source)."""
+        if self.sources is None:
+            images = {switch: image for switch, (image, _) in self.images.items()}
+            self.sources = CodeSources(
+                self.profile, images, self.linked, self.objects, self.directory
+            )
+        return self.sources
 
     def send_pcap(self, pcap: str | Path, host: str, *, origin: str | None = None) -> None:
         """Queue every frame of ``pcap`` as sent by ``host`` (path relative to the cwd)."""

@@ -26,7 +26,15 @@ from .network import Host, Network, PassRecord, Transmission
 from .state import PipeState, Report
 from .switch import Switch, TopologyError
 from .switch_control import SimControl
-from .trace import PacketTrace
+from .trace import (
+    PacketTrace,
+    SourceLine,
+    StageSource,
+    StageTrace,
+    TraceEvent,
+    TraceSources,
+    render_trace,
+)
 
 __all__ = [
     "Context",
@@ -45,12 +53,18 @@ __all__ = [
     "Report",
     "Segment",
     "SimControl",
+    "SourceLine",
+    "StageSource",
+    "StageTrace",
     "Switch",
     "TenantStats",
     "TopologyError",
+    "TraceEvent",
+    "TraceSources",
     "Transmission",
     "UnauthorizedAction",
     "plain_ipv4_destination",
+    "render_trace",
     "run_egress",
     "run_pass",
 ]

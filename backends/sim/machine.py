@@ -56,6 +56,9 @@ class Machine(Stages, Steering):
         self.stack = list(self.header.stack) if self.header is not None else []
         self.code: CodeImage = self.header.code if self.header is not None else CodeImage()
         self.executed: list[tuple[int, PC]] = []
+        if tracer is not None:
+            tracer.lanes = self.lanes
+            tracer.code = self.code
 
     # -- the pipeline --------------------------------------------------------------------------
     def run(self, pointer: PC, frame: bytes) -> PassResult:

@@ -261,6 +261,8 @@ class Network:
             result.trace.node = name
             result.trace.sequence = self.passes
             result.trace.packet = packet
+            for run in result.trace.egress:  # the same switch's egress
+                run.node = name
         record = PassRecord(self.passes, packet, name, pipe, port, result)
         if keep:
             self.records.append(record)

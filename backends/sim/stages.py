@@ -45,7 +45,15 @@ from dpfc.target import BranchOperands, MemoryAddress, TargetProfile
 from .memory import LaneMemory
 from .outcome import Context, EpilogDecision, Fault
 from .state import PipeState
-from .trace import PacketTrace, StageTrace, format_registers
+from .trace.events import (
+    alu_event,
+    branch_event,
+    epilog_events,
+    memory_event,
+    prolog_event,
+    selector_event,
+)
+from .trace.record import PacketTrace, StageTrace
 
 
 class Stages:
@@ -96,7 +104,7 @@ class Stages:
     def stage_trace(self, stage: int, pc: PC) -> StageTrace | None:
         if self.tracer is None:
             return None
-        record = StageTrace(stage_name(stage), str(pc))
+        record = StageTrace(stage, pc)
         self.tracer.stages.append(record)
         return record
 
@@ -105,7 +113,7 @@ class Stages:
         regs = self.regs
         # Selectors are stored in initialisation order, A0.. then B0.. (§5): check_bundle
         # (DPF1006) admits no other order, for decoded and installed code alike.
-        for sel, kind, dest, _ in bundle_plan(bundle, self.lanes).selectors:
+        for sel, kind, dest, _, index in bundle_plan(bundle, self.lanes).selectors:
             if kind is SelectorKind.POP or kind is SelectorKind.PEEK:
                 if self.stack:
                     value = self.stack.pop(0) if kind is SelectorKind.POP else self.stack[0]
@@ -121,9 +129,9 @@ class Stages:
                 value = self.metadata(sel.value)
             regs[dest] = value
             if record is not None:
-                record.events.append(f"{kind.name} {sel.dest} = {value:#x}")
+                record.events.append(prolog_event(index, sel, value, self.profile))
         if record is not None:
-            record.registers = format_registers(regs, self.lanes)
+            record.registers = tuple(regs)
             record.next_pc = str(bundle.control.taken)
         return bundle.control.taken
 
@@ -151,7 +159,7 @@ class Stages:
         # `entry` is never written (the EU's results go to a new list): without selectors,
         # the selected values are the entry values themselves
         selected = list(entry) if selectors else entry
-        for sel, kind, dest, source in selectors:  # a parallel copy: every selector reads `entry`
+        for sel, kind, dest, source, index in selectors:  # a parallel copy: all read `entry`
             if kind is SelectorKind.MOV:
                 assert sel.source is not None
                 value = entry[source]
@@ -164,8 +172,7 @@ class Stages:
                 value = hash_word(self.profile.hash_for_lane(sel.dest.lane), entry[dest])
             selected[dest] = value
             if record is not None:
-                shown = f" {sel.source}" if sel.source is not None else f" {sel.value:#x}"
-                record.events.append(f"{kind.name} {sel.dest} <-{shown} = {value:#x}")
+                record.events.append(selector_event(index, sel, value, entry, self.profile))
         address_regs = entry if self.profile.memory_address is MemoryAddress.ENTRY else selected
         result = list(selected)
         lane_memories = self.memories[eu]
@@ -175,9 +182,7 @@ class Stages:
                 a, b = selected[lane], selected[b_at]
                 result[lane] = alu(op, a, b)
                 if record is not None:
-                    record.events.append(
-                        f"lane {lane}: {op.name} A{lane}={a:#x}, B{lane}={b:#x} -> A{lane}={result[lane]:#x}"
-                    )
+                    record.events.append(alu_event(lane, op, a, b, result[lane]))
             if mop is not None:
                 vaddr = address_regs[lane]
                 data = selected[b_at]
@@ -190,11 +195,12 @@ class Stages:
                         "unmapped",
                         f"EU{eu} lane {lane}: {mop.name} [{vaddr:#x}] is not mapped",
                     )
-                    if mop is not MemOp.STORE:
-                        result[b_at] = 0
+                    cleared = None if mop is MemOp.STORE else 0
+                    if cleared is not None:
+                        result[b_at] = cleared
                     if record is not None:
                         record.events.append(
-                            f"lane {lane}: {mop.name} [{vaddr:#x}] unmapped: no effect"
+                            memory_event(lane, mop, vaddr, data, None, 0, 0, cleared)
                         )
                     continue
                 words = lane_memory.words
@@ -205,9 +211,7 @@ class Stages:
                     result[b_at] = b_value
                 if record is not None:
                     record.events.append(
-                        f"lane {lane}: {mop.name} [{vaddr:#x} -> phys {physical}] old={old:#x} "
-                        f"new={new:#x}"
-                        + (f" -> B{lane}={b_value:#x}" if b_value is not None else "")
+                        memory_event(lane, mop, vaddr, data, physical, old, new, b_value)
                     )
         control = bundle.control
         halted = control.op is CtrlOp.HALT
@@ -228,12 +232,10 @@ class Stages:
             assert control.not_taken is not None
             next_pc = control.taken if taken else control.not_taken
             if record is not None:
-                record.events.append(
-                    f"{control.op.name} x={x:#x} y={y:#x}: {'taken' if taken else 'not taken'}"
-                )
+                record.events.append(branch_event(control, x, y, taken))
         self.regs = result
         if record is not None:
-            record.registers = format_registers(result, lanes)
+            record.registers = tuple(result)
             record.next_pc = ("HALT -> " if halted else "") + str(next_pc)
         return next_pc, halted
 
@@ -276,18 +278,8 @@ class Stages:
         if bundle.hdr_mod and next_pc is None and new_ptr is not None and new_ptr.in_packet:
             new_ptr = None  # the code it named is gone
         if record is not None:
-            if pushed:
-                record.events.append(
-                    "PUSH "
-                    + ", ".join(f"{r}={v:#x}" for r, v in zip(bundle.push, pushed, strict=True))
-                )
-            record.events.append(
-                f"FWD {steering.action}" + (f", {steer_value}" if value is not None else "")
-            )
-            if next_pc is not None:
-                record.events.append(f"NEXT_PC {new_ptr if new_ptr is not None else 'none'}")
-            if bundle.hdr_mod:
-                record.events.append("HDR_MOD: code options removed")
+            record.registers = tuple(regs)
+            record.events += epilog_events(bundle, pushed, regs, steer_value, new_ptr, self.lanes)
         return EpilogDecision(stack, steering.action, steer_value, new_ptr, code)
 
     @staticmethod
@@ -305,7 +297,8 @@ class Stages:
 class Plan(NamedTuple):
     """What one bundle asks of the units on a target of some number of lanes."""
 
-    selectors: tuple[tuple[Selector, SelectorKind, int, int], ...]  # sel, kind, dest, source
+    # sel, kind, dest, source, its index in the bundle's selectors (for the trace)
+    selectors: tuple[tuple[Selector, SelectorKind, int, int, int], ...]
     # the lanes whose ALU or memory unit works: (lane, index of B[lane], ALU op, memory op),
     # None for a unit that does nothing (NOP)
     active: tuple[tuple[int, int, AluOp | None, MemOp | None], ...]
@@ -325,8 +318,8 @@ def _register_index(reg: Register, lanes: int) -> int:
 
 
 def bundle_plan(bundle: Bundle, lanes: int) -> Plan:
-    """The selectors with their register indices (source -1 but for MOV) and the working
-    lanes, in lane order, of ``bundle`` on a target of ``lanes`` lanes."""
+    """The selectors with their register indices (source -1 but for MOV) and positions,
+    and the working lanes, in lane order, of ``bundle`` on a target of ``lanes`` lanes."""
     hit = _plans.get(id(bundle))
     if hit is not None and hit[0] is bundle and hit[1] == lanes:
         return hit[2]
@@ -336,8 +329,9 @@ def bundle_plan(bundle: Bundle, lanes: int) -> Plan:
             sel.kind,
             _register_index(sel.dest, lanes),
             -1 if sel.source is None else _register_index(sel.source, lanes),
+            index,
         )
-        for sel in bundle.selectors
+        for index, sel in enumerate(bundle.selectors)
     )
     active = tuple(
         (

@@ -3,8 +3,11 @@
 The command loads the scenario (and the frames of ``--pcap``), chooses the interpreter or
 the JIT for the passes, runs the network up to ``--max-passes``, prints the report of
 :mod:`.scenario_report` (text, or JSON with ``--json``) and then writes the requested files
-(traces, one pcap per host). The same scenario gives byte-identical output (seeded RNG,
-simulated clock).
+(traces, one pcap per host). Traces, on stdout under each pass or in ``--trace-file``, are
+printed by :func:`dpfc.backends.sim.render_trace` with the source of the scenario's code
+(:meth:`~dpfc.backends.scenario.Scenario.trace_sources`): each stage's DPF and bundle, the
+source line of each instruction, the variables the registers hold. The same scenario gives
+byte-identical output (seeded RNG, simulated clock).
 
 The warnings of the DPF-language sources the scenario compiles are reported on stderr
 before the run, as ``dpfc compile`` reports them (``-W SPEC``: :mod:`.warning_flags`).
@@ -25,8 +28,8 @@ from typing import Any
 import click
 
 from dpfc.backends import jit as native
-from dpfc.backends.scenario import ScenarioError, load_scenario
-from dpfc.backends.sim import Network
+from dpfc.backends.scenario import Scenario, ScenarioError, load_scenario
+from dpfc.backends.sim import Network, render_trace
 from dpfc.catalog import codes
 from dpfc.cli.errors import (
     UserError,
@@ -83,8 +86,10 @@ def _use_jit(network: Network, *, asked: bool) -> None:
         network.set_processor(name, engine.process, batch=engine.run_frames)
 
 
-def _write_traces(path: str, network: Network) -> None:
-    text = "".join(r.result.trace.render() for r in network.records if r.result.trace)
+def _write_traces(path: str, scenario: Scenario) -> None:
+    sources = scenario.trace_sources()
+    records = scenario.network.records
+    text = "".join(render_trace(r.result.trace, sources) for r in records if r.result.trace)
     write_file(path, text)
 
 
@@ -174,7 +179,7 @@ def run_command(
         click.echo(render_text(report, trace=trace and trace_file is None), nl=False)
     # Files after the report: their "wrote" lines (stderr) follow it on a terminal.
     if trace_file is not None:
-        _write_traces(trace_file, network)
+        _write_traces(trace_file, scenario)
     for name, path in pcaps.items():
         write_with(path, functools.partial(_pcap_to, frames=list(network.hosts[name].received)))
     if not settled:

@@ -7,7 +7,9 @@ verdict, reason), the egress DPF runs of the frames it sent (port, verdict, reas
 when there were any) and where each output frame went (a host, another ``switch:port``, or
 an unconnected port) with its tenant, DPF pointer (and egress pointer, when set) and stack
 (:func:`describe_frame`); then the memory words the scenario watches; then a summary
-(passes, frames delivered, verdict counts, per-tenant counters, reports). Reading the
+(passes, frames delivered, verdict counts, per-tenant counters, reports). With traces, each
+pass's trace is rendered by :func:`dpfc.backends.sim.render_trace` with the source of the
+scenario's code (:meth:`~dpfc.backends.scenario.Scenario.trace_sources`). Reading the
 network changes nothing in it.
 """
 
@@ -17,7 +19,7 @@ from dataclasses import fields
 from typing import Any
 
 from dpfc.backends.scenario import Scenario
-from dpfc.backends.sim import Network, PassRecord
+from dpfc.backends.sim import Network, PassRecord, TraceSources, render_trace
 from dpfc.encoding import OPTION_CLASS, TYPE_CODE, DecodeError, split_options
 from dpfc.packet import parse_packet
 from dpfc.target import TargetProfile
@@ -65,7 +67,7 @@ def _peer(network: Network, switch: str, port: int) -> str:
     return name if peer_port is None else f"{name}:{peer_port}"
 
 
-def _pass(network: Network, record: PassRecord, trace: bool) -> dict[str, Any]:
+def _pass(network: Network, record: PassRecord, sources: TraceSources | None) -> dict[str, Any]:
     result = record.result
     entry: dict[str, Any] = {
         "sequence": record.sequence,
@@ -90,14 +92,15 @@ def _pass(network: Network, record: PassRecord, trace: bool) -> dict[str, Any]:
             {"port": run.port, "pipe": run.pipe, "verdict": run.verdict, "reason": run.reason}
             for run in result.egress
         ]
-    if trace and result.trace is not None:
-        entry["trace"] = result.trace.render()
+    if sources is not None and result.trace is not None:
+        entry["trace"] = render_trace(result.trace, sources)
     return entry
 
 
 def collect(scenario: Scenario, *, settled: bool, trace: bool) -> dict[str, Any]:
     """Everything ``dpfc run`` prints, as JSON-compatible data."""
     network = scenario.network
+    sources = scenario.trace_sources() if trace else None
     by_packet: dict[int, list[PassRecord]] = {}
     for record in network.records:
         by_packet.setdefault(record.packet, []).append(record)
@@ -108,7 +111,7 @@ def collect(scenario: Scenario, *, settled: bool, trace: bool) -> dict[str, Any]
             "from": queued.host,
             "origin": queued.origin,
             "summary": queued.summary,
-            "passes": [_pass(network, r, trace) for r in by_packet.get(queued.id, [])],
+            "passes": [_pass(network, r, sources) for r in by_packet.get(queued.id, [])],
             "hop_limited": queued.id in limited,
         }
         for queued in scenario.packets

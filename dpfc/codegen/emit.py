@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from dpfc.catalog import codes
+from dpfc.codegen.variables import Names, agreed, register_variables
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Span
 from dpfc.encoding import EncodingError
 from dpfc.isa import (
@@ -75,6 +76,9 @@ class CompiledDPF:
     schedule: Schedule
     # label -> (assembly line, source span or None) for every instruction of the bundle
     source_map: dict[str, tuple[tuple[str, Span | None], ...]]
+    # label -> the source variable each register holds after the bundle (an epilog: when
+    # it runs); registers holding none are absent (:mod:`.variables`)
+    variables: dict[str, Names]
 
     @property
     def problem(self) -> Problem:
@@ -103,6 +107,8 @@ class _Emitter:
         self.placed: dict[int, dict[StageBundle, tuple[PC, str, Span | None]]] = {}
         self.relocations: list[Relocation] = []
         self.lines: dict[str, list[Span | None]] = {}
+        self.names = register_variables(schedule)
+        self.variables: dict[str, Names] = {}
 
     def place(
         self,
@@ -111,12 +117,17 @@ class _Emitter:
         label: str,
         spans: list[Span | None],
         span: Span | None,
+        names: Names,
     ) -> PC:
         table = self.placed.setdefault(stage, {})
         if bundle not in table:
             pc = PC(self.in_packet, len(table))
             table[bundle] = (pc, label, span)
             self.lines[label] = spans
+            self.variables[label] = names
+        else:  # shared with another path: the names both agree on
+            placed_label = table[bundle][1]
+            self.variables[placed_label] = agreed(self.variables[placed_label], names)
         return table[bundle][0]
 
     def source(self, source: Source) -> Operand:
@@ -148,7 +159,7 @@ class _Emitter:
         if end.drop_code:
             spans.append(actions.drop_code or end.span)
         bundle = EpilogBundle(tuple(use.push), steering, next_pc, end.drop_code)
-        pc = self.place(EPILOG_STAGE, bundle, label, spans, end.span)
+        pc = self.place(EPILOG_STAGE, bundle, label, spans, end.span, self.names.exits[leaf])
         placed_label = self.placed[EPILOG_STAGE][bundle][1]
         if end.chain is not None and end.chain not in self.chain_targets:
             relocation = Relocation(placed_label, qualified(self.problem.module, end.chain))
@@ -214,7 +225,8 @@ class _Emitter:
             control = Control(CtrlOp.JMP, self.step_pc(node, eu + 1))
             spans.append(None)
         bundle = Bundle(tuple(selectors), tuple(alu), tuple(mem), control)
-        return self.place(eu + 1, bundle, f"eu{eu}_n{node}", spans, _first(spans))
+        names = self.names.steps.get((node, eu), {})
+        return self.place(eu + 1, bundle, f"eu{eu}_n{node}", spans, _first(spans), names)
 
     def prolog(self) -> PC:
         selectors = []
@@ -234,7 +246,9 @@ class _Emitter:
         bundle = Bundle(
             tuple(selectors), (AluOp.NOP,) * lanes, (MemOp.NOP,) * lanes, Control(CtrlOp.JMP, first)
         )
-        return self.place(PROLOG_STAGE, bundle, "entry", spans, self.problem.span)
+        return self.place(
+            PROLOG_STAGE, bundle, "entry", spans, self.problem.span, self.names.prolog
+        )
 
     def program(self) -> MachineProgram:
         entry = self.prolog()
@@ -280,7 +294,13 @@ def generate(schedule: Schedule, *, chain_targets: Mapping[str, PC] | None = Non
     """Machine code for ``schedule`` (see the module docstring)."""
     emitter = _Emitter(schedule, chain_targets or {})
     program = emitter.program()
-    return CompiledDPF(program, _encoded(program), schedule, emitter.source_map(program))
+    return CompiledDPF(
+        program,
+        _encoded(program),
+        schedule,
+        emitter.source_map(program),
+        {b.label: emitter.variables.get(b.label, {}) for b in program.bundles},
+    )
 
 
 def _encoded(program: MachineProgram) -> EncodedProgram:

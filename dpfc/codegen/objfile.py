@@ -1,6 +1,7 @@
 """Compiled DPFs as an object (:class:`~dpfc.objfile.model.ObjectFile`, written by
 :mod:`dpfc.objfile.write`): the machine code and its bytes as code generation encoded
-them, each instruction's source location, the schedule summary and the resource report."""
+them, each instruction's source location, the variables each bundle's registers hold, the
+schedule summary and the resource report."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def object_dpf(compiled: CompiledDPF) -> ObjectDPF:
         if problem.span is None
         else (problem.span.source.name, problem.span.line, problem.span.column),
         source=source,
+        variables=compiled.variables,
         schedule={
             "eus_used": compiled.schedule.eus_used,
             "scheduler": compiled.schedule.scheduler,

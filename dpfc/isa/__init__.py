@@ -11,6 +11,7 @@ from dpfc.isa.bundle import (
     Control,
     EpilogBundle,
     Imm,
+    InstructionSlot,
     Operand,
     RegClass,
     Register,
@@ -18,6 +19,7 @@ from dpfc.isa.bundle import (
     StageBundle,
     Steering,
     format_imm,
+    instruction_slots,
     stage_name,
 )
 from dpfc.isa.check import Violation, check_bundle, check_epilog, check_register
@@ -65,6 +67,7 @@ __all__ = [
     "EpilogBundle",
     "EpilogOp",
     "Imm",
+    "InstructionSlot",
     "InstructionSpec",
     "MemOp",
     "Operand",
@@ -89,6 +92,7 @@ __all__ = [
     "crc_table",
     "format_imm",
     "hash_word",
+    "instruction_slots",
     "memory",
     "stage_name",
     "to_signed",

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import NamedTuple
 
-from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
+from dpfc.isa.opcodes import AluOp, CtrlOp, EpilogOp, MemOp, SelectorKind, Unit
 
 
 class RegClass(Enum):
@@ -181,6 +182,49 @@ class CodeImage:
 
     def is_empty(self) -> bool:
         return not self.prologs and not any(self.eus) and not self.epilogs
+
+
+class InstructionSlot(NamedTuple):
+    """One instruction of a bundle, by the unit that runs it: ``SELECTOR`` and the index in
+    ``selectors`` (prolog selectors too), ``ALU`` or ``MEMORY`` and the lane, ``CONTROL``
+    and 0, ``EPILOG`` and the :class:`~dpfc.isa.opcodes.EpilogOp` (``position``). What a
+    debug line or a trace event is attached to."""
+
+    unit: Unit
+    position: int
+
+
+def instruction_slots(bundle: StageBundle) -> tuple[InstructionSlot, ...]:
+    """The instructions of ``bundle`` in canonical order, the order in which the assembly
+    printer prints them (one line each) and objects list their source lines: selectors,
+    ALU ops by lane, memory ops by lane, the branch; an epilog's PUSH, FWD (unless the
+    plain ``pass``), NEXT_PC, HDR_MOD."""
+    if isinstance(bundle, EpilogBundle):
+        slots = []
+        if bundle.push:
+            slots.append(InstructionSlot(Unit.EPILOG, EpilogOp.PUSH))
+        steering = bundle.steering
+        if steering.action != "pass" or steering.value is not None:
+            slots.append(InstructionSlot(Unit.EPILOG, EpilogOp.FWD))
+        if bundle.next_pc is not None:
+            slots.append(InstructionSlot(Unit.EPILOG, EpilogOp.NEXT_PC))
+        if bundle.hdr_mod:
+            slots.append(InstructionSlot(Unit.EPILOG, EpilogOp.HDR_MOD))
+        return tuple(slots)
+    return (
+        *(InstructionSlot(Unit.SELECTOR, k) for k in range(len(bundle.selectors))),
+        *(
+            InstructionSlot(Unit.ALU, lane)
+            for lane, op in enumerate(bundle.alu)
+            if op is not AluOp.NOP
+        ),
+        *(
+            InstructionSlot(Unit.MEMORY, lane)
+            for lane, op in enumerate(bundle.mem)
+            if op is not MemOp.NOP
+        ),
+        InstructionSlot(Unit.CONTROL, 0),
+    )
 
 
 PROLOG_STAGE = 0

@@ -28,11 +28,15 @@ from dpfc.isa import (
     CodeImage,
     CtrlOp,
     EpilogBundle,
+    EpilogOp,
+    InstructionSlot,
     MemOp,
     Operand,
     Register,
     SelectorKind,
+    Unit,
     format_imm,
+    instruction_slots,
     stage_name,
 )
 from dpfc.machine.program import (
@@ -71,61 +75,67 @@ def bundle_lines(
     *,
     relocation: str | None = None,
 ) -> list[str]:
-    """The instructions of one bundle, in canonical order (``relocation``: the symbol its
-    NEXT_PC awaits, printed instead of the placeholder PC)."""
+    """The instructions of one bundle, in canonical order (:func:`dpfc.isa.instruction_slots`;
+    ``relocation``: the symbol its NEXT_PC awaits, printed instead of the placeholder PC)."""
+    return [
+        _instruction(placed, slot, name_pc, profile, relocation)
+        for slot in instruction_slots(placed.bundle)
+    ]
+
+
+def _instruction(
+    placed: PlacedBundle,
+    slot: InstructionSlot,
+    name_pc: PCNamer,
+    profile: TargetProfile,
+    relocation: str | None,
+) -> str:
     bundle = placed.bundle
-    lines: list[str] = []
+    unit, index = slot
     if isinstance(bundle, EpilogBundle):
-        if bundle.push:
-            lines.append("PUSH " + ", ".join(str(r) for r in bundle.push))
-        steering = bundle.steering
-        if steering.action != "pass" or steering.value is not None:
+        if index == EpilogOp.PUSH:
+            return "PUSH " + ", ".join(str(r) for r in bundle.push)
+        if index == EpilogOp.FWD:
+            steering = bundle.steering
             value = f", {_operand(steering.value)}" if steering.value is not None else ""
-            lines.append(f"FWD {steering.action}{value}")
-        if isinstance(bundle.next_pc, Register):
-            lines.append(f"NEXT_PC {bundle.next_pc}")
-        elif isinstance(bundle.next_pc, PC):
-            target = relocation or name_pc(PROLOG_STAGE, bundle.next_pc)
-            lines.append(f"NEXT_PC {target}")
-        if bundle.hdr_mod:
-            lines.append("HDR_MOD")
-        return lines
-    assert isinstance(bundle, Bundle)
-    for sel in bundle.selectors:
+            return f"FWD {steering.action}{value}"
+        if index == EpilogOp.NEXT_PC:
+            if isinstance(bundle.next_pc, Register):
+                return f"NEXT_PC {bundle.next_pc}"
+            assert isinstance(bundle.next_pc, PC)
+            return f"NEXT_PC {relocation or name_pc(PROLOG_STAGE, bundle.next_pc)}"
+        return "HDR_MOD"
+    if unit is Unit.SELECTOR:
+        sel = bundle.selectors[index]
         if sel.kind is SelectorKind.MOV:
-            lines.append(f"MOV {sel.dest}, {sel.source}")
-        elif sel.kind is SelectorKind.LOAD_IMM:
-            lines.append(f"LOAD_IMM {sel.dest}, {format_imm(sel.value)}")
-        elif sel.kind is SelectorKind.LOAD_CONST:
-            lines.append(f"LOAD_CONST {sel.dest}, {sel.value}")
-        elif sel.kind is SelectorKind.LOAD_MD:
+            return f"MOV {sel.dest}, {sel.source}"
+        if sel.kind is SelectorKind.LOAD_IMM:
+            return f"LOAD_IMM {sel.dest}, {format_imm(sel.value)}"
+        if sel.kind is SelectorKind.LOAD_CONST:
+            return f"LOAD_CONST {sel.dest}, {sel.value}"
+        if sel.kind is SelectorKind.LOAD_MD:
             md = profile.metadata_by_index(sel.value)
-            lines.append(f"LOAD_MD {sel.dest}, {md.name if md else sel.value}")
-        else:
-            lines.append(f"{sel.kind.name} {sel.dest}")
-    for lane, alu in enumerate(bundle.alu):
-        if alu is AluOp.NEG:
-            lines.append(f"NEG A{lane}")
-        elif alu is not AluOp.NOP:
-            lines.append(f"{alu.name} A{lane}, B{lane}")
-    for lane, mem in enumerate(bundle.mem):
+            return f"LOAD_MD {sel.dest}, {md.name if md else sel.value}"
+        return f"{sel.kind.name} {sel.dest}"
+    if unit is Unit.ALU:
+        alu = bundle.alu[index]
+        return f"NEG A{index}" if alu is AluOp.NEG else f"{alu.name} A{index}, B{index}"
+    if unit is Unit.MEMORY:
+        mem = bundle.mem[index]
         if mem is MemOp.STORE:
-            lines.append(f"STORE [A{lane}], B{lane}")
-        elif mem is not MemOp.NOP:
-            lines.append(f"{mem.name} B{lane}, [A{lane}]")
+            return f"STORE [A{index}], B{index}"
+        return f"{mem.name} B{index}, [A{index}]"
     ctrl = bundle.control
     into = successor_stage(placed.stage, ctrl.op, profile.num_eus)
     if ctrl.op is CtrlOp.HALT:
-        lines.append(f"HALT {name_pc(into, ctrl.taken)}")
-    elif ctrl.op is CtrlOp.JMP:
-        lines.append(f"JMP {name_pc(into, ctrl.taken)}")
-    else:
-        assert ctrl.x is not None and ctrl.y is not None and ctrl.not_taken is not None
-        lines.append(
-            f"{ctrl.op.name} {_operand(ctrl.x)}, {_operand(ctrl.y)}, "
-            f"{name_pc(into, ctrl.taken)}, {name_pc(into, ctrl.not_taken)}"
-        )
-    return lines
+        return f"HALT {name_pc(into, ctrl.taken)}"
+    if ctrl.op is CtrlOp.JMP:
+        return f"JMP {name_pc(into, ctrl.taken)}"
+    assert ctrl.x is not None and ctrl.y is not None and ctrl.not_taken is not None
+    return (
+        f"{ctrl.op.name} {_operand(ctrl.x)}, {_operand(ctrl.y)}, "
+        f"{name_pc(into, ctrl.taken)}, {name_pc(into, ctrl.not_taken)}"
+    )
 
 
 def program_lines(program: MachineProgram) -> dict[str, list[str]]:

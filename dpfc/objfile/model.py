@@ -7,12 +7,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpfc.isa import Bundle, SelectorKind
+from dpfc.isa import Bundle, Register, SelectorKind
 from dpfc.machine import EncodedProgram, MachineProgram, program_lines
 from dpfc.target import TargetProfile
 
 FORMAT = "dpfc-object"
 VERSION = 2
+# What the debug notes hold (``debug_version``): 1, each instruction's source line (objects
+# that do not say); 2, also the source variable each register holds, bundle by bundle.
+DEBUG_VERSION = 2
 
 SourceLocation = tuple[str, int, int]  # (file, line, column)
 
@@ -24,14 +27,17 @@ class ObjectDPF:
     ``symbol`` is how other objects and the linker name it: ``module.dpf`` for compiled
     code (chain targets are symbols), the ``.dpf`` name for assembly. ``location`` is where
     the DPF is declared; ``source`` maps a bundle label to the source location of each of
-    its instructions (None: the compiler added it). ``schedule`` and ``report`` are the
-    compiler's (None for assembly)."""
+    its instructions (None: the compiler added it); ``variables`` maps a bundle label to the
+    source variable each register holds after the bundle (for an epilog: when it runs;
+    registers holding none are absent; empty for assembly and for objects of debug version
+    1). ``schedule`` and ``report`` are the compiler's (None for assembly)."""
 
     symbol: str
     encoded: EncodedProgram
     params: int = 0
     location: SourceLocation | None = None
     source: Mapping[str, tuple[SourceLocation | None, ...]] = field(default_factory=dict)
+    variables: Mapping[str, Mapping[Register, str]] = field(default_factory=dict)
     schedule: Mapping[str, Any] | None = None
     report: Mapping[str, Any] | None = None
 
@@ -91,4 +97,4 @@ class ObjectFile:
         raise KeyError(symbol)
 
 
-__all__ = ["FORMAT", "VERSION", "ObjectDPF", "ObjectFile", "SourceLocation"]
+__all__ = ["DEBUG_VERSION", "FORMAT", "VERSION", "ObjectDPF", "ObjectFile", "SourceLocation"]

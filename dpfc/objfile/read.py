@@ -1,4 +1,4 @@
-"""Reading ``dpfc-object`` version 2, strictly (docs/objects.md).
+"""Reading ``dpfc-object`` version 2, strictly (docs/objects.md), of debug version 1 or 2.
 
 Contract: :func:`read_object` returns an :class:`~dpfc.objfile.model.ObjectFile` whose
 programs are rebuilt from the *bytes* of the object (in-packet options, code-memory words),
@@ -8,6 +8,11 @@ the switch form of an in-packet DPF exactly the decoded code with local slots. A
 mismatch, unknown or missing field, wrong type, or an object of another format or version is
 DPF6202 naming the file and the JSON path; a profile that does not match the one the code
 was built for is DPF6203. Nothing else escapes.
+
+Debug versions: an object without ``debug_version`` is version 1 (written before it
+existed: each instruction's source line, no register variables); version 2 adds each
+bundle's ``registers`` (required there, refused in version 1); a later version is refused
+with a message to compile again.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from dpfc.isa import (
     PC,
     PROLOG_STAGE,
     EpilogBundle,
+    Register,
     StageBundle,
     stage_name,
 )
@@ -44,6 +50,7 @@ from dpfc.machine import (
     Words,
     program_lines,
 )
+from dpfc.objfile.debug import DebugNotes, location
 from dpfc.objfile.fields import Fields
 from dpfc.objfile.model import FORMAT, VERSION, ObjectDPF, ObjectFile, SourceLocation
 from dpfc.target import BUILTIN_PROFILES, TargetProfile
@@ -66,6 +73,7 @@ DPF_KEYS = (
     "report",
 )
 BUNDLE_KEYS = ("label", "stage", "pc", "asm", "source", "word")
+TOP_KEYS = ("format", "version", "module", "producer", "target", "target_fingerprint", "dpfs")
 
 
 class ObjectError(Exception):
@@ -150,14 +158,13 @@ def read_object(
 
     try:
         top = Fields(document, "", fail)
-        top.exactly(
-            "format", "version", "module", "producer", "target", "target_fingerprint", "dpfs"
-        )
+        notes = DebugNotes.of(top)
+        top.exactly(*TOP_KEYS, *notes.top_keys)
         target = object_profile(
             top.string("target"), top.string("target_fingerprint"), profile, filename
         )
         module = top.string("module")
-        dpfs = tuple(_dpf(item, target) for item in top.objects("dpfs"))
+        dpfs = tuple(_dpf(item, target, notes) for item in top.objects("dpfs"))
         symbols = [d.symbol for d in dpfs]
         duplicate = next((s for s in symbols if symbols.count(s) > 1), None)
         if duplicate is not None:
@@ -176,29 +183,7 @@ def _pc(fields: Fields, key: str) -> PC:
         fields.reject(f"`{fields.at(key)}`: {exc}")
 
 
-def _location(item: object, fields: Fields, where: str) -> SourceLocation | None:
-    if item is None:
-        return None
-    if not (
-        isinstance(item, list)
-        and len(item) == 3
-        and isinstance(item[0], str)
-        and all(isinstance(x, int) and not isinstance(x, bool) for x in item[1:])
-    ):
-        fields.reject(f"`{where}` must be [file, line, column] or null")
-    return (item[0], item[1], item[2])
-
-
-def _source(fields: Fields, count: int) -> tuple[SourceLocation | None, ...]:
-    items = fields.array("source")
-    if len(items) != count:
-        fields.reject(f"`{fields.at('source')}` must have one entry per asm line")
-    return tuple(
-        _location(item, fields, f"{fields.at('source')}[{k}]") for k, item in enumerate(items)
-    )
-
-
-def _dpf(fields: Fields, profile: TargetProfile) -> ObjectDPF:
+def _dpf(fields: Fields, profile: TargetProfile, notes: DebugNotes) -> ObjectDPF:
     fields.exactly(*DPF_KEYS)
     name = fields.string("name")
     placement = Placement(fields.string("placement", choices=("packet", "switch")))
@@ -214,8 +199,9 @@ def _dpf(fields: Fields, profile: TargetProfile) -> ObjectDPF:
     form_words: Words = {}
     asm: dict[str, list[str]] = {}
     source: dict[str, tuple[SourceLocation | None, ...]] = {}
+    variables: dict[str, dict[Register, str]] = {}
     for item in fields.objects("bundles"):
-        item.exactly(*BUNDLE_KEYS)
+        item.exactly(*BUNDLE_KEYS, *notes.bundle_keys)
         label = item.string("label")
         if label in asm:
             item.reject(f"label `{label}` is defined twice")
@@ -239,7 +225,8 @@ def _dpf(fields: Fields, profile: TargetProfile) -> ObjectDPF:
             words[(stage, pc.index)] = word
         bundles.append(PlacedBundle(stage, pc, bundle, label))
         asm[label] = item.strings("asm")
-        source[label] = _source(item, len(asm[label]))
+        source[label] = notes.source(item, len(asm[label]))
+        variables[label] = notes.registers(item, profile)
     placed = {(b.stage, b.pc) for b in bundles}
     for stage, present in in_packet.items():
         for index in range(len(present)):
@@ -282,8 +269,9 @@ def _dpf(fields: Fields, profile: TargetProfile) -> ObjectDPF:
         symbol=fields.string("symbol"),
         encoded=encoded,
         params=fields.integer("params", high=255),
-        location=_location(fields.value("location"), fields, fields.at("location")),
+        location=location(fields.value("location"), fields, fields.at("location")),
         source=source,
+        variables=variables,
         schedule=fields.optional_object("schedule"),
         report=fields.optional_object("report"),
     )

@@ -1,4 +1,5 @@
-"""Writing ``dpfc-object`` version 2 (docs/objects.md): deterministic JSON bytes.
+"""Writing ``dpfc-object`` version 2, debug version 2 (docs/objects.md): deterministic JSON
+bytes.
 
 JSON with sorted keys, two-space indentation and a final newline; nothing from the machine
 or the clock. Bytes come from the DPF's :class:`~dpfc.machine.encoded.EncodedProgram`
@@ -12,7 +13,7 @@ from typing import Any
 
 from dpfc.isa import stage_name
 from dpfc.machine import program_lines
-from dpfc.objfile.model import FORMAT, VERSION, ObjectDPF, ObjectFile
+from dpfc.objfile.model import DEBUG_VERSION, FORMAT, VERSION, ObjectDPF, ObjectFile
 
 
 def _bundles(dpf: ObjectDPF) -> list[dict[str, Any]]:
@@ -29,6 +30,7 @@ def _bundles(dpf: ObjectDPF) -> list[dict[str, Any]]:
         asm = lines[placed.label]
         source = list(dpf.source.get(placed.label, ()))
         source += [None] * (len(asm) - len(source))
+        variables = dpf.variables.get(placed.label, {})
         out.append(
             {
                 "label": placed.label,
@@ -36,6 +38,7 @@ def _bundles(dpf: ObjectDPF) -> list[dict[str, Any]]:
                 "pc": str(placed.pc),
                 "asm": asm,
                 "source": [None if loc is None else list(loc) for loc in source],
+                "registers": {str(reg): name for reg, name in sorted(variables.items())},
                 "word": None if word is None else word.hex(),
             }
         )
@@ -74,6 +77,7 @@ def write_object(obj: ObjectFile) -> bytes:
     document = {
         "format": FORMAT,
         "version": VERSION,
+        "debug_version": DEBUG_VERSION,
         "module": obj.module,
         "producer": obj.producer,
         "target": obj.profile.name,

@@ -18,7 +18,7 @@ result's shape), :mod:`.check` (the checker: :mod:`.structure_rules`,
 module's DPFs and their forms), :mod:`.cache`, :mod:`.diagnose` (why a DPF does not fit).
 """
 
-from dpfc.schedule.check import check_schedule
+from dpfc.schedule.check import check_schedule, registers_on_path
 from dpfc.schedule.diagnose import from_core
 from dpfc.schedule.greedy import greedy_schedule
 from dpfc.schedule.measures import CodeBytes, Measures, measure
@@ -94,6 +94,7 @@ __all__ = [
     "greedy_schedule",
     "layout",
     "measure",
+    "registers_on_path",
     "render_png",
     "render_svg",
     "require_pillow",
