@@ -21,9 +21,9 @@ Contract:
 * Order of effects: the network, then the code of every ``config`` block, linked into one
   image per switch and deployed (:mod:`.code`: memory, permissions and code, prologs
   last; so a tenant may name a DPF installed by a later block), then each block's tenants
-  (permission entries — replacing the ones the image made —, memory, array words,
-  constants, forwarding, multicast), routes and default port; last, the packets are
-  queued in file order (``repeat`` copies one after the other).
+  (permission entries — merged with the ones the image made, :mod:`.permissions` —,
+  memory, array words, constants, forwarding, multicast), routes and default port; last,
+  the packets are queued in file order (``repeat`` copies one after the other).
 
 The builder is one class per part of the file, over :class:`~.lookups.BuilderBase` (its
 state and the lookups of names): :mod:`.topology`, :mod:`.config` (with :mod:`.memory`),
