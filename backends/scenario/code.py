@@ -4,8 +4,9 @@ deployed through the simulator's control protocol (``SimControl``).
 * A ``[[config.code]]`` file is assembly (``.dpfasm``: one DPF, or a module's DPFs as
   ``dpfc compile --emit asm`` writes them, arrays and chains included), an object
   (``.dpfo``: its arrays are mapped where the object places them), DPF-language source
-  (``.dpf``, compiled for the scenario's target) or an install image (``.dpfimg``). Each
-  file is read once, whatever refers to it.
+  (``.dpf``, compiled for the scenario's target, its schedules taken from and kept in the
+  schedule cache when the loader is asked to, as ``dpfc run`` does unless ``--no-cache``)
+  or an install image (``.dpfimg``). Each file is read once, whatever refers to it.
 * Per switch, every code entry of every ``config`` block is linked into one image (an
   image file, at most one per switch, is the base the others are linked into): a DPF runs
   on the block's pipes, ``prolog_slot`` pins its prolog, ``tenant`` makes its arrays and
@@ -41,6 +42,7 @@ from dpfc.link import (
     read_image,
 )
 from dpfc.objfile import ObjectFile, read_object
+from dpfc.schedule import ScheduleOptions
 from dpfc.switch import SwitchRefused
 from dpfc.target import TargetProfile
 
@@ -72,10 +74,13 @@ class CodeFiles:
     profile: TargetProfile
     objects: dict[Path, ObjectFile]
     images: dict[Path, tuple[Image, str]]
+    cache: bool = False  # reuse schedules from the schedule cache (dpfc compile's)
 
     @classmethod
-    def for_scenario(cls, fail: Fail, scenario: str, profile: TargetProfile) -> CodeFiles:
-        return cls(fail, scenario, profile, {}, {})
+    def for_scenario(
+        cls, fail: Fail, scenario: str, profile: TargetProfile, *, cache: bool = False
+    ) -> CodeFiles:
+        return cls(fail, scenario, profile, {}, {}, cache)
 
     @contextmanager
     def named(self, where: str) -> Iterator[None]:
@@ -123,7 +128,10 @@ class CodeFiles:
             elif suffix == ".dpf":
                 if not path.is_file():
                     self.fail(CODE_FILE, f"{where}: cannot read {path}: no such file")
-                obj = compile_source(path, CompileOptions(target=self.profile)).object()
+                options = CompileOptions(
+                    target=self.profile, schedule=ScheduleOptions(cache=self.cache)
+                )
+                obj = compile_source(path, options).object()
             else:
                 # Not UTF-8: located at the byte (file:line:col), as for every source file.
                 source = decode_source(str(path), self.read(path, where))

@@ -18,10 +18,10 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from click.shell_completion import CompletionItem
@@ -36,6 +36,7 @@ FORMATS = ("text", "json")
 FORMAT_OPTION = "--diagnostics-format"
 # The libraries whose versions decide what dpfc prints (schedules, parses, packets, graphs).
 LIBRARIES = ("z3-solver", "lark", "click", "scapy", "networkx")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def did_you_mean(word: str, candidates: Sequence[str]) -> str | None:
@@ -160,6 +161,18 @@ version_option = click.option(
     callback=_show_version,
     help="show the versions of dpfc and of the libraries it uses, and exit",
 )
+
+
+def cache_option() -> Callable[[F], F]:
+    """``--cache/--no-cache``: reuse the schedules of unchanged DPFs (``dpfc compile``, and
+    ``dpfc run`` for the ``.dpf`` files a scenario names); one option, one help text."""
+    return click.option(
+        "--cache/--no-cache",
+        "use_cache",
+        default=True,
+        help="reuse schedules of unchanged DPFs ($DPFC_CACHE_DIR, default "
+        "~/.cache/dpfc/schedules; safe to delete)",
+    )
 
 
 def _set_format(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
@@ -300,6 +313,7 @@ __all__ = [
     "ChoiceList",
     "DpfcGroup",
     "SuggestingGroup",
+    "cache_option",
     "did_you_mean",
     "format_in",
     "usage_diagnostic",

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import click
 
-from dpfc.cli.conventions import TARGET, Choice, ChoiceList
+from dpfc.cli.conventions import TARGET, Choice, ChoiceList, cache_option
 from dpfc.cli.emitters import EMITTERS, EmitRequest, emit_text, output_paths
 from dpfc.cli.errors import UserError, diagnostics_format, handle_errors, report_diagnostics
 from dpfc.cli.files import display_name, is_stdio, read_bytes, read_source, write_file
@@ -185,13 +185,7 @@ def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tupl
 @click.option("--stack", default=None, help="input stack of emitted packets, top first: 7,0x10")
 @click.option("--tenant", default="1", show_default=True, help="tenant id of emitted packets")
 @click.option("--report/--no-report", default=True, help="print the resource report (Table 4)")
-@click.option(
-    "--cache/--no-cache",
-    "use_cache",
-    default=True,
-    help="reuse schedules of unchanged DPFs ($DPFC_CACHE_DIR, default ~/.cache/dpfc/schedules; "
-    "safe to delete)",
-)
+@cache_option()
 @click.option("--print-after-all", is_flag=True, help="print the IR after every pass on stderr")
 @click.option(
     "--time-passes",
