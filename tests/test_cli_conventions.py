@@ -59,7 +59,9 @@ def user_error(result: Result, *fragments: str) -> Result:
 
 
 def commands(group: click.Group = main, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group, **group.context_settings)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)  # (imports a lazy command's module)
         yield (*path, name)
         if isinstance(command, click.Group):
             yield from commands(command, (*path, name))

@@ -28,6 +28,7 @@ from click.shell_completion import CompletionItem
 
 from dpfc import __version__
 from dpfc.catalog import codes
+from dpfc.cli.lazy import SHORT_HELP, LazyCommand, LazyCommands
 from dpfc.diagnostics import Diagnostic, render_all
 from dpfc.diagnostics import did_you_mean as suggest
 from dpfc.target import BUILTIN_PROFILES
@@ -270,7 +271,44 @@ def usage_diagnostic(exc: click.UsageError) -> Diagnostic:
 
 class DpfcGroup(SuggestingGroup):
     """The ``dpfc`` group: click's exceptions become diagnostics and exit 1 (see the
-    module docstring); an internal error still exits 2 (``handle_errors``)."""
+    module docstring); an internal error still exits 2 (``handle_errors``). Its commands
+    are ``lazy`` entries, each imported when it is resolved (:mod:`.lazy`)."""
+
+    def __init__(self, *args: Any, lazy: Sequence[LazyCommand] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = LazyCommands(lazy)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy.names()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            entry = self.lazy.get(cmd_name)
+            if entry is None:
+                return None
+            self.add_command(entry.load(), cmd_name)
+        return self.commands[cmd_name]
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands and their summaries, without importing any (click's layout)."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, self._summary(name, limit)) for name in names])
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        """Command names (with their summaries, none imported), then the group's options."""
+        names = [n for n in self.list_commands(ctx) if n.startswith(incomplete)]
+        items = [CompletionItem(n, help=self._summary(n, SHORT_HELP)) for n in names]
+        return items + click.Command.shell_complete(self, ctx, incomplete)
+
+    def _summary(self, name: str, limit: int) -> str:
+        entry = self.lazy.get(name)
+        if name in self.commands or entry is None:
+            return self.commands[name].get_short_help_str(limit)
+        return entry.short_help(limit)
 
     def main(
         self,

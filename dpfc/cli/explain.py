@@ -56,7 +56,7 @@ def _unknown(text: str, code: str | None) -> DiagnosticError:
 @click.argument("code", required=False)
 @handle_errors
 def explain_command(code: str | None) -> None:
-    """Explain a diagnostic code (e.g. DPF5101): what it means, why, an example, the fix.
+    """Explain a diagnostic code such as DPF5101: what it means, why, an example, the fix.
     Without CODE, list every code."""
     if code is None:
         click.echo(_listing())
