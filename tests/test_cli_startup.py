@@ -50,7 +50,7 @@ def loaded_modules(*args: str) -> list[str]:
     return found
 
 
-LIGHT = ["dpfc.cli.conventions", "dpfc.cli.lazy", "dpfc.cli.main"]
+LIGHT = ["dpfc.cli.conventions", "dpfc.cli.lazy", "dpfc.cli.main", "dpfc.cli.options"]
 
 
 def test_importing_the_command_line_imports_no_heavy_library() -> None:

@@ -12,16 +12,19 @@
 * **Did you mean.** A value that is not one of a fixed set (``--emit objj``, ``--arch
   v1modl``, ``--target tofno1``, a misspelt subcommand or option) names the closest
   candidate (:func:`did_you_mean`) in the diagnostic's hint.
+* **``-q, --quiet``** means one thing on every command, which gets it like
+  ``--diagnostics-format``: nothing but diagnostics and the output asked for
+  (:mod:`.options`).
 * **``--version``** names dpfc and the libraries its output depends on.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 from click.shell_completion import CompletionItem
@@ -29,6 +32,7 @@ from click.shell_completion import CompletionItem
 from dpfc import __version__
 from dpfc.catalog import codes
 from dpfc.cli.lazy import SHORT_HELP, LazyCommand, LazyCommands
+from dpfc.cli.options import QUIET_OPTIONS, quiet_option
 from dpfc.diagnostics import Diagnostic, render_all
 from dpfc.diagnostics import did_you_mean as suggest
 from dpfc.target import BUILTIN_PROFILES
@@ -37,7 +41,6 @@ FORMATS = ("text", "json")
 FORMAT_OPTION = "--diagnostics-format"
 # The libraries whose versions decide what dpfc prints (schedules, parses, packets, graphs).
 LIBRARIES = ("z3-solver", "lark", "click", "scapy", "networkx")
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def did_you_mean(word: str, candidates: Sequence[str]) -> str | None:
@@ -164,18 +167,6 @@ version_option = click.option(
 )
 
 
-def cache_option() -> Callable[[F], F]:
-    """``--cache/--no-cache``: reuse the schedules of unchanged DPFs (``dpfc compile``, and
-    ``dpfc run`` for the ``.dpf`` files a scenario names); one option, one help text."""
-    return click.option(
-        "--cache/--no-cache",
-        "use_cache",
-        default=True,
-        help="reuse schedules of unchanged DPFs ($DPFC_CACHE_DIR, default "
-        "~/.cache/dpfc/schedules; safe to delete)",
-    )
-
-
 def _set_format(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
     if value is not None:
         root = ctx.find_root()
@@ -198,12 +189,16 @@ def format_option() -> click.Option:
     )
 
 
-def _with_format_option(command: click.Command) -> None:
-    if not any(FORMAT_OPTION in getattr(p, "opts", ()) for p in command.params):
+def _with_common_options(command: click.Command) -> None:
+    """``--diagnostics-format`` and ``-q`` on ``command`` and its subcommands."""
+    given = {opt for p in command.params for opt in getattr(p, "opts", ())}
+    if FORMAT_OPTION not in given:
         command.params.append(format_option())
+    if not given & set(QUIET_OPTIONS):
+        command.params.append(quiet_option())
     if isinstance(command, click.Group):
         for sub in command.commands.values():
-            _with_format_option(sub)
+            _with_common_options(sub)
 
 
 def format_in(args: Sequence[str]) -> str:
@@ -224,14 +219,15 @@ def format_in(args: Sequence[str]) -> str:
 
 class SuggestingGroup(click.Group):
     """A group whose unknown subcommand names the closest ones, and which gives every
-    command added to it the ``--diagnostics-format`` option (and has it itself)."""
+    command added to it the ``--diagnostics-format`` and ``-q`` options (and has them
+    itself)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        _with_format_option(self)
+        _with_common_options(self)
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
-        _with_format_option(cmd)
+        _with_common_options(cmd)
         super().add_command(cmd, name)
 
     def resolve_command(
@@ -351,7 +347,6 @@ __all__ = [
     "ChoiceList",
     "DpfcGroup",
     "SuggestingGroup",
-    "cache_option",
     "did_you_mean",
     "format_in",
     "usage_diagnostic",

@@ -15,8 +15,8 @@ the switch refuses a step — through the control protocol of the switch the URL
   the same steps, checked by the simulator's control plane (the same ledger as bmv2's),
   then forgotten (a dry run).
 
-Each step is printed (``--quiet``: only the summary); a refused step exits 1 with the
-switch's DPF4xxx code, the switch left as it was.
+Each step is printed, then a summary (``--no-steps``: the summary only; ``-q``: nothing);
+a refused step exits 1 with the switch's DPF4xxx code, the switch left as it was.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import click
 from dpfc.backends.p4 import Bmv2Control, Cli, ToolchainMissing, find_toolchain
 from dpfc.backends.sim import SimControl, Switch
 from dpfc.cli.conventions import TARGET
-from dpfc.cli.errors import UserError, handle_errors
+from dpfc.cli.errors import UserError, handle_errors, quiet
 from dpfc.cli.files import read_bytes, write_file
 from dpfc.deploy import Deployment, describe
 from dpfc.link import image_id, read_image
@@ -55,7 +55,12 @@ def _route(text: str) -> tuple[bytes, int]:
 @click.option("--script", default=None, help="bmv2: write the CLI commands sent to this file")
 @click.option("--default-port", type=int, default=None, help="where unrouted frames leave")
 @click.option("--route", multiple=True, help="IPV4=PORT: outer destination -> port")
-@click.option("-q", "--quiet", is_flag=True, help="print only the summary")
+@click.option(
+    "--steps/--no-steps",
+    "show_steps",
+    default=True,
+    help="list each step before the summary (--no-steps: the summary only)",
+)
 @handle_errors
 def deploy_command(
     image_path: str,
@@ -65,7 +70,7 @@ def deploy_command(
     script: str | None,
     default_port: int | None,
     route: tuple[str, ...],
-    quiet: bool,
+    show_steps: bool,
 ) -> None:
     """Install a linked image on a switch (bmv2 or the simulator), prologs last."""
     data = read_bytes(image_path)
@@ -113,7 +118,9 @@ def deploy_command(
             if script is not None:
                 write_file(script, close.script().encode())
             close.close()
-    if not quiet:
+    if quiet():
+        return
+    if show_steps:
         for step in steps:
             click.echo(describe(step))
     click.echo(f"deployed image {image_id(data)} to {url}: {len(steps)} steps")

@@ -39,6 +39,13 @@ def diagnostics_format() -> str:
     return "text"
 
 
+def quiet() -> bool:
+    """Whether ``-q`` was given (on the group or on the command; :mod:`dpfc.cli.options`):
+    print nothing but diagnostics and the output asked for."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.find_root().obj and ctx.find_root().obj.get("quiet"))
+
+
 def report_diagnostics(diagnostics: list[Diagnostic]) -> None:
     click.echo(render_all(diagnostics, diagnostics_format()), err=True)
 

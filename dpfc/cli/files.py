@@ -5,7 +5,8 @@ Conventions every command follows through these functions:
 * ``-`` as an input file is standard input (named ``<stdin>`` in diagnostics), and as
   ``-o -`` standard output;
 * every file written says ``wrote FILE (N bytes)`` on stderr (:func:`write_file`,
-  :func:`write_with`), so stdout carries results only; nothing is said for ``-o -``.
+  :func:`write_with`), so stdout carries results only; nothing is said for ``-o -``, nor
+  with ``-q``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from dpfc.cli.errors import UserError
+from dpfc.cli.errors import UserError, quiet
 from dpfc.diagnostics import SourceFile, decode_source
 
 STDIO = "-"
@@ -59,8 +60,9 @@ def read_source(path: str) -> SourceFile:
 
 
 def wrote(path: str, size: int) -> None:
-    """The one "wrote" line (stderr: stdout carries results only)."""
-    click.echo(f"wrote {path} ({size} bytes)", err=True)
+    """The one "wrote" line (stderr: stdout carries results only; none with ``-q``)."""
+    if not quiet():
+        click.echo(f"wrote {path} ({size} bytes)", err=True)
 
 
 def write_file(path: str, data: str | bytes) -> None:

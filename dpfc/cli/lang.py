@@ -10,7 +10,8 @@ writes each front-end kind as the driver reports its phase done, and hands the c
 module to the emitter of each back-end kind asked for (``--emit obj,asm,pcap``: one
 compile, several files; :mod:`dpfc.cli.emitters`). ``FILE`` may be ``-`` (standard input; imports
 are found from the current directory). While the scheduler runs longer than a second, a
-progress line is shown on stderr (:mod:`dpfc.cli.progress`; ``-q`` hides it).
+progress line is shown on stderr (:mod:`dpfc.cli.progress`; ``--no-progress`` hides it, and
+``-q`` hides it with the resource report and the "wrote" lines).
 """
 
 from __future__ import annotations
@@ -22,12 +23,19 @@ from pathlib import Path
 
 import click
 
-from dpfc.cli.conventions import TARGET, Choice, ChoiceList, cache_option
+from dpfc.cli.conventions import TARGET, Choice, ChoiceList
 from dpfc.cli.emitters import EMITTERS, EmitRequest, emit_text, output_paths
-from dpfc.cli.errors import UserError, diagnostics_format, handle_errors, report_diagnostics
+from dpfc.cli.errors import (
+    UserError,
+    diagnostics_format,
+    handle_errors,
+    quiet,
+    report_diagnostics,
+)
 from dpfc.cli.files import display_name, is_stdio, read_bytes, read_source, write_file
 from dpfc.cli.numbers import number as _number
 from dpfc.cli.numbers import parse_stack_text
+from dpfc.cli.options import cache_option
 from dpfc.cli.progress import Progress, wanted
 from dpfc.codegen import format_report
 from dpfc.diagnostics import SourceFile
@@ -87,13 +95,12 @@ def _target(target: str | None) -> TargetProfile | None:
 @click.command("check")
 @click.argument("source", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--target", "target", type=TARGET, default=None, help=TARGET_HELP)
-@click.option("-q", "--quiet", is_flag=True, help="print nothing when the file is fine")
 @handle_errors
-def check_command(source: str, target: str | None, quiet: bool) -> None:
+def check_command(source: str, target: str | None) -> None:
     """Check a .dpf file and the modules it imports (names, types, rules)."""
     profile = _target(target)
     checked = _checked(_source_file(source), profile)
-    if not quiet:
+    if not quiet():
         count = len(checked.dpfs)
         click.echo(f"{display_name(source)}: ok ({count} DPF{'s' if count != 1 else ''})")
 
@@ -192,7 +199,13 @@ def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tupl
     is_flag=True,
     help="print the time each pass, the scheduler and code generation took on stderr",
 )
-@click.option("-q", "--quiet", is_flag=True, help="show no progress line while scheduling")
+@click.option(
+    "--progress/--no-progress",
+    "show_progress",
+    default=True,
+    help="show a progress line on stderr while scheduling takes over a second, on a "
+    "terminal (DPFC_PROGRESS=always|never overrides the terminal test)",
+)
 @handle_errors
 def compile_command(
     source: str,
@@ -213,7 +226,7 @@ def compile_command(
     use_cache: bool,
     print_after_all: bool,
     time_passes: bool,
-    quiet: bool,
+    show_progress: bool,
 ) -> None:
     """Compile a .dpf file: schedule every DPF onto the target's EUs and emit machine code.
 
@@ -233,7 +246,8 @@ def compile_command(
     )
     loaded = _source_file(source)
     progress = None
-    if wanted(sys.stderr, quiet=quiet, diagnostics_format=diagnostics_format()):
+    hidden = quiet() or not show_progress
+    if wanted(sys.stderr, quiet=hidden, diagnostics_format=diagnostics_format()):
         progress = Progress(sys.stderr, rewrite=sys.stderr.isatty())
     options = CompileOptions(
         target=profile,
@@ -257,7 +271,7 @@ def compile_command(
         options,
         explain,
         schedule_svg,
-        report,
+        report and not quiet(),
         schedule_png=schedule_png,
     )
     run_compile(request)

@@ -29,9 +29,9 @@ from dpfc.backends import jit as native
 from dpfc.backends.scenario import ScenarioError, load_scenario
 from dpfc.backends.sim import Network
 from dpfc.catalog import codes
-from dpfc.cli.conventions import cache_option
 from dpfc.cli.errors import UserError, diagnostics_format, handle_errors, report_diagnostics
 from dpfc.cli.files import write_file, write_with
+from dpfc.cli.options import cache_option
 from dpfc.cli.run_summary import render_summary, summarize
 from dpfc.cli.scenario_report import collect, render_text
 from dpfc.diagnostics import Diagnostic, SourceFile
