@@ -90,6 +90,20 @@ class ChoiceList(click.ParamType):  # type: ignore[type-arg]  # generic from cli
     def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
         return "[" + "|".join(self.choices) + "][,...]"
 
+    def shell_complete(
+        self, ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[CompletionItem]:
+        """The choices not yet in the list, after the ones already typed (``obj,a`` ->
+        ``obj,asm``)."""
+        done, comma, last = incomplete.rpartition(",")
+        typed = done.split(",") if comma else []
+        head = done + comma
+        return [
+            CompletionItem(head + choice)
+            for choice in self.choices
+            if choice.startswith(last) and choice not in typed
+        ]
+
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, tuple):
             return value
