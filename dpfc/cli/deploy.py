@@ -30,7 +30,7 @@ from dpfc.backends.p4 import Bmv2Control, Cli, ToolchainMissing, find_toolchain
 from dpfc.backends.sim import SimControl, Switch
 from dpfc.cli.conventions import TARGET
 from dpfc.cli.errors import UserError, handle_errors, quiet
-from dpfc.cli.files import read_bytes, write_file
+from dpfc.cli.files import OutputPath, read_bytes, write_file
 from dpfc.deploy import Deployment, describe
 from dpfc.link import image_id, read_image
 from dpfc.switch import SwitchControl, SwitchRefused
@@ -52,7 +52,12 @@ def _route(text: str) -> tuple[bytes, int]:
 @click.option("--switch", "url", required=True, help="bmv2://HOST:PORT or sim://[PIPES]")
 @click.option("--target", type=TARGET, default=None, help="target profile the image must be for")
 @click.option("--reset", is_flag=True, help="bmv2: empty the switch's tables and registers first")
-@click.option("--script", default=None, help="bmv2: write the CLI commands sent to this file")
+@click.option(
+    "--script",
+    type=OutputPath(allow_dash=False),
+    default=None,
+    help="bmv2: write the CLI commands sent to this file",
+)
 @click.option("--default-port", type=int, default=None, help="where unrouted frames leave")
 @click.option("--route", multiple=True, help="IPV4=PORT: outer destination -> port")
 @click.option(

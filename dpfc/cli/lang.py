@@ -32,7 +32,14 @@ from dpfc.cli.errors import (
     quiet,
     report_diagnostics,
 )
-from dpfc.cli.files import display_name, is_stdio, read_bytes, read_source, write_file
+from dpfc.cli.files import (
+    OutputPath,
+    display_name,
+    is_stdio,
+    read_bytes,
+    read_source,
+    write_file,
+)
 from dpfc.cli.numbers import number as _number
 from dpfc.cli.numbers import parse_stack_text
 from dpfc.cli.options import cache_option
@@ -179,13 +186,13 @@ def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tupl
 @click.option("--explain", is_flag=True, help="print each DPF's schedule as an EU x lane grid")
 @click.option(
     "--schedule-svg",
-    type=click.Path(dir_okay=False),
+    type=OutputPath(allow_dash=False),
     default=None,
     help="draw the schedule as an SVG picture (one DPF: this file; several: FILE-<dpf>.svg)",
 )
 @click.option(
     "--schedule-png",
-    type=click.Path(dir_okay=False),
+    type=OutputPath(allow_dash=False),
     default=None,
     help="draw the same picture as a PNG, twice the SVG's size (needs Pillow: dpfc[png])",
 )

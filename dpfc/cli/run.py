@@ -30,7 +30,7 @@ from dpfc.backends.scenario import ScenarioError, load_scenario
 from dpfc.backends.sim import Network
 from dpfc.catalog import codes
 from dpfc.cli.errors import UserError, diagnostics_format, handle_errors, report_diagnostics
-from dpfc.cli.files import write_file, write_with
+from dpfc.cli.files import OutputPath, write_file, write_with
 from dpfc.cli.options import cache_option
 from dpfc.cli.run_summary import render_summary, summarize
 from dpfc.cli.scenario_report import collect, render_text
@@ -105,11 +105,11 @@ def _pcap_paths(directory: str, network: Network) -> dict[str, str]:
 @click.option("--from", "from_host", metavar="HOST", help="the host that sends the --pcap frames")
 @click.option("--trace", is_flag=True, help="print the per-pass execution traces")
 @click.option(
-    "--trace-file", type=click.Path(dir_okay=False), help="write the traces to FILE instead"
+    "--trace-file", type=OutputPath(allow_dash=False), help="write the traces to FILE instead"
 )
 @click.option(
     "--out-dir",
-    type=click.Path(file_okay=False),
+    type=OutputPath(directory=True, allow_dash=False),
     help="write one pcap per host (HOST.pcap) with the frames it received",
 )
 @click.option("--json", "as_json", is_flag=True, help="print a machine-readable report")
