@@ -5,8 +5,10 @@ Contract: the image (``dpfc link -o``) is read strictly and applied by
 the switch refuses a step — through the control protocol of the switch the URL names:
 
 * ``bmv2://HOST:PORT`` — a running simple_switch with the program ``dpfc p4`` generated for
-  the image's target, reached on its Thrift port through simple_switch_CLI's own modules
-  (:class:`~dpfc.backends.p4.bmv2_control.Bmv2Control`). The switch must hold nothing deployed
+  the image's target, reached on its Thrift port through simple_switch_CLI's own Python
+  modules (:class:`~dpfc.backends.p4.bmv2_control.Bmv2Control`), the only part of bmv2's or
+  p4c's tools the deploying host needs (:func:`~dpfc.backends.p4.find_cli_modules`): the
+  table and register names are dpfc's own layout, the program's JSON comes from the switch. The switch must hold nothing deployed
   since it started (``--reset`` empties it first): which table entries an earlier
   ``dpfc deploy`` made is not yet kept anywhere (persistent control-plane state is a later
   issue). ``--script FILE`` writes the simple_switch_CLI commands sent, replayable with
@@ -26,7 +28,7 @@ from urllib.parse import urlparse
 
 import click
 
-from dpfc.backends.p4 import Bmv2Control, Cli, ToolchainMissing, find_toolchain
+from dpfc.backends.p4 import Bmv2Control, Cli, ToolchainMissing, find_cli_modules
 from dpfc.backends.sim import SimControl, Switch
 from dpfc.cli.conventions import TARGET
 from dpfc.cli.errors import UserError, handle_errors, quiet
@@ -97,7 +99,7 @@ def deploy_command(
         if where.hostname is None or where.port is None:
             raise UserError(f"--switch bmv2://HOST:PORT, got `{url}`")
         try:
-            cli = Cli(find_toolchain(), where.port, host=where.hostname)
+            cli = Cli(find_cli_modules(), where.port, host=where.hostname)
         except ToolchainMissing as missing:
             raise UserError(str(missing)) from None
         except Exception as exc:  # Thrift: connection refused, not a simple_switch
