@@ -356,10 +356,9 @@ def _front_end_text(done: Compilation) -> str:
 def _summary(unit: CompiledUnit) -> str:
     result = unit.result
     schedule = result.schedule
-    greedy = "none" if result.greedy_eus is None else _eus(result.greedy_eus)
     eus = _eus(schedule.eus_used)
     solver = "cached schedule" if result.cached else f"Z3 {result.solve_seconds:.2f} s"
-    status = f"{result.status}; greedy: {greedy}"
+    status = f"{result.status}; greedy: {result.greedy}"
     if result.secondary == "":  # --scheduler greedy: no solver ran, nothing to compare
         solver, status = "no solver", "greedy scheduler: EUs not proven minimal"
     bundles = schedule.bundle_count()

@@ -4,8 +4,10 @@ Contract: the report is built once, as plain JSON-compatible data (:func:`collec
 printed either as text (:func:`render_text`) or as JSON, so both always say the same thing;
 :func:`overview` is the same report without its per-packet part (``dpfc run --summary``,
 :mod:`.run_summary`).
-It lists, per injected packet, every pipe pass it caused (switch, pipe, ingress port,
-verdict, reason), the egress DPF runs of the frames it sent (port, verdict, reason; only
+It lists, per injected packet, every pipe pass it caused (its number counts every pass of the
+network in the order they ran, so a packet's later passes follow those of the packets queued
+before them, which the text says under its header when it happens; switch, pipe, ingress
+port, verdict, reason), the egress DPF runs of the frames it sent (port, verdict, reason; only
 when there were any) and where each output frame went (a host, another ``switch:port``, or
 an unconnected port) with its tenant, DPF pointer (and egress pointer, when set) and stack
 (:func:`describe_frame`); then the memory words the scenario watches; then a summary
@@ -16,6 +18,7 @@ network changes nothing in it.
 from __future__ import annotations
 
 from dataclasses import fields
+from itertools import pairwise
 from typing import Any
 
 from dpfc.backends.scenario import Scenario
@@ -234,8 +237,14 @@ def plural(count: int, word: str, words: str | None = None) -> str:
     return f"{count} {word if count == 1 else words or word + 's'}"
 
 
+# Said under the header when a packet's passes are not numbered one after the other.
+PASS_ORDER = "passes are numbered in the order the network ran them, all packets together"
+
+
 def render_text(report: dict[str, Any], *, trace: bool) -> str:
     lines = header_lines(report)
+    if any(_interleaved(packet) for packet in report["packets"]):
+        lines.append(PASS_ORDER)
     for packet in report["packets"]:
         lines.append("")
         lines.append(
@@ -263,6 +272,13 @@ def render_text(report: dict[str, Any], *, trace: bool) -> str:
         if packet["hop_limited"]:
             lines.append("  hop limit reached: the last outputs were discarded")
     return "\n".join(lines + memory_lines(report) + summary_lines(report)) + "\n"
+
+
+def _interleaved(packet: dict[str, Any]) -> bool:
+    """Whether other packets' passes ran between this packet's (a frame it sent waited in
+    the network's one queue behind those queued before it)."""
+    numbers = [entry["sequence"] for entry in packet["passes"]]
+    return any(later != earlier + 1 for earlier, later in pairwise(numbers))
 
 
 def header_lines(report: dict[str, Any]) -> list[str]:
