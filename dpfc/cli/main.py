@@ -19,6 +19,9 @@ Conventions (one place enforces each: :mod:`.conventions`, :mod:`.errors`, :mod:
   work depends on a profile (all but ``run``, whose scenario names its target, ``target``,
   which takes the profile as its argument, and ``explain``);
 * ``-`` names standard input for an input file and standard output for ``-o -``;
+* every path a command writes is checked before any work (:class:`.files.OutputPath`);
+* ``-q, --quiet`` on every command: nothing but diagnostics and the output asked for
+  (:mod:`.options`);
 * a value out of a fixed set, a misspelt option or subcommand gets "did you mean";
 * ``--version`` names dpfc and the versions of the libraries its output depends on.
 """
