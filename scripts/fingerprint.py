@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 STDLIB = next(p for p in (ROOT / "stdlib", ROOT / "dpfc" / "stdlib") if p.is_dir())
 PROFILES = ("tofino1", "tofino2", "bmv2")
 TIME = re.compile(r"\b\d+\.\d+ s\b")
-QUIET = ("--no-cache", "-q", "--timeout", "0")
+QUIET = ("--no-cache", "--no-progress", "--timeout", "0")
 EMIT = "obj,asm,header,pcap,schedule,ast,ir,opt-ir"
 
 
@@ -112,7 +112,7 @@ def jobs(extra: list[Path]) -> Iterator[Job]:
         yield Job(
             f"link/{path.stem}",
             (
-                ("compile", _rel(path), "-o", obj, "--no-cache", "-q", "--timeout", "0"),
+                ("compile", _rel(path), "-o", obj, "--no-cache", "--no-progress", "--timeout", "0"),
                 ("link", obj, "-o", f"{out}/x.dpfimg"),
                 ("disasm", f"{out}/x.dpfimg"),
                 ("deploy", "--switch", "sim://", f"{out}/x.dpfimg"),
@@ -120,7 +120,16 @@ def jobs(extra: list[Path]) -> Iterator[Job]:
             ),
         )
     compile_all = tuple(
-        ("compile", _rel(p), "-o", f"{out}/{p.stem}.dpfo", "--no-cache", "-q", "--timeout", "0")
+        (
+            "compile",
+            _rel(p),
+            "-o",
+            f"{out}/{p.stem}.dpfo",
+            "--no-cache",
+            "--no-progress",
+            "--timeout",
+            "0",
+        )
         for p in examples
     )
     yield Job(

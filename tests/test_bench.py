@@ -236,10 +236,12 @@ def test_all_runs_every_suite_that_is_present(
     assert "SwitchVM simulator throughput" in out and "cost grows with the work" in out
     assert "Compile time and schedules: tofino1, examples/dpf" in out
     assert "dpfc link: 4 distinct DPFs of 2 tenants" in out
+    assert "dpfc start-up (s)" in out
     document = _results(tmp_path / "r.json")
     rows = document["results"]
     assert isinstance(rows, list)
-    assert Counter(r["suite"] for r in rows) == {"sim": 22, "scaling": 16, "compile": 1, "link": 3}
+    suites = Counter(r["suite"] for r in rows)
+    assert suites == {"sim": 22, "scaling": 16, "compile": 1, "link": 3, "startup": 4}
     compiled = next(r for r in rows if r["suite"] == "compile")
     assert compiled["what"] == "examples/dpf/counter.dpf: counter" and compiled["unit"] == "s"
     assert [s["what"] for s in document["skipped"]] == ["bmv2"]
@@ -333,6 +335,19 @@ def test_sizes_beyond_the_target_are_its_messages(
     assert info.value.code == 1
     err = capsys.readouterr().err
     assert err.startswith("dpfc.bench sim: ") and "permission table of pipe 0 is full" in err
+
+
+def test_startup_prints_a_row_per_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--results", str(tmp_path / "r.json"), "startup", "--runs", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("dpfc start-up (s): a fresh process per run, 1 run(s)")
+    for what in ("python -c pass", "dpfc --version", "dpfc --help", "dpfc compile --help"):
+        assert any(line.startswith(what) and line.endswith("  s") for line in lines), what
+    rows = _results(tmp_path / "r.json")["results"]
+    assert isinstance(rows, list) and len(rows) == 4
+    assert {(r["suite"], r["unit"], r["runs"]) for r in rows} == {("startup", "s", 1)}
 
 
 def test_bench_module_runs_as_a_program(tmp_path: Path) -> None:

@@ -59,7 +59,9 @@ def user_error(result: Result, *fragments: str) -> Result:
 
 
 def commands(group: click.Group = main, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group, **group.context_settings)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)  # (imports a lazy command's module)
         yield (*path, name)
         if isinstance(command, click.Group):
             yield from commands(command, (*path, name))
@@ -308,10 +310,54 @@ def test_compile_shows_progress_unless_quiet_or_json(
     assert "dpfc: scheduling kvs.cache_get (z3, lowering bundles at 4 EUs)...\n" in shown
     asked = ok(run("compile", str(DPF / "telemetry.dpf"), "--no-cache", "-o", "t.dpfo")).stderr
     assert re.search(r"dpfc: scheduling telemetry\.\w+ \(z3, \d EUs? asked\)\.\.\.\n", asked)
+    assert "scheduling" not in ok(run(*args, "--no-progress")).stderr
     assert "scheduling" not in ok(run(*args, "-q")).stderr
     assert "scheduling" not in ok(run(*args, "--diagnostics-format", "json")).stderr
     monkeypatch.setenv("DPFC_PROGRESS", "auto")  # stderr is no terminal here
     assert "scheduling" not in ok(run(*args)).stderr
+
+
+# -- -q: one meaning on every command ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", sorted(commands()), ids=" ".join)
+def test_every_command_takes_quiet_with_one_meaning(run: Invoke, command: tuple[str, ...]) -> None:
+    help_text = " ".join(ok(run(*command, "--help")).stdout.split())
+    assert "-q, --quiet print nothing but diagnostics and the output asked for" in help_text
+
+
+def test_quiet_prints_nothing_but_diagnostics_and_the_output(run: Invoke, tmp_path: Path) -> None:
+    quiet = [
+        ("check", COUNTER, "-q"),
+        ("compile", COUNTER, "-o", "c.dpfo", "-q"),
+        ("asm", COUNTER_ASM, "-o", "a.dpfo", "-q"),
+        ("-q", "link", "c.dpfo", "-o", "c.dpfimg"),  # before the subcommand too
+        ("deploy", "c.dpfimg", "--switch", "sim://", "-q"),
+        ("p4", "-o", "p4", "-q"),
+        ("run", str(ROOT / "examples" / "scenarios" / "counter.toml"), "-q", "--out-dir", "o"),
+    ]
+    for args in quiet:
+        result = ok(run(*args))
+        assert result.stderr == "", (args, result.stderr)
+        if args[0] != "run":  # the report is what `dpfc run` is asked for
+            assert result.stdout == "", (args, result.stdout)
+    assert (tmp_path / "c.dpfimg").is_file() and (tmp_path / "o" / "server.pcap").is_file()
+    # the output asked for still comes, and so do the diagnostics
+    assert ok(run("compile", COUNTER, "--emit", "ir", "-q")).stdout.startswith("module counter")
+    user_error(run("check", "missing.dpf", "-q"), "cannot read missing.dpf")
+
+
+def test_the_narrower_switches_have_their_own_names(run: Invoke) -> None:
+    ok(run("compile", COUNTER, "-o", "c.dpfo"))
+    ok(run("link", "c.dpfo", "-o", "c.dpfimg"))
+    steps = ok(run("deploy", "c.dpfimg", "--switch", "sim://")).stdout.splitlines()
+    summary = ok(run("deploy", "c.dpfimg", "--switch", "sim://", "--no-steps")).stdout
+    assert len(steps) > 1 and summary.splitlines() == steps[-1:]
+    assert summary.startswith("deployed image ")
+    reported = ok(run("compile", COUNTER, "-o", "c.dpfo", "--no-progress"))
+    assert (
+        "counter.counter: 1 EU on tofino1" in reported.stdout and "wrote c.dpfo" in reported.stderr
+    )
 
 
 # -- --time-passes and the wording of reports ----------------------------------------------------

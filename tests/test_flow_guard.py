@@ -24,6 +24,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from dpfc.backends.scenario import ScenarioError, load_scenario
+from dpfc.catalog import codes
 from dpfc.cli.main import main
 from dpfc.link import read_image
 from dpfc.target import BUILTIN_PROFILES
@@ -214,9 +215,24 @@ def test_a_tenant_runs_the_apps_of_all_its_tokens(tmp_path: Path, tokens: str) -
 
 
 def test_one_token_refuses_the_other_app(tmp_path: Path) -> None:
-    scenario = load_scenario(_kvs_update(tmp_path, "app_id = 0x4b5601"))
+    """An entry that holds one app's token refuses the other's packets: the switch refuses
+    a packet whose token the entry lacks, and a scenario whose entry would leave out the
+    token of the tenant's own linked code is refused before it runs (DPF4110)."""
+    path = _kvs_update(tmp_path, "")
+    path.write_text(
+        path.read_text().replace(
+            'code = "kvs_update.cache_update"\n', 'code = "kvs_update.cache_update"\napp_id = 7\n'
+        )
+    )
+    scenario = load_scenario(path)
     scenario.network.run()
-    assert scenario.network.hosts["client"].received == []  # the update was refused
+    assert scenario.network.records[0].result.verdict == "drop"  # the update was refused
+    assert scenario.network.hosts["client"].received == []  # so the read missed the cache
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(_kvs_update(tmp_path, "app_id = 0x4b5601"))
+    assert caught.value.code == codes.SCENARIO_PERMISSION_CONFLICT
+    assert "leaves out the token 0x4b5602" in caught.value.message
+    assert "(kvs_update.cache_update)" in caught.value.message
 
 
 @pytest.mark.parametrize(

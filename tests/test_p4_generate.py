@@ -107,7 +107,9 @@ def test_cli_user_errors(run: Callable[..., Result], tmp_path: Path) -> None:
     deep.write_text('base = "tofino1"\nname = "deep"\nstack_max_depth = 40\n', encoding="utf-8")
     assert_user_error(run("p4", "--target", str(deep)), "needs two stack options")
     (tmp_path / "file").write_text("", encoding="utf-8")
-    assert_user_error(run("p4", "-o", "file/build"), "cannot create file/build")
+    assert_user_error(
+        run("p4", "-o", "file/build"), "cannot write file/build: file is not a directory"
+    )
     assert_user_error(run("p4", "-o", "x", "bfrt", "image"), "--output: an option of `dpfc p4`")
     assert_user_error(run("p4", "bfrt", "missing.dpfimg"), "cannot read missing.dpfimg")
     assert_user_error(run("p4", "bfrt", "x", "--program", "no-name"), "Python identifier")

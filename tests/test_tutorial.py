@@ -7,17 +7,21 @@ stands for any number of lines (output that depends on the machine, such as timi
 command ending in ``# exit N`` must exit with N (every other command with 0); ``[...]``
 stands for any text within a line. A listing after ``<!-- file: PATH -->`` must be that
 file. The blocks run
-in order, in one scratch directory where ``examples/`` is the repository's, so a file one
-command writes is what the next one reads, as it is for a reader. Pictures the page embeds
+in order, starting in a scratch directory that stands for the repository's top directory
+(its ``examples/`` is the repository's), each command in the directory the one before it
+left (``cd`` carries over, as in a reader's shell), so a file one command writes is what the
+next one reads. The tutorial works in a directory of its own: when it is done, the top
+directory holds nothing new but that directory. Pictures the page embeds
 (``![..](tutorial/NAME.svg)``) must be what the commands write: the page's command writes
-``NAME.svg`` in the scratch directory, and it is compared with ``docs/tutorial/NAME.svg``
-(``DPFC_BLESS=1`` copies it there).
+``NAME.svg`` in the directory the tutorial works in, and it is compared with
+``docs/tutorial/NAME.svg`` (``DPFC_BLESS=1`` copies it there).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -110,16 +114,26 @@ def test_every_listing_of_the_tutorial_is_its_file() -> None:
         assert (ROOT / path).read_text(encoding="utf-8") == text, f"the listing of {path}"
 
 
-def test_every_command_of_the_tutorial_prints_what_the_page_shows(scratch: Path) -> None:
+def in_shell(text: str, state: Path) -> str:
+    """``text`` for ``bash -c``, keeping its exit status and leaving the directory it ended
+    in in ``state`` (so the next command starts there)."""
+    return f"{text}\n__status=$?\npwd > {shlex.quote(str(state))}\nexit $__status"
+
+
+def test_every_command_of_the_tutorial_prints_what_the_page_shows(
+    scratch: Path, tmp_path: Path
+) -> None:
     page = TUTORIAL.read_text(encoding="utf-8")
     env = dict(os.environ, COLUMNS="100", NO_COLOR="1", PYTHONUNBUFFERED="1")
     # A reader's first compile: no schedule cached by the tests that ran before this one.
-    env["DPFC_CACHE_DIR"] = str(scratch / "schedule-cache")
+    env["DPFC_CACHE_DIR"] = str(tmp_path / "schedule-cache")
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    state = tmp_path / "cwd"
+    cwd = scratch
     for command in commands(page):
         run = subprocess.run(
-            ["bash", "-c", command.text],
-            cwd=scratch,
+            ["bash", "-c", in_shell(command.text, state)],
+            cwd=cwd,
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -131,10 +145,21 @@ def test_every_command_of_the_tutorial_prints_what_the_page_shows(scratch: Path)
             f"docs/tutorial.md:{command.line}: $ {command.text}\n"
             f"exit {run.returncode} (expected {command.exit_code}); it printed:\n" + run.stdout
         )
+        cwd = Path(state.read_text(encoding="utf-8").strip())
+    # Everything the tutorial wrote is in its own directory, none in the top directory.
+    (work,) = [p for p in scratch.iterdir() if p.name != "examples"]
+    assert cwd == work and work.is_dir()
     for name in re.findall(r"!\[[^\]]*\]\(tutorial/([^)]+\.svg)\)", page):
-        written = scratch / name
+        written = work / name
         assert written.exists(), f"the tutorial embeds {name}, which no command of it writes"
         assert_golden(PICTURES / name, written.read_text(encoding="utf-8"))
+
+
+def test_a_directory_change_carries_over_to_the_next_command(tmp_path: Path) -> None:
+    state = tmp_path / "cwd"
+    (tmp_path / "a").mkdir()
+    first = subprocess.run(["bash", "-c", in_shell("cd a && false", state)], cwd=tmp_path)
+    assert first.returncode == 1 and state.read_text().strip() == str(tmp_path / "a")
 
 
 def test_the_page_reader_splits_commands_and_their_output() -> None:

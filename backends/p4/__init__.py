@@ -12,12 +12,13 @@ from dpfc.backends.p4.bmv2 import (
 from dpfc.backends.p4.bmv2_control import Bmv2Control
 from dpfc.backends.p4.layout import Layout, LayoutError
 from dpfc.backends.p4.program import ARCHITECTURES, architecture, generate
-from dpfc.backends.p4.simple_switch_cli import Cli
+from dpfc.backends.p4.simple_switch_cli import Cli, CliModules, find_cli_modules
 
 __all__ = [
     "ARCHITECTURES",
     "Bmv2Control",
     "Cli",
+    "CliModules",
     "Layout",
     "LayoutError",
     "Switch",
@@ -26,6 +27,7 @@ __all__ = [
     "architecture",
     "bfrt_script",
     "compile_program",
+    "find_cli_modules",
     "find_toolchain",
     "generate",
 ]

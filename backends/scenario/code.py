@@ -4,9 +4,10 @@ deployed through the simulator's control protocol (``SimControl``).
 * A ``[[config.code]]`` file is assembly (``.dpfasm``: one DPF, or a module's DPFs as
   ``dpfc compile --emit asm`` writes them, arrays and chains included), an object
   (``.dpfo``: its arrays are mapped where the object places them), DPF-language source
-  (``.dpf``, compiled for the scenario's target; its warnings kept in
-  :attr:`CodeFiles.warnings` for the command to report) or an install image (``.dpfimg``).
-  Each file is read once, whatever refers to it.
+  (``.dpf``, compiled for the scenario's target, its schedules taken from and kept in the
+  schedule cache when the loader is asked to, as ``dpfc run`` does unless ``--no-cache``;
+  its warnings kept in :attr:`CodeFiles.warnings` for the command to report) or an install
+  image (``.dpfimg``). Each file is read once, whatever refers to it.
 * Per switch, every code entry of every ``config`` block is linked into one image (an
   image file, at most one per switch, is the base the others are linked into): a DPF runs
   on the block's pipes, ``prolog_slot`` pins its prolog, ``tenant`` makes its arrays and
@@ -42,6 +43,7 @@ from dpfc.link import (
     read_image,
 )
 from dpfc.objfile import ObjectDPF, ObjectFile, read_object
+from dpfc.schedule import ScheduleOptions
 from dpfc.switch import SwitchRefused
 from dpfc.target import TargetProfile
 
@@ -76,12 +78,15 @@ class CodeFiles:
     # switch -> the DPF instances linked into its image (``tenant:symbol``) -> the object
     # DPF each was linked from (under the symbol the image gives it)
     linked: dict[str, dict[str, ObjectDPF]]
+    cache: bool = False  # reuse schedules from the schedule cache (dpfc compile's)
     # the warnings of the DPF-language sources compiled, for the command to report
     warnings: list[Diagnostic] = field(default_factory=list)
 
     @classmethod
-    def for_scenario(cls, fail: Fail, scenario: str, profile: TargetProfile) -> CodeFiles:
-        return cls(fail, scenario, profile, {}, {}, {})
+    def for_scenario(
+        cls, fail: Fail, scenario: str, profile: TargetProfile, *, cache: bool = False
+    ) -> CodeFiles:
+        return cls(fail, scenario, profile, {}, {}, {}, cache)
 
     @contextmanager
     def named(self, where: str) -> Iterator[None]:
@@ -129,7 +134,10 @@ class CodeFiles:
             elif suffix == ".dpf":
                 if not path.is_file():
                     self.fail(CODE_FILE, f"{where}: cannot read {path}: no such file")
-                compiled = compile_source(path, CompileOptions(target=self.profile))
+                options = CompileOptions(
+                    target=self.profile, schedule=ScheduleOptions(cache=self.cache)
+                )
+                compiled = compile_source(path, options)
                 self.warnings.extend(compiled.checked.warnings)
                 obj = compiled.object()
             else:

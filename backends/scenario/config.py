@@ -1,6 +1,7 @@
 """The ``[[config]]`` blocks of a scenario: which switch and pipes each configures, its
 code entries (``[[config.code]]``, linked and deployed by :mod:`.code`), its tenants'
-permission entries, forwarding and multicast, its routes and default port.
+permission entries (merged with those of the linked code: :mod:`.permissions`), forwarding
+and multicast, its routes and default port.
 
 Contract: a block's tables are read strictly, each control-plane call under the key path
 of the value it came from (:meth:`~.lookups.BuilderBase.refusals`); a tenant's tokens are
@@ -18,6 +19,7 @@ from .code import SUFFIXES, CodeEntry
 from .lookups import TENANT_MAX
 from .memory import MemoryBuilder
 from .model import Scenario
+from .permissions import CAPABILITIES, Stated, permission_entries
 from .reader import CODE_VALUE, Table, key_path, quote
 
 TENANT_KEYS = (
@@ -114,7 +116,6 @@ class ConfigBuilder(MemoryBuilder):
         table.only(*TENANT_KEYS)
         control = scenario.network.switches[switch].control
         tenant = table.integer("id", high=TENANT_MAX)
-        app_ids = self.app_ids(scenario, table, tenant, switch)
         default = None
         if table.has("default_dpf"):
             default = self.pointer(scenario, table.raw("default_dpf"), table.at("default_dpf"))
@@ -124,18 +125,33 @@ class ConfigBuilder(MemoryBuilder):
                 CODE_VALUE,
                 f'{table.at("unauthorized")}: expected "drop" or "pass", got {quote(unauthorized)}',
             )
-        with self.refusals(table.path):
-            control.authorize(
-                tenant,
-                app_id=app_ids[0],
-                app_ids=app_ids[1:],
-                default_dpf=default,
-                unauthorized=unauthorized,
-                metadata=table.boolean("metadata", False),
-                privileged=table.boolean("privileged", False),
-                recirculate=table.boolean("recirculate", False),
-                pipes=pipes,
-            )
+        stated = Stated(
+            table.path,
+            tenant,
+            self.app_ids(table),
+            table.at("app_ids" if table.has("app_ids") else "app_id"),
+            default,
+            table.has("default_dpf"),
+            unauthorized,
+            {name: table.boolean(name, False) for name in CAPABILITIES if table.has(name)},
+        )
+        image = scenario.images.get(switch)
+        pipe_count = len(scenario.network.switches[switch].pipes)
+        for entry in permission_entries(
+            stated, image[0] if image else None, switch, pipes, pipe_count, self.fail
+        ):
+            with self.refusals(table.path):
+                control.authorize(
+                    tenant,
+                    app_id=entry.app_ids[0],
+                    app_ids=entry.app_ids[1:],
+                    default_dpf=entry.default_dpf,
+                    unauthorized=entry.unauthorized,
+                    metadata=entry.metadata,
+                    privileged=entry.privileged,
+                    recirculate=entry.recirculate,
+                    pipes=entry.pipes,
+                )
         for memory in table.tables("memory"):
             self.memory(control, memory, tenant, pipes)
         self.arrays(scenario, table, tenant, switch, pipes)
@@ -159,12 +175,10 @@ class ConfigBuilder(MemoryBuilder):
             with self.refusals(path):
                 control.set_multicast_group(tenant, group, destinations, pipes=pipes)
 
-    def app_ids(
-        self, scenario: Scenario, table: Table, tenant: int, switch: str
-    ) -> tuple[int, ...]:
-        """The tokens of a permission entry, primary first: ``app_id = N``, ``app_ids =
-        [N, M, ...]`` (one per app the tenant runs: the KVS's cache and update apps), else
-        those the switch's linked code granted the tenant, else 0."""
+    def app_ids(self, table: Table) -> tuple[int, ...] | None:
+        """The tokens a table states, primary first: ``app_id = N`` or ``app_ids = [N, M,
+        ...]`` (one per app the tenant runs: the KVS's cache and update apps); None when it
+        states neither (:mod:`.permissions` then takes the linked code's)."""
         if table.has("app_id") and table.has("app_ids"):
             self.fail(
                 CODE_VALUE,
@@ -180,9 +194,7 @@ class ConfigBuilder(MemoryBuilder):
                 self.fail(CODE_VALUE, f"{where}: list at least one app id")
             tokens = [self.fail.integer(v, f"{where}[{i}]") for i, v in enumerate(items)]
             return tuple(dict.fromkeys(tokens))
-        image = scenario.images.get(switch)
-        granted = [p for p in image[0].permissions if p.tenant == tenant] if image else []
-        return granted[0].app_ids if granted else (0,)
+        return None
 
     def destination(self, scenario: Scenario, value: object, path: str, switch: str) -> Destination:
         """A host name, or a table {host, port, ip, mac}. A host on this switch is reached

@@ -21,9 +21,9 @@ Contract:
 * Order of effects: the network, then the code of every ``config`` block, linked into one
   image per switch and deployed (:mod:`.code`: memory, permissions and code, prologs
   last; so a tenant may name a DPF installed by a later block), then each block's tenants
-  (permission entries — replacing the ones the image made —, memory, array words,
-  constants, forwarding, multicast), routes and default port; last, the packets are
-  queued in file order (``repeat`` copies one after the other).
+  (permission entries — merged with the ones the image made, :mod:`.permissions` —,
+  memory, array words, constants, forwarding, multicast), routes and default port; last,
+  the packets are queued in file order (``repeat`` copies one after the other).
 
 The builder is one class per part of the file, over :class:`~.lookups.BuilderBase` (its
 state and the lookups of names): :mod:`.topology`, :mod:`.config` (with :mod:`.memory`),
@@ -49,15 +49,21 @@ from .watch import WatchBuilder
 TOP_KEYS = ("target", "seed", "switches", "hosts", "links", "config", "packets", "watch")
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read, check and build the scenario at ``path`` (errors name it as given)."""
+def load_scenario(path: str | Path, *, cache: bool = False) -> Scenario:
+    """Read, check and build the scenario at ``path`` (errors name it as given); with
+    ``cache``, its ``.dpf`` files are scheduled through the schedule cache (``dpfc compile``'s:
+    an unchanged DPF costs no solver time, and compiles to the same bytes)."""
     file = str(path)
     data = parse_file(Path(path), file)
-    return _Builder(file, Path(path).parent).build(data)
+    return _Builder(file, Path(path).parent, cache=cache).build(data)
 
 
 class _Builder(TopologyBuilder, ConfigBuilder, PacketBuilder, WatchBuilder):
     """Builds one scenario from its parsed file, part by part (see the module docstring)."""
+
+    def __init__(self, file: str, directory: Path, *, cache: bool) -> None:
+        super().__init__(file, directory)
+        self.cache = cache
 
     # -- the whole file ------------------------------------------------------------------------
     def build(self, data: dict[str, object]) -> Scenario:
@@ -73,7 +79,7 @@ class _Builder(TopologyBuilder, ConfigBuilder, PacketBuilder, WatchBuilder):
         self.links(network, top)
         configs = top.tables("config")
         targets = [self.config_target(network, table) for table in configs]
-        self.files = CodeFiles.for_scenario(self.fail, self.file, profile)
+        self.files = CodeFiles.for_scenario(self.fail, self.file, profile, cache=self.cache)
         entries = [
             self.code(code, name, pipes)
             for table, (name, pipes) in zip(configs, targets, strict=True)

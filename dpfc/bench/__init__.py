@@ -1,4 +1,4 @@
-"""dpfc's benchmark suite: ``python -m dpfc.bench [compile|sim|scaling|link|p4|all]``.
+"""dpfc's benchmark suite: ``python -m dpfc.bench [compile|sim|scaling|link|p4|startup|all]``.
 
 * ``compile`` (:mod:`.compile`): compile time and schedules of each example DPF;
 * ``sim`` (:mod:`.sim`): packets/s of the simulator's engines (:mod:`.engines`) on the
@@ -6,6 +6,7 @@
 * ``scaling`` (:mod:`.scaling`): how that cost grows with EUs, tenants and installed DPFs,
   as a table and a PNG plot (:mod:`.plot`, matplotlib);
 * ``link`` (:mod:`.link`): linking thousands of DPFs into one image;
+* ``startup`` (:mod:`.startup`): how long ``dpfc --help`` and ``dpfc --version`` take;
 * ``all``: each of the above that can run here.
 
 Every command prints a table on stdout, a progress bar on stderr when stderr is a

@@ -6,7 +6,8 @@ the simulator's engines; ``scaling [--packets N] [--runs R] [--max-tenants T] [-
 examples|corpus|all] [--runs R] [--markdown]``: compile times and schedules; ``link [--dpfs
 N] [--tenants T] [--runs R]``: linking many DPFs; ``p4 [--packets N] [--runs R] [--json
 FILE]``: the SwitchVM program on bmv2 next to the simulator (needs p4c-bm2-ss and
-simple_switch, docs/p4.md); ``all``: every one of them that can run here. Each prints a
+simple_switch, docs/p4.md); ``startup [--runs R]``: how long ``dpfc --help``, ``--version``
+and a command's help take to start; ``all``: every one of them that can run here. Each prints a
 table and writes its rows to ``--results`` (default ``bench/results.json``)."""
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .commands import (
     run_p4,
     run_scaling,
     run_sim,
+    run_startup,
 )
 from .engines import ENGINES
 from .paths import RESULTS, SCALING_PLOT
@@ -81,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _sizes(p4, 2000, 3)
     p4.add_argument("--json", type=Path, default=None, help="a compiled program (skip p4c)")
+    startup = commands.add_parser("startup", help="how long dpfc --help and --version take")
+    startup.add_argument("--runs", type=int, default=10, help="starts per row (median)")
     every = commands.add_parser("all", help="every benchmark that can run here")
     _sizes(every, 2000, 5)
     _sim_options(every)
@@ -116,11 +120,14 @@ def _outcome(args: argparse.Namespace, progress: Progress) -> Outcome:
         return run_link(args.dpfs, args.tenants, args.runs, progress)
     if command == "p4":
         return run_p4(args.packets, args.runs, args.json, progress)
-    # all: the simulator first (the headline figures), then scaling, compile and link
+    if command == "startup":
+        return run_startup(args.runs, progress)
+    # all: the simulator first (the headline figures), then scaling, compile, link, start-up
     outcome = run_sim(args, progress)
     outcome += run_scaling(args, progress, packets=max(args.packets // 2, 1), runs=args.runs)
     outcome += run_compile(compile_sets(args), args.compile_runs, markdown=False, progress=progress)
     outcome += run_link(args.dpfs, args.tenants, min(args.runs, 3), progress)
+    outcome += run_startup(args.runs, progress)
     return outcome
 
 

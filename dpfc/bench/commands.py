@@ -21,6 +21,7 @@ from .progress import Progress
 from .results import Result, Skipped, format_results, rate_result
 from .scaling import format_scaling_table, scaling_points, scaling_row_count
 from .sim import engines, sim_results, sim_row_count
+from .startup import startup_results, startup_title
 
 
 @dataclass
@@ -56,8 +57,10 @@ def planned_steps(args: argparse.Namespace) -> int:
         steps += scaling_row_count(args.max_tenants, args.max_dpfs, args.runs)
     if command in ("compile", "all"):
         steps += sum(len(list(SETS[name].glob("*.dpf"))) for name in compile_sets(args))
-    if command in ("link", "p4", "all"):
+    if command in ("link", "p4", "startup", "all"):
         steps += 1
+    if command == "all":
+        steps += 1  # startup
     return steps
 
 
@@ -145,3 +148,10 @@ def run_p4(packets: int, runs: int, program_json: Path | None, progress: Progres
         results.append(rate_result("p4", what, "interpreter", packets, list(row.sim_seconds)))
     table = format_p4_table(figures, packets=packets, runs=runs)
     return Outcome(table, results)
+
+
+def run_startup(runs: int, progress: Progress) -> Outcome:
+    progress.start("dpfc start-up")
+    results = startup_results(runs)
+    progress.advance()
+    return Outcome(format_results(startup_title(runs), results, []), results)

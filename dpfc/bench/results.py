@@ -34,7 +34,7 @@ LIBRARIES = ("dpfc", "z3-solver", "lark", "scapy", "networkx", "llvmlite", "matp
 
 @dataclass(frozen=True)
 class Result:
-    suite: str  # "compile" | "sim" | "scaling" | "link" | "p4"
+    suite: str  # "compile" | "sim" | "scaling" | "link" | "p4" | "startup"
     what: str
     engine: str
     packets: int | None  # None: not a packet benchmark

@@ -1,7 +1,8 @@
 """``dpfc asm FILE.dpfasm``: assemble, validate against the target, report sizes, write.
 
 The size report (bundles per stage, the Geneve options' bytes, the in-switch code-memory
-slots) goes to stdout, or to stderr when ``-o -`` sends the output itself to stdout. The
+slots) goes to stdout, or to stderr when ``-o -`` sends the output itself to stdout (none
+with ``-q``). The
 kind written is ``--emit`` or, with ``auto``, the suffix of ``-o`` (``.pcap``, ``.dpfo``,
 ``.json``, ``.dpfasm``/``.s``; anything else: raw SwitchVM options). ``FILE`` may be ``-``
 (standard input).
@@ -15,7 +16,7 @@ import click
 
 from dpfc.asm import AssembledModule, assemble_module
 from dpfc.cli.conventions import TARGET, Choice
-from dpfc.cli.errors import UserError, handle_errors
+from dpfc.cli.errors import UserError, handle_errors, quiet
 from dpfc.cli.files import is_stdio, output_option, read_source, write_file, write_with
 from dpfc.cli.numbers import number, parse_stack_text
 from dpfc.encoding import decode_options, encode_options, slot_bytes, stage_kind
@@ -131,7 +132,7 @@ def asm_command(
     spec = PacketSpec(tenant_id, header, payload.encode())
     built = build_packet(spec, program.profile, packed=encoded.packed)
     to_stderr = is_stdio(output)  # the output itself goes to stdout
-    for line in size_report(encoded, stack_values):
+    for line in [] if quiet() else size_report(encoded, stack_values):
         click.echo(line, err=to_stderr)
     if output is not None:
         if kind == "options":
@@ -162,7 +163,7 @@ def _several(
     if kind not in ("none", "obj", "asm"):
         module.select(None)
     to_stderr = is_stdio(output)
-    for program in module.programs:
+    for program in [] if quiet() else module.programs:
         for line in size_report(encode_program(program), stack):
             click.echo(line, err=to_stderr)
     if output is not None and kind == "obj":

@@ -12,6 +12,9 @@
 * **Did you mean.** A value that is not one of a fixed set (``--emit objj``, ``--arch
   v1modl``, ``--target tofno1``, a misspelt subcommand or option) names the closest
   candidate (:func:`did_you_mean`) in the diagnostic's hint.
+* **``-q, --quiet``** means one thing on every command, which gets it like
+  ``--diagnostics-format``: nothing but diagnostics and the output asked for
+  (:mod:`.options`).
 * **``--version``** names dpfc and the libraries its output depends on.
 """
 
@@ -28,6 +31,8 @@ from click.shell_completion import CompletionItem
 
 from dpfc import __version__
 from dpfc.catalog import codes
+from dpfc.cli.lazy import SHORT_HELP, LazyCommand, LazyCommands
+from dpfc.cli.options import QUIET_OPTIONS, quiet_option
 from dpfc.diagnostics import Diagnostic, render_all
 from dpfc.diagnostics import did_you_mean as suggest
 from dpfc.target import BUILTIN_PROFILES
@@ -84,6 +89,20 @@ class ChoiceList(click.ParamType):  # type: ignore[type-arg]  # generic from cli
 
     def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
         return "[" + "|".join(self.choices) + "][,...]"
+
+    def shell_complete(
+        self, ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[CompletionItem]:
+        """The choices not yet in the list, after the ones already typed (``obj,a`` ->
+        ``obj,asm``)."""
+        done, comma, last = incomplete.rpartition(",")
+        typed = done.split(",") if comma else []
+        head = done + comma
+        return [
+            CompletionItem(head + choice)
+            for choice in self.choices
+            if choice.startswith(last) and choice not in typed
+        ]
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, tuple):
@@ -184,12 +203,16 @@ def format_option() -> click.Option:
     )
 
 
-def _with_format_option(command: click.Command) -> None:
-    if not any(FORMAT_OPTION in getattr(p, "opts", ()) for p in command.params):
+def _with_common_options(command: click.Command) -> None:
+    """``--diagnostics-format`` and ``-q`` on ``command`` and its subcommands."""
+    given = {opt for p in command.params for opt in getattr(p, "opts", ())}
+    if FORMAT_OPTION not in given:
         command.params.append(format_option())
+    if not given & set(QUIET_OPTIONS):
+        command.params.append(quiet_option())
     if isinstance(command, click.Group):
         for sub in command.commands.values():
-            _with_format_option(sub)
+            _with_common_options(sub)
 
 
 def format_in(args: Sequence[str]) -> str:
@@ -210,14 +233,15 @@ def format_in(args: Sequence[str]) -> str:
 
 class SuggestingGroup(click.Group):
     """A group whose unknown subcommand names the closest ones, and which gives every
-    command added to it the ``--diagnostics-format`` option (and has it itself)."""
+    command added to it the ``--diagnostics-format`` and ``-q`` options (and has them
+    itself)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        _with_format_option(self)
+        _with_common_options(self)
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
-        _with_format_option(cmd)
+        _with_common_options(cmd)
         super().add_command(cmd, name)
 
     def resolve_command(
@@ -257,7 +281,44 @@ def usage_diagnostic(exc: click.UsageError) -> Diagnostic:
 
 class DpfcGroup(SuggestingGroup):
     """The ``dpfc`` group: click's exceptions become diagnostics and exit 1 (see the
-    module docstring); an internal error still exits 2 (``handle_errors``)."""
+    module docstring); an internal error still exits 2 (``handle_errors``). Its commands
+    are ``lazy`` entries, each imported when it is resolved (:mod:`.lazy`)."""
+
+    def __init__(self, *args: Any, lazy: Sequence[LazyCommand] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = LazyCommands(lazy)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy.names()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            entry = self.lazy.get(cmd_name)
+            if entry is None:
+                return None
+            self.add_command(entry.load(), cmd_name)
+        return self.commands[cmd_name]
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands and their summaries, without importing any (click's layout)."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, self._summary(name, limit)) for name in names])
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        """Command names (with their summaries, none imported), then the group's options."""
+        names = [n for n in self.list_commands(ctx) if n.startswith(incomplete)]
+        items = [CompletionItem(n, help=self._summary(n, SHORT_HELP)) for n in names]
+        return items + click.Command.shell_complete(self, ctx, incomplete)
+
+    def _summary(self, name: str, limit: int) -> str:
+        entry = self.lazy.get(name)
+        if name in self.commands or entry is None:
+            return self.commands[name].get_short_help_str(limit)
+        return entry.short_help(limit)
 
     def main(
         self,

@@ -5,8 +5,10 @@ Contract: the image (``dpfc link -o``) is read strictly and applied by
 the switch refuses a step — through the control protocol of the switch the URL names:
 
 * ``bmv2://HOST:PORT`` — a running simple_switch with the program ``dpfc p4`` generated for
-  the image's target, reached on its Thrift port through simple_switch_CLI's own modules
-  (:class:`~dpfc.backends.p4.bmv2_control.Bmv2Control`). The switch must hold nothing deployed
+  the image's target, reached on its Thrift port through simple_switch_CLI's own Python
+  modules (:class:`~dpfc.backends.p4.bmv2_control.Bmv2Control`), the only part of bmv2's or
+  p4c's tools the deploying host needs (:func:`~dpfc.backends.p4.find_cli_modules`): the
+  table and register names are dpfc's own layout, the program's JSON comes from the switch. The switch must hold nothing deployed
   since it started (``--reset`` empties it first): which table entries an earlier
   ``dpfc deploy`` made is not yet kept anywhere (persistent control-plane state is a later
   issue). ``--script FILE`` writes the simple_switch_CLI commands sent, replayable with
@@ -15,8 +17,8 @@ the switch refuses a step — through the control protocol of the switch the URL
   the same steps, checked by the simulator's control plane (the same ledger as bmv2's),
   then forgotten (a dry run).
 
-Each step is printed (``--quiet``: only the summary); a refused step exits 1 with the
-switch's DPF4xxx code, the switch left as it was.
+Each step is printed, then a summary (``--no-steps``: the summary only; ``-q``: nothing);
+a refused step exits 1 with the switch's DPF4xxx code, the switch left as it was.
 """
 
 from __future__ import annotations
@@ -26,11 +28,11 @@ from urllib.parse import urlparse
 
 import click
 
-from dpfc.backends.p4 import Bmv2Control, Cli, ToolchainMissing, find_toolchain
+from dpfc.backends.p4 import Bmv2Control, Cli, ToolchainMissing, find_cli_modules
 from dpfc.backends.sim import SimControl, Switch
 from dpfc.cli.conventions import TARGET
-from dpfc.cli.errors import UserError, handle_errors
-from dpfc.cli.files import read_bytes, write_file
+from dpfc.cli.errors import UserError, handle_errors, quiet
+from dpfc.cli.files import OutputPath, read_bytes, write_file
 from dpfc.deploy import Deployment, describe
 from dpfc.link import image_id, read_image
 from dpfc.switch import SwitchControl, SwitchRefused
@@ -52,10 +54,20 @@ def _route(text: str) -> tuple[bytes, int]:
 @click.option("--switch", "url", required=True, help="bmv2://HOST:PORT or sim://[PIPES]")
 @click.option("--target", type=TARGET, default=None, help="target profile the image must be for")
 @click.option("--reset", is_flag=True, help="bmv2: empty the switch's tables and registers first")
-@click.option("--script", default=None, help="bmv2: write the CLI commands sent to this file")
+@click.option(
+    "--script",
+    type=OutputPath(allow_dash=False),
+    default=None,
+    help="bmv2: write the CLI commands sent to this file",
+)
 @click.option("--default-port", type=int, default=None, help="where unrouted frames leave")
 @click.option("--route", multiple=True, help="IPV4=PORT: outer destination -> port")
-@click.option("-q", "--quiet", is_flag=True, help="print only the summary")
+@click.option(
+    "--steps/--no-steps",
+    "show_steps",
+    default=True,
+    help="list each step before the summary (--no-steps: the summary only)",
+)
 @handle_errors
 def deploy_command(
     image_path: str,
@@ -65,7 +77,7 @@ def deploy_command(
     script: str | None,
     default_port: int | None,
     route: tuple[str, ...],
-    quiet: bool,
+    show_steps: bool,
 ) -> None:
     """Install a linked image on a switch (bmv2 or the simulator), prologs last."""
     data = read_bytes(image_path)
@@ -87,7 +99,7 @@ def deploy_command(
         if where.hostname is None or where.port is None:
             raise UserError(f"--switch bmv2://HOST:PORT, got `{url}`")
         try:
-            cli = Cli(find_toolchain(), where.port, host=where.hostname)
+            cli = Cli(find_cli_modules(), where.port, host=where.hostname)
         except ToolchainMissing as missing:
             raise UserError(str(missing)) from None
         except Exception as exc:  # Thrift: connection refused, not a simple_switch
@@ -113,7 +125,9 @@ def deploy_command(
             if script is not None:
                 write_file(script, close.script().encode())
             close.close()
-    if not quiet:
+    if quiet():
+        return
+    if show_steps:
         for step in steps:
             click.echo(describe(step))
     click.echo(f"deployed image {image_id(data)} to {url}: {len(steps)} steps")

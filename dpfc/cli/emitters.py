@@ -7,7 +7,8 @@ Every emitter takes the compiled module and the already validated options
 Several kinds from one compile (``--emit obj,asm,pcap -o out/kvs``): ``-o`` names a stem
 (a known extension on it is dropped; an existing directory ``D`` or ``D/`` means
 ``D/<source stem>``, ``stdin`` for ``-``; missing directories are created), and each kind
-is written to the stem plus its extension (:data:`EXTENSIONS`, :func:`output_paths`).
+is written to the stem plus its extension (:data:`EXTENSIONS`, :func:`output_paths`). Every
+path is checked (:func:`dpfc.cli.files.check_output`) before the compile starts.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 import click
 
 from dpfc.cli.errors import UserError
-from dpfc.cli.files import is_stdio, write_file, write_with
+from dpfc.cli.files import check_output, is_stdio, write_file, write_with
 from dpfc.codegen import format_module
 from dpfc.driver import CompiledModule, CompiledUnit
 from dpfc.objfile import write_object
@@ -119,6 +120,7 @@ def output_paths(kinds: tuple[str, ...], output: str | None, source: str) -> dic
         (kind,) = kinds
         if kind in NEEDS_OUTPUT and output is None:
             raise UserError(f"--emit {kind} needs -o FILE")
+        check_output(output)
         return {kind: output}
     if output is None or is_stdio(output):
         raise UserError(
@@ -133,11 +135,14 @@ def output_paths(kinds: tuple[str, ...], output: str | None, source: str) -> dic
             if stem.name.endswith(extension) and len(stem.name) > len(extension):
                 stem = stem.with_name(stem.name[: -len(extension)])
                 break
+    check_output(str(stem.parent), directory=True, given=output)
     try:
         stem.parent.mkdir(parents=True, exist_ok=True)  # `-o out/kvs`: out/ holds them all
     except OSError as exc:
         raise UserError(f"cannot create {stem.parent}: {exc.strerror}") from None
     paths: dict[str, str | None] = {k: str(stem) + EXTENSIONS[k] for k in kinds}
+    for path in paths.values():
+        check_output(path, given=output)
     if not is_stdio(source):
         for path in paths.values():
             if path is not None and Path(path).resolve() == Path(source).resolve():

@@ -66,6 +66,13 @@ def _take_pending() -> list[Diagnostic]:
     return pending
 
 
+def quiet() -> bool:
+    """Whether ``-q`` was given (on the group or on the command; :mod:`dpfc.cli.options`):
+    print nothing but diagnostics and the output asked for."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.find_root().obj and ctx.find_root().obj.get("quiet"))
+
+
 def report_diagnostics(diagnostics: list[Diagnostic]) -> None:
     """Render ``diagnostics`` on stderr (after the warnings held back, in JSON)."""
     found = [*_take_pending(), *diagnostics]

@@ -4,8 +4,13 @@ Conventions every command follows through these functions:
 
 * ``-`` as an input file is standard input (named ``<stdin>`` in diagnostics), and as
   ``-o -`` standard output;
+* every output path is checked when the command line is read (:class:`OutputPath`, or
+  :func:`check_output` where the kinds to write decide the paths): its directory must
+  exist (or, for a directory the command creates, its nearest existing ancestor) and be
+  writable, so ``-o /nonexistent/x`` is a user error before any work, not after it;
 * every file written says ``wrote FILE (N bytes)`` on stderr (:func:`write_file`,
-  :func:`write_with`), so stdout carries results only; nothing is said for ``-o -``.
+  :func:`write_with`), so stdout carries results only; nothing is said for ``-o -``, nor
+  with ``-q``.
 """
 
 from __future__ import annotations
@@ -15,22 +20,77 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
-from dpfc.cli.errors import UserError
+from dpfc.cli.errors import UserError, quiet
 from dpfc.diagnostics import SourceFile, decode_source
 
 STDIO = "-"
 STDIN_NAME = "<stdin>"
 
 
+class Unwritable(click.ClickException):
+    """An output path no file can be written to: a user error (DPF0002, exit 1), reported
+    while the command line is read, before any work."""
+
+
+def output_problem(path: str, *, directory: bool = False) -> str | None:
+    """Why nothing can be written at ``path`` (None: it can be). A file needs an existing,
+    writable directory and, if it exists, to be a writable file; a ``directory`` (created
+    with its parents) needs its nearest existing ancestor to be a writable directory."""
+    target = Path(path)
+    if target.exists():
+        if directory and not target.is_dir():
+            return f"{path} is not a directory"
+        if not directory and target.is_dir():
+            return f"{path} is a directory"
+        if not os.access(target, os.W_OK):
+            return f"{path} is not writable"
+        return None
+    parent = target.parent
+    if directory:
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+    if not parent.exists():
+        return f"no such directory {parent}"
+    if not parent.is_dir():
+        return f"{parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"the directory {parent} is not writable"
+    return None
+
+
+def check_output(path: str | None, *, directory: bool = False, given: str | None = None) -> None:
+    """Raise :class:`Unwritable` when ``path`` (not ``-``) cannot be written; the message
+    names ``given``, the option's value, when ``path`` was made from it."""
+    if path is None or is_stdio(path):
+        return
+    problem = output_problem(path, directory=directory)
+    if problem is not None:
+        raise Unwritable(f"cannot write {given or path}: {problem}")
+
+
+class OutputPath(click.Path):
+    """An option's output file (``-``: stdout) or, with ``directory``, an output directory
+    that is created: checked when the command line is read (:func:`check_output`), so a
+    path that cannot be written stops the command before it does any work."""
+
+    def __init__(self, *, directory: bool = False, allow_dash: bool = True) -> None:
+        super().__init__(file_okay=not directory, dir_okay=directory, allow_dash=allow_dash)
+        self.directory = directory
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        path = super().convert(value, param, ctx)
+        check_output(str(path), directory=self.directory)
+        return path
+
+
 def output_option(help: str) -> Callable[[Callable[..., object]], Callable[..., object]]:
     """``-o/--output FILE`` (``-`` for stdout), the option every command that writes one
     file takes."""
-    return click.option(
-        "-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), help=help
-    )
+    return click.option("-o", "--output", type=OutputPath(), help=help)
 
 
 def is_stdio(path: str | None) -> bool:
@@ -59,8 +119,9 @@ def read_source(path: str) -> SourceFile:
 
 
 def wrote(path: str, size: int) -> None:
-    """The one "wrote" line (stderr: stdout carries results only)."""
-    click.echo(f"wrote {path} ({size} bytes)", err=True)
+    """The one "wrote" line (stderr: stdout carries results only; none with ``-q``)."""
+    if not quiet():
+        click.echo(f"wrote {path} ({size} bytes)", err=True)
 
 
 def write_file(path: str, data: str | bytes) -> None:
@@ -101,8 +162,12 @@ def write_with(path: str, writer: Callable[[str], None]) -> None:
 __all__ = [
     "STDIN_NAME",
     "STDIO",
+    "OutputPath",
+    "Unwritable",
+    "check_output",
     "display_name",
     "is_stdio",
+    "output_problem",
     "read_bytes",
     "read_source",
     "write_file",

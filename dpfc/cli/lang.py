@@ -11,7 +11,8 @@ writes each front-end kind as the driver reports its phase done, and hands the c
 module to the emitter of each back-end kind asked for (``--emit obj,asm,pcap``: one
 compile, several files; :mod:`dpfc.cli.emitters`). ``FILE`` may be ``-`` (standard input; imports
 are found from the current directory). While the scheduler runs longer than a second, a
-progress line is shown on stderr (:mod:`dpfc.cli.progress`; ``-q`` hides it).
+progress line is shown on stderr (:mod:`dpfc.cli.progress`; ``--no-progress`` hides it, and
+``-q`` hides it with the resource report and the "wrote" lines).
 """
 
 from __future__ import annotations
@@ -25,10 +26,24 @@ import click
 
 from dpfc.cli.conventions import TARGET, Choice, ChoiceList
 from dpfc.cli.emitters import EMITTERS, EmitRequest, emit_text, output_paths
-from dpfc.cli.errors import UserError, diagnostics_format, handle_errors, report_warnings
-from dpfc.cli.files import display_name, is_stdio, read_bytes, read_source, write_file
+from dpfc.cli.errors import (
+    UserError,
+    diagnostics_format,
+    handle_errors,
+    quiet,
+    report_warnings,
+)
+from dpfc.cli.files import (
+    OutputPath,
+    display_name,
+    is_stdio,
+    read_bytes,
+    read_source,
+    write_file,
+)
 from dpfc.cli.numbers import number as _number
 from dpfc.cli.numbers import parse_stack_text
+from dpfc.cli.options import cache_option
 from dpfc.cli.progress import Progress, wanted
 from dpfc.cli.warning_flags import warning_option
 from dpfc.codegen import format_report
@@ -88,14 +103,13 @@ def _target(target: str | None) -> TargetProfile | None:
 @click.command("check")
 @click.argument("source", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--target", "target", type=TARGET, default=None, help=TARGET_HELP)
-@click.option("-q", "--quiet", is_flag=True, help="print nothing when the file is fine")
 @warning_option
 @handle_errors
-def check_command(source: str, target: str | None, quiet: bool) -> None:
+def check_command(source: str, target: str | None) -> None:
     """Check a .dpf file and the modules it imports (names, types, rules)."""
     profile = _target(target)
     checked = _checked(_source_file(source), profile)
-    if not quiet:
+    if not quiet():
         count = len(checked.dpfs)
         click.echo(f"{display_name(source)}: ok ({count} DPF{'s' if count != 1 else ''})")
 
@@ -174,33 +188,33 @@ def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tupl
 @click.option("--explain", is_flag=True, help="print each DPF's schedule as an EU x lane grid")
 @click.option(
     "--schedule-svg",
-    type=click.Path(dir_okay=False),
+    type=OutputPath(allow_dash=False),
     default=None,
     help="draw the schedule as an SVG picture (one DPF: this file; several: FILE-<dpf>.svg)",
 )
 @click.option(
     "--schedule-png",
-    type=click.Path(dir_okay=False),
+    type=OutputPath(allow_dash=False),
     default=None,
     help="draw the same picture as a PNG, twice the SVG's size (needs Pillow: dpfc[png])",
 )
 @click.option("--stack", default=None, help="input stack of emitted packets, top first: 7,0x10")
 @click.option("--tenant", default="1", show_default=True, help="tenant id of emitted packets")
 @click.option("--report/--no-report", default=True, help="print the resource report (Table 4)")
-@click.option(
-    "--cache/--no-cache",
-    "use_cache",
-    default=True,
-    help="reuse schedules of unchanged DPFs ($DPFC_CACHE_DIR, default ~/.cache/dpfc/schedules; "
-    "safe to delete)",
-)
+@cache_option()
 @click.option("--print-after-all", is_flag=True, help="print the IR after every pass on stderr")
 @click.option(
     "--time-passes",
     is_flag=True,
     help="print the time each pass, the scheduler and code generation took on stderr",
 )
-@click.option("-q", "--quiet", is_flag=True, help="show no progress line while scheduling")
+@click.option(
+    "--progress/--no-progress",
+    "show_progress",
+    default=True,
+    help="show a progress line on stderr while scheduling takes over a second, on a "
+    "terminal (DPFC_PROGRESS=always|never overrides the terminal test)",
+)
 @warning_option
 @handle_errors
 def compile_command(
@@ -222,7 +236,7 @@ def compile_command(
     use_cache: bool,
     print_after_all: bool,
     time_passes: bool,
-    quiet: bool,
+    show_progress: bool,
 ) -> None:
     """Compile a .dpf file: schedule every DPF onto the target's EUs and emit machine code.
 
@@ -242,7 +256,8 @@ def compile_command(
     )
     loaded = _source_file(source)
     progress = None
-    if wanted(sys.stderr, quiet=quiet, diagnostics_format=diagnostics_format()):
+    hidden = quiet() or not show_progress
+    if wanted(sys.stderr, quiet=hidden, diagnostics_format=diagnostics_format()):
         progress = Progress(sys.stderr, rewrite=sys.stderr.isatty())
     options = CompileOptions(
         target=profile,
@@ -266,7 +281,7 @@ def compile_command(
         options,
         explain,
         schedule_svg,
-        report,
+        report and not quiet(),
         schedule_png=schedule_png,
     )
     run_compile(request)
@@ -344,10 +359,9 @@ def _front_end_text(done: Compilation) -> str:
 def _summary(unit: CompiledUnit) -> str:
     result = unit.result
     schedule = result.schedule
-    greedy = "none" if result.greedy_eus is None else _eus(result.greedy_eus)
     eus = _eus(schedule.eus_used)
     solver = "cached schedule" if result.cached else f"Z3 {result.solve_seconds:.2f} s"
-    status = f"{result.status}; greedy: {greedy}"
+    status = f"{result.status}; greedy: {result.greedy}"
     if result.secondary == "":  # --scheduler greedy: no solver ran, nothing to compare
         solver, status = "no solver", "greedy scheduler: EUs not proven minimal"
     bundles = schedule.bundle_count()

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from dpfc.cli.conventions import TARGET
-from dpfc.cli.errors import UserError, handle_errors
+from dpfc.cli.errors import UserError, handle_errors, quiet
 from dpfc.cli.files import is_stdio, output_option, read_bytes, write_file
 from dpfc.cli.numbers import number
 from dpfc.isa import stage_name
@@ -128,8 +128,9 @@ def link_command(
     )
     image = link(inputs, options)
     data = image_bytes(image)
-    # The summary goes to stderr when the image itself goes to stdout.
-    click.echo(summary(image, image_id(data)), nl=False, err=is_stdio(output))
+    # The summary goes to stderr when the image itself goes to stdout (none with -q).
+    if not quiet():
+        click.echo(summary(image, image_id(data)), nl=False, err=is_stdio(output))
     if output is not None:
         write_file(output, data)
 

@@ -23,7 +23,7 @@ import click
 from dpfc.backends.p4 import ARCHITECTURES, Layout, LayoutError, architecture, bfrt_script, generate
 from dpfc.cli.conventions import TARGET, Choice, SuggestingGroup
 from dpfc.cli.errors import UserError, handle_errors
-from dpfc.cli.files import output_option, read_bytes, write_file
+from dpfc.cli.files import OutputPath, output_option, read_bytes, write_file
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.link import read_image
 from dpfc.switch import SwitchRefused
@@ -52,7 +52,7 @@ def _names(layout: Layout) -> str:
 @click.option(
     "-o",
     "--output",
-    type=click.Path(file_okay=False),
+    type=OutputPath(directory=True, allow_dash=False),
     default=None,
     help="write DIR/switchvm.p4 and DIR/switchvm.names.json (default: the program on stdout)",
 )

@@ -9,8 +9,9 @@ compile ends; elsewhere (``DPFC_PROGRESS=always`` into a pipe or a test) each ne
 one line, prefixed ``dpfc:``.
 
 When: ``DPFC_PROGRESS`` = ``auto`` (default: when stderr is a terminal), ``always`` or
-``never``; never with ``-q`` or ``--diagnostics-format json`` (stderr is for machines
-then). The wall clock decides only whether something is printed, never what is compiled.
+``never``; never with ``--no-progress``, ``-q`` or ``--diagnostics-format json`` (stderr is
+for machines then). The wall clock decides only whether something is printed, never what is
+compiled.
 """
 
 from __future__ import annotations

@@ -1,13 +1,17 @@
 """``dpfc run SCENARIO``: build a simulated network from a scenario file, run it, report.
 
-The command loads the scenario (and the frames of ``--pcap``), chooses the interpreter or
-the JIT for the passes, runs the network up to ``--max-passes``, prints the report of
-:mod:`.scenario_report` (text, or JSON with ``--json``) and then writes the requested files
-(traces, one pcap per host). Traces, on stdout under each pass or in ``--trace-file``, are
-printed by :func:`dpfc.backends.sim.render_trace` with the source of the scenario's code
+The command loads the scenario (and the frames of ``--pcap``; the ``.dpf`` files it names
+are scheduled through the schedule cache ``dpfc compile`` uses, ``--no-cache`` turns it
+off), chooses the interpreter or the JIT for the passes, runs the network up to
+``--max-passes``, prints the report of :mod:`.scenario_report` — or, with ``--summary``, the
+few lines of :mod:`.run_summary` however many packets ran — (text, or JSON with ``--json``)
+and then writes the requested files (traces, one pcap per host). Traces, on stdout under
+each pass or in ``--trace-file``, are printed by :func:`dpfc.backends.sim.render_trace`
+with the source of the scenario's code
 (:meth:`~dpfc.backends.scenario.Scenario.trace_sources`): each stage's DPF and bundle, the
 source line of each instruction, the variables the registers hold. The same scenario gives
-byte-identical output (seeded RNG, simulated clock).
+byte-identical output (seeded RNG, simulated clock), but for the wall-clock seconds of
+``--summary``.
 
 The warnings of the DPF-language sources the scenario compiles are reported on stderr
 before the run, as ``dpfc compile`` reports them (``-W SPEC``: :mod:`.warning_flags`).
@@ -22,6 +26,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +43,9 @@ from dpfc.cli.errors import (
     report_diagnostics,
     report_warnings,
 )
-from dpfc.cli.files import write_file, write_with
+from dpfc.cli.files import OutputPath, write_file, write_with
+from dpfc.cli.options import cache_option
+from dpfc.cli.run_summary import render_summary, summarize
 from dpfc.cli.scenario_report import collect, render_text
 from dpfc.cli.warning_flags import warning_option
 from dpfc.diagnostics import Diagnostic, SourceFile
@@ -114,14 +121,21 @@ def _pcap_paths(directory: str, network: Network) -> dict[str, str]:
 @click.option("--from", "from_host", metavar="HOST", help="the host that sends the --pcap frames")
 @click.option("--trace", is_flag=True, help="print the per-pass execution traces")
 @click.option(
-    "--trace-file", type=click.Path(dir_okay=False), help="write the traces to FILE instead"
+    "--trace-file", type=OutputPath(allow_dash=False), help="write the traces to FILE instead"
 )
 @click.option(
     "--out-dir",
-    type=click.Path(file_okay=False),
+    type=OutputPath(directory=True, allow_dash=False),
     help="write one pcap per host (HOST.pcap) with the frames it received",
 )
 @click.option("--json", "as_json", is_flag=True, help="print a machine-readable report")
+@click.option(
+    "--summary",
+    is_flag=True,
+    help="instead of every packet's passes, print a summary: totals, verdicts, frames in "
+    "and out per port, faults, per-tenant counters, time (also with --json)",
+)
+@cache_option()
 @click.option(
     "--jit/--no-jit",
     default=None,
@@ -147,14 +161,21 @@ def run_command(
     trace_file: str | None,
     out_dir: str | None,
     as_json: bool,
+    summary: bool,
+    use_cache: bool,
     jit: bool | None,
     max_passes: int,
 ) -> None:
     """Run a scenario (.toml or .json) in the simulator; report what came out where."""
     if (pcap is None) != (from_host is None):
         raise UserError("--pcap FILE and --from HOST go together")
+    if summary and trace:
+        raise UserError(
+            "--trace prints each pass under its packet: with --summary, use --trace-file"
+        )
+    started = time.perf_counter()
     try:
-        scenario = load_scenario(scenario_file)
+        scenario = load_scenario(scenario_file, cache=use_cache)
     except ScenarioError as exc:
         report_scenario_error(exc)
         sys.exit(1)
@@ -168,13 +189,22 @@ def run_command(
     if jit if jit is not None else len(network.queue) >= LARGE_RUN:
         _use_jit(network, asked=jit is True)
     tracing = trace or trace_file is not None
+    loaded = time.perf_counter()
     network.run(trace=tracing, max_passes=max_passes)
+    ran = time.perf_counter()
     settled = not network.queue
-    report = collect(scenario, settled=settled, trace=trace and trace_file is None)
+    if summary:
+        report = summarize(
+            scenario, settled=settled, load_seconds=loaded - started, run_seconds=ran - loaded
+        )
+    else:
+        report = collect(scenario, settled=settled, trace=trace and trace_file is None)
     pcaps = _pcap_paths(out_dir, network) if out_dir is not None else {}
     if as_json:
         report["pcaps"] = list(pcaps.values())
         click.echo(json.dumps(report, indent=2))
+    elif summary:
+        click.echo(render_summary(report), nl=False)
     else:
         click.echo(render_text(report, trace=trace and trace_file is None), nl=False)
     # Files after the report: their "wrote" lines (stderr) follow it on a terminal.

@@ -66,6 +66,16 @@ class ScheduleResult:
     cached: bool = False  # read from the schedule cache (no solver ran)
 
     @property
+    def greedy(self) -> str:
+        """The greedy baseline as the reports print it after ``greedy:``: the EUs of its
+        schedule (``3 EUs``), or that the list scheduler found none within the profile's
+        EUs (``did not fit in 4 EUs``: the DPF needed Z3 to fit at all)."""
+        if self.greedy_eus is not None:
+            return f"{self.greedy_eus} EU{'s' if self.greedy_eus != 1 else ''}"
+        limit = self.schedule.problem.profile.num_eus
+        return f"did not fit in {limit} EU{'s' if limit != 1 else ''}"
+
+    @property
     def proven_optimal(self) -> bool:
         """The EU count is proven minimal (the measure "proven optimal" always refers to)."""
         return self.proof != ""

@@ -100,12 +100,7 @@ def header_line(schedule: Schedule, result: ScheduleResult | None) -> str:
     p = schedule.problem
     status = ""
     if result is not None:
-        greedy = (
-            "none"
-            if result.greedy_eus is None
-            else f"{result.greedy_eus} EU" + ("s" if result.greedy_eus != 1 else "")
-        )
-        status = f", {result.status}; greedy: {greedy}"
+        status = f", {result.status}; greedy: {result.greedy}"
         if result.secondary == "":  # the greedy scheduler was asked for: nothing to compare
             status = f", {result.status}"
     return (
