@@ -3,6 +3,7 @@ from one model, the bmv2 control, and BF-RT scripts that install images (docs/p4
 
 from dpfc.backends.p4.bfrt import bfrt_script
 from dpfc.backends.p4.bmv2 import (
+    PacketSocket,
     Switch,
     Toolchain,
     ToolchainMissing,
@@ -20,6 +21,7 @@ __all__ = [
     "Cli",
     "Layout",
     "LayoutError",
+    "PacketSocket",
     "Switch",
     "Toolchain",
     "ToolchainMissing",

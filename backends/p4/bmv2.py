@@ -9,7 +9,9 @@ Contract:
 * :class:`Switch` starts one ``simple_switch`` with its packets on a nanomsg PAIR socket
   (``--packet-in``: no root, no interfaces, packets in and out in order, as bmv2's own
   ``dev_mgr_packet_in.cpp`` frames them) and its runtime on a loopback Thrift port, and
-  gives :class:`~dpfc.backends.p4.simple_switch_cli.Cli` access to it. ``stop()`` ends the process.
+  gives :class:`~dpfc.backends.p4.simple_switch_cli.Cli` access to it. ``stop()`` ends the process;
+* :class:`PacketSocket` is that socket, also of a simple_switch started by someone else
+  (``--packet-in ADDRESS``), as ``dpfc test --switch bmv2://...`` reaches one.
 
 dpfc ships none of these tools: docs/p4.md says where to get them.
 """
@@ -182,6 +184,45 @@ def free_port() -> int:
     raise Bmv2Error(f"no free port left in {PORT_RANGE_VARIABLE}={bounds}")
 
 
+class PacketSocket:
+    """The packets of a running simple_switch: the nanomsg PAIR socket it was started with
+    (``simple_switch --packet-in ADDRESS``), framed as bmv2's ``dev_mgr_packet_in.cpp``
+    frames them."""
+
+    def __init__(self, address: str, *, timeout_ms: int = 50) -> None:
+        self.address = address
+        self.nn = _Nanomsg()
+        self.sock = self.nn.pair(address, timeout_ms)
+
+    def send(self, port: int, frame: bytes) -> None:
+        self.nn.send(self.sock, HEADER.pack(MSG_PACKET_IN, port, len(frame)) + frame)
+
+    def receive(
+        self, count: int, *, timeout: float = 3.0, grace: float = 0.05
+    ) -> list[tuple[int, bytes]]:
+        """Output packets: waits for ``count`` (at most ``timeout`` s), then ``grace`` s more
+        for any beyond them; returns what came, in order."""
+        out: list[tuple[int, bytes]] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            now = time.monotonic()
+            if len(out) >= count:
+                deadline = min(deadline, now + grace)
+            # Checked before receiving: a receive blocks up to the socket's timeout (50 ms),
+            # which a caller with no grace does not wait for.
+            if now >= deadline:
+                return out
+            message = self.nn.recv(self.sock)
+            if message is None:
+                continue
+            kind, port, length = HEADER.unpack_from(message)
+            if kind == MSG_PACKET_OUT:
+                out.append((port, message[HEADER.size : HEADER.size + length]))
+
+    def close(self) -> None:
+        self.nn.close(self.sock)
+
+
 class Switch:
     """One running simple_switch (see the module docstring)."""
 
@@ -211,9 +252,8 @@ class Switch:
         command.append(str(program_json))
         self.log = open(self.workdir / "stderr.txt", "w")  # noqa: SIM115 (lives as long as the switch)
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
-        self.nn = _Nanomsg()
         self._wait_ready()
-        self.sock = self.nn.pair(self.address, 50)
+        self.packets = PacketSocket(self.address)
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + 30
@@ -229,29 +269,14 @@ class Switch:
         raise Bmv2Error("simple_switch did not open its Thrift port within 30 s")
 
     def send(self, port: int, frame: bytes) -> None:
-        self.nn.send(self.sock, HEADER.pack(MSG_PACKET_IN, port, len(frame)) + frame)
+        self.packets.send(port, frame)
 
     def receive(
         self, count: int, *, timeout: float = 3.0, grace: float = 0.05
     ) -> list[tuple[int, bytes]]:
         """Output packets: waits for ``count`` (at most ``timeout`` s), then ``grace`` s more
         for any beyond them; returns what came, in order."""
-        out: list[tuple[int, bytes]] = []
-        deadline = time.monotonic() + timeout
-        while True:
-            now = time.monotonic()
-            if len(out) >= count:
-                deadline = min(deadline, now + grace)
-            # Checked before receiving: a receive blocks up to the socket's timeout (50 ms),
-            # which a caller with no grace does not wait for.
-            if now >= deadline:
-                return out
-            message = self.nn.recv(self.sock)
-            if message is None:
-                continue
-            kind, port, length = HEADER.unpack_from(message)
-            if kind == MSG_PACKET_OUT:
-                out.append((port, message[HEADER.size : HEADER.size + length]))
+        return self.packets.receive(count, timeout=timeout, grace=grace)
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -261,6 +286,6 @@ class Switch:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        self.nn.close(self.sock)
+        self.packets.close()
         self.log.close()
         shutil.rmtree(self.workdir, ignore_errors=True)

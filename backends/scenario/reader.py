@@ -31,6 +31,7 @@ CODE_UNKNOWN_NAME = (
 )  # a switch, host or DPF name that the scenario does not define
 CODE_TOPOLOGY = codes.SCENARIO_TOPOLOGY  # duplicate name, port in use or out of range
 CODE_FILE = codes.SCENARIO_BAD_FILE  # a file the scenario names cannot be read or is malformed
+CODE_NOT_SETTLED = codes.SCENARIO_NOT_SETTLED  # the network did not settle
 
 WORD_MAX = 0xFFFF_FFFF
 REPEAT_MAX = 1_000_000
@@ -269,6 +270,7 @@ __all__ = [
     "BARE_KEY",
     "CODE_FILE",
     "CODE_MISSING_KEY",
+    "CODE_NOT_SETTLED",
     "CODE_SYNTAX",
     "CODE_TOPOLOGY",
     "CODE_TYPE",

@@ -2,7 +2,7 @@
 
 The commands: asm (:mod:`.assemble`), disasm (:mod:`.disassemble`), packet and target
 (here), check and compile (:mod:`.lang`), opt (:mod:`.opt`), link (:mod:`.link`), run
-(:mod:`.run`), deploy (:mod:`.deploy`), p4 (:mod:`.p4`), explain (:mod:`.explain`).
+(:mod:`.run`), test (:mod:`.testing`), deploy (:mod:`.deploy`), p4 (:mod:`.p4`), explain (:mod:`.explain`).
 
 Conventions (one place enforces each: :mod:`.conventions`, :mod:`.errors`, :mod:`.files`):
 
@@ -41,6 +41,7 @@ from dpfc.cli.numbers import parse_stack_text
 from dpfc.cli.opt import opt_command
 from dpfc.cli.p4 import p4_command
 from dpfc.cli.run import run_command
+from dpfc.cli.testing import dpftest_command
 from dpfc.encoding import StageKind, SwitchVMHeader, slot_bits, slot_bytes
 from dpfc.isa import PC
 from dpfc.packet import PacketSpec, build_packet, describe_packet, parse_packet, show, write_pcap
@@ -172,6 +173,7 @@ def target_command(name: str | None, list_all: bool) -> None:
 main.add_command(asm_command)
 main.add_command(disasm_command)
 main.add_command(run_command)
+main.add_command(dpftest_command)
 main.add_command(opt_command)
 main.add_command(check_command)
 main.add_command(compile_command)

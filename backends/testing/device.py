@@ -1,0 +1,247 @@
+"""A switch outside the simulator as a test target: bmv2, or a simulated switch standing in.
+
+Contract: a :class:`Device` is one switch dpfc reaches through the control protocol
+(:class:`~dpfc.switch.SwitchControl`) and a packet port: ``reset`` empties it and returns
+its control, ``send`` returns the frames that left for one frame sent. :class:`DeviceRun`
+puts a built case on it the way ``dpfc deploy`` does — the image of the case's switch
+applied by :class:`~dpfc.deploy.Deployment` — then copies the configuration the scenario
+builder made on the simulated switch (permission entries, forwarding, multicast,
+constants, routes, default port, the words of the image's arrays and the RAND state), so
+one description of a case serves every target. Each packet also runs on the simulated
+twin, whose frame count tells the device how many frames to wait for.
+
+A device observes the frames that left, memory words and the execution counters
+(:data:`~dpfc.switch.EXECUTION_COUNTERS`); verdicts, reasons, reports and the other
+counters are the simulator's alone, and expectations of them are unchecked there, with
+that reason. A case the device cannot hold (several pipes or switches, cables, code
+limited to some tenants, hand-made memory mappings, packets that set ``timestamp`` or
+``queue_depth``) is skipped with the reason.
+
+:class:`SimDevice` (``--switch sim://``) is a bare simulated switch behind the same
+protocol: the device path's dry run, as ``dpfc deploy sim://`` is. :class:`Bmv2Device`
+(``--switch bmv2://HOST:PORT``) is a running simple_switch reached through the bmv2
+control ``dpfc deploy`` uses, its packets on the nanomsg socket it was started with
+(``--packet-in``).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from dpfc.backends.p4 import Bmv2Control, Cli, PacketSocket, Toolchain
+from dpfc.backends.scenario import Scenario
+from dpfc.backends.sim import SimControl, Switch
+from dpfc.deploy import Deployment
+from dpfc.switch import EXECUTION_COUNTERS, Grant, SwitchControl, SwitchRefused
+from dpfc.target import TargetProfile
+
+from .build import Injected
+from .memory import Cell
+from .observe import Observed, Output, SimRun
+
+HOP_LIMIT = 64  # passes of one frame (recirculations) on the simulated device
+Frames = list[tuple[int, bytes]]
+
+
+class Device(Protocol):
+    name: str
+    profile: TargetProfile
+
+    def reset(self, *, switch_id: int, ports: int) -> SwitchControl: ...
+    def set_default_port(self, port: int | None) -> None: ...
+    def set_route(self, ip_dst: bytes, port: int) -> None: ...
+    def set_constant(self, tenant: int, index: int, value: int) -> None: ...
+    def seed_random(self, state: int) -> None: ...
+    def counters(self, tenant: int) -> dict[str, int]: ...
+    def send(self, port: int, frame: bytes, *, expect: int) -> Frames: ...
+    def close(self) -> None: ...
+
+
+class SimDevice:
+    """A simulated switch behind the control protocol (``sim://``)."""
+
+    name = "sim://"
+
+    def __init__(self, profile: TargetProfile) -> None:
+        self.profile = profile
+        self.switch = Switch("device", profile)
+
+    def reset(self, *, switch_id: int, ports: int) -> SwitchControl:
+        self.switch = Switch("device", self.profile, ports_per_pipe=ports, switch_id=switch_id)
+        return SimControl(self.switch.control)
+
+    def set_default_port(self, port: int | None) -> None:
+        self.switch.control.set_default_port(port)
+
+    def set_route(self, ip_dst: bytes, port: int) -> None:
+        self.switch.control.set_route(ip_dst, port)
+
+    def set_constant(self, tenant: int, index: int, value: int) -> None:
+        self.switch.control.set_constant(tenant, index, value)
+
+    def seed_random(self, state: int) -> None:
+        self.switch.seed_random(state)
+
+    def counters(self, tenant: int) -> dict[str, int]:
+        stats = self.switch.control.stats(tenant)
+        return {name: getattr(stats, name) for name in EXECUTION_COUNTERS}
+
+    def send(self, port: int, frame: bytes, *, expect: int) -> Frames:
+        del expect  # the simulator knows when a frame is done
+        out: Frames = []
+        pending = [frame]
+        for _ in range(HOP_LIMIT):
+            if not pending:
+                break
+            result = self.switch.process(pending.pop(), port)
+            out += result.outputs
+            if result.recirculated is not None:
+                pending.append(result.recirculated)
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+class Bmv2Device:
+    """A running simple_switch (``bmv2://HOST:PORT``, packets on ``packet_in``)."""
+
+    def __init__(
+        self, toolchain: Toolchain, host: str, port: int, packet_in: str, profile: TargetProfile
+    ) -> None:
+        self.name = f"bmv2://{host}:{port}"
+        self.profile = profile
+        self.cli = Cli(toolchain, port, host=host)
+        self.program = self.cli.program_json()
+        self.packets = PacketSocket(packet_in)
+        self.control = Bmv2Control(self.cli, profile, self.program)
+
+    def reset(self, *, switch_id: int, ports: int) -> SwitchControl:
+        self.cli.run("reset_state")
+        self.control = Bmv2Control(self.cli, self.profile, self.program)
+        self.control.configure(switch_id=switch_id, ports=ports)
+        return self.control
+
+    def set_default_port(self, port: int | None) -> None:
+        self.control.set_default_port(port)
+
+    def set_route(self, ip_dst: bytes, port: int) -> None:
+        self.control.set_route(ip_dst, port)
+
+    def set_constant(self, tenant: int, index: int, value: int) -> None:
+        self.control.set_constant(tenant, index, value)
+
+    def seed_random(self, state: int) -> None:
+        self.control.seed_random(state)
+
+    def counters(self, tenant: int) -> dict[str, int]:
+        return self.control.counters(tenant)
+
+    def send(self, port: int, frame: bytes, *, expect: int) -> Frames:
+        self.packets.send(port, frame)
+        return self.packets.receive(expect, timeout=3.0, grace=0.05 if expect else 0.15)
+
+    def close(self) -> None:
+        self.packets.close()
+        self.cli.close()
+
+
+def unsupported(
+    scenario: Scenario, switch: str, *, hand_made_memory: bool, metadata: bool
+) -> str | None:
+    """Why a device cannot hold this case (None: it can)."""
+    network = scenario.network
+    node = network.switches[switch]
+    if len(network.switches) > 1:
+        return "the case has several switches; a device is one"
+    if len(node.pipes) > 1:
+        return f"switch {switch} has {len(node.pipes)} pipes; a device runs one"
+    if any(peer[1] is not None for peer in network.wires.values()):
+        return "the case has cables between ports; a device has none"
+    if any(e.owners is not None for slots in node.pipes[0].code.values() for e in slots.values()):
+        return "code limited to some tenants (owners) is a simulator feature"
+    if hand_made_memory:
+        return "memory mapped by EU and lane (tenants' memory) is the simulator's; name arrays"
+    if metadata:
+        return "timestamp and queue_depth are given to the simulator; a device measures its own"
+    return None
+
+
+class DeviceRun:
+    """A built case on a device, run packet by packet (module docstring)."""
+
+    def __init__(self, device: Device, scenario: Scenario, switch: str, seed: int) -> None:
+        self.device = device
+        self.scenario = scenario
+        self.twin = SimRun(scenario, jit=False, trace=False)
+        node = scenario.network.switches[switch]
+        self.control = device.reset(switch_id=node.switch_id, ports=node.ports)
+        device.seed_random(seed)
+        image = scenario.images.get(switch)
+        if image is not None:
+            Deployment(self.control).apply(image[0])
+        tables, pipes = node.pipes[0], [0]
+        for tenant, entry in sorted(tables.permissions.items()):
+            tokens = (entry.app_id, *sorted(entry.app_ids - {entry.app_id}))
+            default = None if entry.default_dpf is None else entry.default_dpf.index
+            grant = Grant(
+                tokens, entry.metadata, entry.privileged, entry.recirculate, default,
+                entry.unauthorized.value,
+            )  # fmt: skip
+            self.control.grant(tenant, grant, pipes)
+        for tenant, table in sorted(tables.forwarding.items()):
+            for index, destination in sorted(table.items()):
+                self.control.set_forwarding(tenant, index, destination, pipes)
+        for tenant, groups in sorted(tables.multicast.items()):
+            for group, destinations in sorted(groups.items()):
+                self.control.set_multicast(tenant, group, destinations, pipes)
+        for tenant, values in sorted(tables.constants.items()):
+            for index, value in enumerate(values):
+                if value:
+                    device.set_constant(tenant, index, value)
+        for address, port in sorted(tables.routes.items()):
+            device.set_route(address, port)
+        device.set_default_port(tables.default_port)
+        for request in image[0].memory if image is not None else ():
+            words = node.control.read_memory(
+                request.tenant, request.eu, request.lane, 0, request.size, pipe=0,
+                pipeline=request.pipeline,
+            )  # fmt: skip
+            for index, word in enumerate(words):
+                if word:
+                    self.control.write_memory(
+                        request.tenant, request.eu, request.lane, index, [word], pipes,
+                        pipeline=request.pipeline,
+                    )  # fmt: skip
+
+    def send(self, packet: Injected) -> Observed:
+        expected = len(self.twin.send(packet).outputs)
+        frames = self.device.send(packet.port, packet.frame, expect=expected)
+        network = self.scenario.network
+        outputs = []
+        for port, frame in sorted(frames):
+            peer = network.wires.get((packet.switch, port))
+            outputs.append(Output(packet.switch, port, peer[0] if peer else "", frame))
+        control = self.control
+
+        def read(cell: Cell) -> int | str:
+            try:
+                words = control.read_memory(
+                    packet.tenant, cell.eu, cell.lane, cell.vaddr, 1, cell.pipe,
+                    pipeline=cell.pipeline,
+                )  # fmt: skip
+            except SwitchRefused as refused:
+                return f"unreadable: {refused.message} [{refused.code}]"
+            return words[0]
+
+        return Observed(
+            passes=None,
+            outputs=outputs,
+            reports=None,
+            counters=self.device.counters(packet.tenant),
+            read=read,
+            unobservable=f"{self.device.name} does not tell it (the simulator does)",
+        )
+
+
+__all__ = ["Bmv2Device", "Device", "DeviceRun", "SimDevice", "unsupported"]
