@@ -35,7 +35,6 @@ from dpfc.backends.scenario import (
 )
 from dpfc.backends.sim import Network
 from dpfc.encoding import SwitchVMHeader, decode_options
-from dpfc.isa import PC
 from dpfc.packet import build_frame, build_inner
 
 from .memory import MemoryAccess
@@ -86,12 +85,12 @@ class CaseBuilder(MemoryAccess):
             data["switches"] = [{"name": DEFAULT_SWITCH}]
         return Table(self.fail, "", data)
 
-    def only_switch(self, network: Network, what: str) -> str:
+    def only_switch(self, network: Network, path: str, what: str) -> str:
         if len(network.switches) != 1:
             self.fail(
                 CODE_TOPOLOGY,
-                f"{what} configures the only switch; this file has {len(network.switches)}: "
-                "write [[config]] blocks that name theirs",
+                f"{path}: {what} is for a file with one switch; this one has "
+                f"{len(network.switches)}: name the switch in a [[config]] block",
             )
         return next(iter(network.switches))
 
@@ -100,7 +99,7 @@ class CaseBuilder(MemoryAccess):
         blocks: list[Table] = []
         given = [key for key in SHORTHAND if self.top.has(key)]
         if given:
-            switch = self.only_switch(scenario.network, ", ".join(given))
+            switch = self.only_switch(scenario.network, given[0], f"the top-level {given[0]}")
             data: dict[str, object] = {"switch": switch}
             data.update({key: self.top.data[key] for key in given})
             if self.top.has("code"):
@@ -108,7 +107,9 @@ class CaseBuilder(MemoryAccess):
             blocks.append(Table(self.fail, "", data))
         for table in self.top.tables("config"):
             if not table.has("switch"):
-                switch = self.only_switch(scenario.network, f"{table.path} without switch")
+                switch = self.only_switch(
+                    scenario.network, table.path, "a config block without switch"
+                )
                 table = Table(self.fail, table.path, {"switch": switch, **table.data})
             blocks.append(table)
         return blocks
@@ -270,27 +271,40 @@ class CaseBuilder(MemoryAccess):
         )
 
     def packet_header(self, scenario: Scenario, table: Table) -> SwitchVMHeader:
-        """``code`` and ``egress`` as in a scenario; ``dpf`` the name of an installed DPF of
-        any placement, or a pointer."""
+        """``code`` as in a scenario; ``dpf`` and ``egress`` name an installed DPF of any
+        placement (an in-packet one: the packet carries its code, at most one does) or are
+        pointers. The app id is the token of the DPF ``code`` or ``dpf`` names, else of the
+        egress DPF."""
         header = SwitchVMHeader(gas=scenario.profile.default_gas)
+        carried = ""  # the key whose DPF's code the packet carries
         if table.has("code"):
-            header = self.packet_code(scenario, table)
-        if table.has("dpf"):
-            where = table.at("dpf")
-            named = self.named_dpf(scenario, table.raw("dpf"), where)
+            header, carried = self.packet_code(scenario, table), "code"
+        for key in ("dpf", "egress"):
+            if not table.has(key):
+                continue
+            where = table.at(key)
+            named = self.named_dpf(scenario, table.raw(key), where)
             if named is not None and named.in_packet_options is not None:
-                if table.has("code"):
-                    self.fail(CODE_VALUE, f"{where}: give code or an in-packet DPF, not both")
-                header = decode_options(named.in_packet_options, scenario.profile)
-            elif named is not None and named.pipeline == "egress":
-                header = replace(header, egress_ptr=PC(False, named.entry or 0))
+                if carried:
+                    self.fail(
+                        CODE_VALUE,
+                        f"{where}: the packet carries the code {carried} names; a packet "
+                        "carries one in-packet DPF",
+                    )
+                if key == "egress" and named.pipeline != "egress":
+                    self.fail(CODE_VALUE, f"{where}: {quote(named.symbol)} is an ingress DPF")
+                carried = key
+                code = decode_options(named.in_packet_options, scenario.profile)
+                header = replace(header, code=code.code, egress_ptr=code.egress_ptr)
+                if key == "dpf":
+                    header = replace(header, dpf_ptr=code.dpf_ptr)
+            elif named is not None and (key == "egress" or named.pipeline == "egress"):
+                pointer = self.pointer(scenario, table.raw(key), where, "egress")
+                header = replace(header, egress_ptr=pointer)
             else:
-                header = replace(header, dpf_ptr=self.pointer(scenario, table.raw("dpf"), where))
-            if named is not None and not table.has("code"):
+                header = replace(header, dpf_ptr=self.pointer(scenario, table.raw(key), where))
+            if named is not None and (key == "dpf" or not (table.has("dpf") or table.has("code"))):
                 header = replace(header, app_id=named.app_id)
-        if table.has("egress"):
-            egress = self.pointer(scenario, table.raw("egress"), table.at("egress"), "egress")
-            header = replace(header, egress_ptr=egress)
         return self.header_fields(scenario, table, header)
 
 

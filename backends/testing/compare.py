@@ -14,6 +14,7 @@ and the observed value as data and as text (words in hex, as ``dpfc run`` prints
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +65,10 @@ class Frame:
 
 def words(values: tuple[int, ...] | list[int]) -> str:
     return "[" + ", ".join(f"{v:#x}" for v in values) + "]"
+
+
+def names(values: list[str]) -> str:
+    return "[" + ", ".join(values) + "]"
 
 
 def frame_of(output: Output, profile: TargetProfile) -> Frame:
@@ -139,17 +144,11 @@ class _Checker:
             if expect.reason not in got_reason:
                 self.differ(
                     "reason", f"{expect.path}.reason", expect.reason, got_reason,
-                    (f"a reason containing {expect.reason!r}", repr(got_reason)),
+                    (f"a reason containing {json.dumps(expect.reason)}", json.dumps(got_reason)),
                 )  # fmt: skip
         if expect.passes is not None:
             got_passes = [p.verdict for p in passes]
-            self.equal(
-                "passes",
-                f"{expect.path}.passes",
-                list(expect.passes),
-                got_passes,
-                lambda v: ", ".join(v) or "none",
-            )
+            self.equal("passes", f"{expect.path}.passes", list(expect.passes), got_passes, names)
 
     def outputs(self, expect: Expect) -> None:
         frames = self.frames
@@ -250,13 +249,8 @@ class _Checker:
                     Unchecked("reports", f"{expect.path}.reports", self.seen.unobservable)
                 )
             else:
-                self.equal(
-                    "reports",
-                    f"{expect.path}.reports",
-                    list(expect.reports),
-                    self.seen.reports,
-                    lambda v: ", ".join(v) or "none",
-                )
+                wanted = list(expect.reports)
+                self.equal("reports", f"{expect.path}.reports", wanted, self.seen.reports, names)
 
 
 def compare(
@@ -270,4 +264,4 @@ def compare(
     return checker.mismatches, checker.unchecked
 
 
-__all__ = ["Frame", "Mismatch", "Unchecked", "compare", "frame_of", "words"]
+__all__ = ["Frame", "Mismatch", "Unchecked", "compare", "frame_of", "names", "words"]

@@ -64,8 +64,7 @@ class MemoryAccess(ScenarioBuilder):
             if not pipe_text.isdigit() or int(pipe_text) >= pipe_count:
                 self.fail(
                     CODE_VALUE,
-                    f"{path}: {quote(key)}: after @ comes a pipe of switch {switch} "
-                    f"(0..{pipe_count - 1})",
+                    f"{path}: after @ comes a pipe of switch {switch} (0..{pipe_count - 1})",
                 )
             pipe = int(pipe_text)
         lane = LANE.match(name)
