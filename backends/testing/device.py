@@ -146,6 +146,12 @@ class Bmv2Device:
         self.cli.close()
 
 
+def device_failure(exc: Exception) -> bool:
+    """Whether ``exc`` is a device's failure rather than dpfc's: simple_switch_CLI refusing
+    a command or losing its Thrift connection, the packet socket failing."""
+    return isinstance(exc, RuntimeError | OSError) or type(exc).__module__.startswith("thrift")
+
+
 def unsupported(
     scenario: Scenario, switch: str, *, hand_made_memory: bool, metadata: bool
 ) -> str | None:
@@ -244,4 +250,4 @@ class DeviceRun:
         )
 
 
-__all__ = ["Bmv2Device", "Device", "DeviceRun", "SimDevice", "unsupported"]
+__all__ = ["Bmv2Device", "Device", "DeviceRun", "SimDevice", "device_failure", "unsupported"]

@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dpfc.backends.scenario import ScenarioError, key_path, parse_file
+from dpfc.catalog import codes
 from dpfc.diagnostics import DiagnosticError
 from dpfc.switch import SwitchRefused
 from dpfc.target import TargetProfile
 
 from .build import CaseBuilder
 from .compare import Mismatch, Unchecked, compare
-from .device import Device, DeviceRun, unsupported
+from .device import Device, DeviceRun, device_failure, unsupported
 from .locate import locate
 from .observe import Observed, SimRun
 from .spec import Case, read_cases
@@ -168,6 +169,13 @@ def run_case(test: TestFile, case: Case, target: Target) -> CaseResult:
     except SwitchRefused as refused:  # a device refused what the simulator accepted
         message = f"{case.path}: {target.name} refused a request: {refused.message}"
         result.status, result.error = "error", ScenarioError(test.file, refused.code, message)
+        return result
+    except Exception as exc:
+        if target.device is None or not device_failure(exc):
+            raise
+        message = f"{case.path}: {target.name} failed: {type(exc).__name__}: {exc}"
+        result.status = "error"
+        result.error = ScenarioError(test.file, codes.SWITCH_REFUSED, message)
         return result
     if any(p.mismatches for p in result.packets):
         result.status = "fail"
