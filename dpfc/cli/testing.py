@@ -1,6 +1,6 @@
 """``dpfc test FILE...``: run test files of DPFs and say which expectations hold.
 
-Each test file (docs/testing.md; a directory: its ``*.toml`` files) is read, every case
+Each test file (docs/testing.md; a directory: its ``*.toml`` files, subdirectories too) is read, every case
 built afresh and run on the simulator (the interpreter; ``--jit``: its passes as native
 code, as ``dpfc run --jit``), or on a switch (``--switch bmv2://HOST:PORT`` with
 ``--packet-in``, through the bmv2 control ``dpfc deploy`` uses; ``sim://``: a simulated
@@ -51,12 +51,13 @@ Run = tuple[str, TestFile | None, list[CaseResult], ScenarioError | DiagnosticEr
 
 
 def files_of(arguments: tuple[str, ...]) -> list[str]:
-    """The files to run: each argument, a directory standing for its ``*.toml`` files."""
+    """The files to run: each argument, a directory standing for its ``*.toml`` files and
+    those of its subdirectories, in path order."""
     files: list[str] = []
     for argument in arguments:
         path = Path(argument)
         if path.is_dir():
-            found = sorted(str(p) for p in path.glob("*.toml"))
+            found = sorted(str(p) for p in path.rglob("*.toml"))
             if not found:
                 raise UserError(f"{argument}: a directory without test files (*.toml)")
             files += found
