@@ -100,7 +100,11 @@ def located(exc: ScenarioError, text: str | None) -> ScenarioError:
 def load_test_file(path: str | Path) -> TestFile:
     file = str(path)
     source = Path(path)
-    data = parse_file(source, file)
+    try:
+        data = parse_file(source, file)
+    except ScenarioError as exc:
+        exc.message = exc.message.replace("a scenario is", "a test file is")
+        raise
     text = source.read_text(encoding="utf-8") if source.suffix.lower() == ".toml" else None
     try:
         builder = CaseBuilder(file, source.parent, data)
