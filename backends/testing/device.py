@@ -118,6 +118,7 @@ class Bmv2Device:
 
     def reset(self, *, switch_id: int, ports: int) -> SwitchControl:
         self.cli.run("reset_state")
+        self.packets.receive(0, timeout=0.0, grace=0.05)  # nothing may be left in flight
         self.control = Bmv2Control(self.cli, self.profile, self.program)
         self.control.configure(switch_id=switch_id, ports=ports)
         return self.control

@@ -11,6 +11,7 @@ follow gives fewer positions, never an error.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -169,8 +170,10 @@ class _Reader:
                 self.tokens.take()
 
 
+@functools.lru_cache(maxsize=16)
 def positions(text: str) -> dict[Path, tuple[int, int]]:
-    """Every key, header and array element of ``text`` by concrete path -> (line, column)."""
+    """Every key, header and array element of ``text`` by concrete path -> (line, column)
+    (read once per text: a report locates many keys of one file; do not change it)."""
     return _Reader(text).read()
 
 

@@ -119,6 +119,7 @@ def report_error(error: ScenarioError | DiagnosticError) -> None:
     "--switch",
     "url",
     default=None,
+    metavar="URL",
     help="run on a switch: bmv2://HOST:PORT (with --packet-in), or sim:// (a dry run)",
 )
 @click.option(
