@@ -6,7 +6,8 @@ its control, ``send`` returns the frames that left for one frame sent. :class:`D
 puts a built case on it the way ``dpfc deploy`` does — the image of the case's switch
 applied by :class:`~dpfc.deploy.Deployment` — then copies the configuration the scenario
 builder made on the simulated switch (permission entries, forwarding, multicast,
-constants, routes, default port, the words of the image's arrays and the RAND state), so
+constants, routes, default port, the lanes the case's tenants map by EU and lane, the words
+of the image's arrays and of those lanes, and the RAND state), so
 one description of a case serves every target. Each packet also runs on the simulated
 twin, whose frame count tells the device how many frames to wait for.
 
@@ -14,8 +15,9 @@ A device observes the frames that left, memory words and the execution counters
 (:data:`~dpfc.switch.EXECUTION_COUNTERS`); verdicts, reasons, reports and the other
 counters are the simulator's alone, and expectations of them are unchecked there, with
 that reason. A case the device cannot hold (several pipes or switches, cables, code
-limited to some tenants, hand-made memory mappings, packets that set ``timestamp`` or
-``queue_depth``) is skipped with the reason.
+limited to some tenants, lanes the protocol cannot map: a null segment, words not from
+virtual address 0; packets that set ``timestamp`` or ``queue_depth``) is skipped with the
+reason.
 
 :class:`SimDevice` (``--switch sim://``) is a bare simulated switch behind the same
 protocol: the device path's dry run, as ``dpfc deploy sim://`` is. :class:`Bmv2Device`
@@ -26,10 +28,12 @@ control ``dpfc deploy`` uses, its packets on the nanomsg socket it was started w
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from dpfc.backends.p4 import Bmv2Control, Cli, PacketSocket, Toolchain
-from dpfc.backends.scenario import Scenario
+from dpfc.backends.scenario import Scenario, Table
 from dpfc.backends.sim import SimControl, Switch
 from dpfc.deploy import Deployment
 from dpfc.switch import EXECUTION_COUNTERS, Grant, SwitchControl, SwitchRefused
@@ -147,6 +151,55 @@ class Bmv2Device:
         self.cli.close()
 
 
+@dataclass(frozen=True)
+class LaneMapping:
+    """Memory a case's ``tenants`` map by EU and lane, as the control protocol maps it:
+    virtual words [0, size) of the lane, ``direct`` or ``segment``."""
+
+    tenant: int
+    eu: int
+    lane: int
+    pipeline: str
+    mapping: str
+    size: int
+
+
+def lane_mappings(tenants: Sequence[Table]) -> list[LaneMapping] | str:
+    """The lanes the ``memory`` of ``tenants`` tables map (tables the scenario builder has
+    read already), or why the protocol cannot map them: it maps a lane's words from
+    virtual address 0, a segment at 0 or direct entries 0..n-1, and no null segment."""
+    directs: dict[tuple[int, int, int, str], set[int]] = {}
+    out: list[LaneMapping] = []
+    for table in tenants:
+        tenant = table.integer("id")
+        for item in table.tables("memory"):
+            kind, vaddr = item.string("kind"), item.integer("vaddr", 0)
+            key = (
+                tenant,
+                item.integer("eu"),
+                item.integer("lane"),
+                item.string("pipeline", "ingress"),
+            )
+            if kind == "null_segment":
+                return f"{item.path}: a device maps no null segment (the simulator's)"
+            if kind == "segment" and vaddr != 0:
+                return f"{item.path}: a device maps a lane's segments from virtual address 0"
+            if kind == "segment":
+                out.append(LaneMapping(*key, "segment", item.integer("size", high=1 << 32)))
+            else:
+                directs.setdefault(key, set()).add(vaddr)
+    for key, addresses in sorted(directs.items()):
+        if addresses != set(range(len(addresses))):
+            tenant, eu, lane, _ = key
+            listed = ", ".join(str(a) for a in sorted(addresses)[:4])
+            return (
+                f"tenant {tenant}'s direct entries in EU{eu} lane {lane} are at {listed}: a "
+                "device maps a lane's direct entries from virtual address 0 on"
+            )
+        out.append(LaneMapping(*key, "direct", len(addresses)))
+    return out
+
+
 def device_failure(exc: Exception) -> bool:
     """Whether ``exc`` is a device's failure rather than dpfc's: simple_switch_CLI refusing
     a command or losing its Thrift connection, the packet socket failing."""
@@ -154,7 +207,7 @@ def device_failure(exc: Exception) -> bool:
 
 
 def unsupported(
-    scenario: Scenario, switch: str, *, hand_made_memory: bool, metadata: bool
+    scenario: Scenario, switch: str, *, lanes: list[LaneMapping] | str, metadata: bool
 ) -> str | None:
     """Why a device cannot hold this case (None: it can)."""
     network = scenario.network
@@ -167,8 +220,8 @@ def unsupported(
         return "the case has cables between ports; a device has none"
     if any(e.owners is not None for slots in node.pipes[0].code.values() for e in slots.values()):
         return "code limited to some tenants (owners) is a simulator feature"
-    if hand_made_memory:
-        return "memory mapped by EU and lane (tenants' memory) is the simulator's; name arrays"
+    if isinstance(lanes, str):
+        return lanes
     if metadata:
         return "timestamp and queue_depth are given to the simulator; a device measures its own"
     return None
@@ -177,7 +230,14 @@ def unsupported(
 class DeviceRun:
     """A built case on a device, run packet by packet (module docstring)."""
 
-    def __init__(self, device: Device, scenario: Scenario, switch: str, seed: int) -> None:
+    def __init__(
+        self,
+        device: Device,
+        scenario: Scenario,
+        switch: str,
+        seed: int,
+        lanes: Sequence[LaneMapping] = (),
+    ) -> None:
         self.device = device
         self.scenario = scenario
         self.twin = SimRun(scenario, jit=False, trace=False)
@@ -209,16 +269,24 @@ class DeviceRun:
         for address, port in sorted(tables.routes.items()):
             device.set_route(address, port)
         device.set_default_port(tables.default_port)
-        for request in image[0].memory if image is not None else ():
-            words = node.control.read_memory(
-                request.tenant, request.eu, request.lane, 0, request.size, pipe=0,
-                pipeline=request.pipeline,
+        for lane in lanes:
+            self.control.map_memory(
+                lane.tenant, lane.eu, lane.lane, lane.mapping, lane.size, pipes,
+                pipeline=lane.pipeline,
             )  # fmt: skip
+        placed = [
+            LaneMapping(r.tenant, r.eu, r.lane, r.pipeline, r.mapping, r.size)
+            for r in (image[0].memory if image is not None else ())
+        ]
+        for lane in [*placed, *lanes]:  # the words the case starts with
+            words = node.control.read_memory(
+                lane.tenant, lane.eu, lane.lane, 0, lane.size, pipe=0, pipeline=lane.pipeline
+            )
             for index, word in enumerate(words):
                 if word:
                     self.control.write_memory(
-                        request.tenant, request.eu, request.lane, index, [word], pipes,
-                        pipeline=request.pipeline,
+                        lane.tenant, lane.eu, lane.lane, index, [word], pipes,
+                        pipeline=lane.pipeline,
                     )  # fmt: skip
 
     def send(self, packet: Injected) -> Observed:
@@ -251,4 +319,13 @@ class DeviceRun:
         )
 
 
-__all__ = ["Bmv2Device", "Device", "DeviceRun", "SimDevice", "device_failure", "unsupported"]
+__all__ = [
+    "Bmv2Device",
+    "Device",
+    "DeviceRun",
+    "LaneMapping",
+    "SimDevice",
+    "device_failure",
+    "lane_mappings",
+    "unsupported",
+]

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dpfc.backends.scenario import ScenarioError, key_path, parse_file
+from dpfc.backends.scenario import ScenarioError, Table, key_path, parse_file
 from dpfc.catalog import codes
 from dpfc.diagnostics import DiagnosticError
 from dpfc.switch import SwitchRefused
@@ -27,7 +27,7 @@ from dpfc.target import TargetProfile
 
 from .build import CaseBuilder
 from .compare import Mismatch, Unchecked, compare
-from .device import Device, DeviceRun, device_failure, unsupported
+from .device import Device, DeviceRun, device_failure, lane_mappings, unsupported
 from .locate import locate
 from .observe import Observed, SimRun
 from .spec import Case, read_cases
@@ -115,11 +115,12 @@ def load_test_file(path: str | Path) -> TestFile:
     return TestFile(file, text, builder, cases, profile)
 
 
-def _hand_made_memory(test: TestFile, case: Case) -> bool:
-    tables = [*test.builder.top.tables("tenants"), *case.table.tables("tenants")]
+def _tenant_tables(test: TestFile, case: Case) -> list[Table]:
+    """Every ``tenants`` table a case's switch gets: the file's, its blocks', the case's."""
+    tables = test.builder.top.tables("tenants")
     for block in test.builder.top.tables("config"):
         tables += block.tables("tenants")
-    return any(t.has("memory") for t in tables)
+    return tables + case.table.tables("tenants")
 
 
 def run_case(test: TestFile, case: Case, target: Target) -> CaseResult:
@@ -140,14 +141,13 @@ def run_case(test: TestFile, case: Case, target: Target) -> CaseResult:
             metadata = any(
                 p.table.has(k) for p in case.packets for k in ("timestamp", "queue_depth")
             )
-            reason = unsupported(
-                scenario, switch, hand_made_memory=_hand_made_memory(test, case), metadata=metadata
-            )
-            if reason is not None:
-                result.status, result.skipped = "skip", reason
+            lanes = lane_mappings(_tenant_tables(test, case))
+            reason = unsupported(scenario, switch, lanes=lanes, metadata=metadata)
+            if reason is not None or isinstance(lanes, str):
+                result.status, result.skipped = "skip", reason or ""
                 return result
             seed = builder.base().integer("seed", 0, high=2**63 - 1)
-            runner = DeviceRun(target.device, scenario, switch, seed)
+            runner = DeviceRun(target.device, scenario, switch, seed, lanes)
         else:
             runner = SimRun(scenario, jit=target.jit, trace=target.trace)
         seen: Observed | None = None
