@@ -44,6 +44,7 @@ from .memory import Cell
 from .observe import Observed, Output, SimRun
 
 HOP_LIMIT = 64  # passes of one frame (recirculations) on the simulated device
+SEND_TIMEOUT_MS = 5000  # a packet the switch does not take by then: the case is an error
 Frames = list[tuple[int, bytes]]
 
 
@@ -117,7 +118,7 @@ class Bmv2Device:
         self.profile = profile
         self.cli = Cli(toolchain, port, host=host)
         self.program = self.cli.program_json()
-        self.packets = PacketSocket(packet_in)
+        self.packets = PacketSocket(packet_in, send_timeout_ms=SEND_TIMEOUT_MS)
         self.control = Bmv2Control(self.cli, profile, self.program)
 
     def reset(self, *, switch_id: int, ports: int) -> SwitchControl:

@@ -16,8 +16,9 @@ could not be read (its error printed like a scenario's: ``file:line:col: error[D
 
 from __future__ import annotations
 
+import socket
 import sys
-from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -66,39 +67,57 @@ def files_of(arguments: tuple[str, ...]) -> list[str]:
     return files
 
 
-def device_maker(url: str, packet_in: str | None) -> Callable[[TargetProfile], Device]:
-    """The switch ``--switch`` names, for a file's profile."""
-    where = urlparse(url)
-    if where.scheme == "sim":
-        return SimDevice
-    if where.scheme != "bmv2":
-        raise UserError(f"--switch takes bmv2://HOST:PORT or sim://, got `{url}`")
-    if where.hostname is None or where.port is None:
-        raise UserError(f"--switch bmv2://HOST:PORT, got `{url}`")
-    if packet_in is None:
-        raise UserError(
-            "--switch bmv2://... needs --packet-in ADDRESS: the nanomsg address simple_switch "
-            "was started with (simple_switch --packet-in ipc:///tmp/sv.ipc ...)"
-        )
-    try:
-        toolchain = find_toolchain()
-    except ToolchainMissing as missing:
-        raise UserError(str(missing)) from None
-    made: dict[str, Bmv2Device] = {}
+class Devices:
+    """The switch ``--switch`` names, made for each file's profile (bmv2: one connection
+    for every file), closed when the command ends."""
 
-    def make(profile: TargetProfile) -> Device:
-        device = made.get("device")
-        if device is None:
-            assert where.hostname is not None and where.port is not None and packet_in
+    def __init__(self, url: str, packet_in: str | None) -> None:
+        self.where = where = urlparse(url)
+        self.bmv2: Bmv2Device | None = None
+        if where.scheme not in ("sim", "bmv2"):
+            raise UserError(f"--switch takes bmv2://HOST:PORT or sim://, got `{url}`")
+        if where.scheme == "sim":
+            return
+        if where.hostname is None or where.port is None:
+            raise UserError(f"--switch bmv2://HOST:PORT, got `{url}`")
+        if packet_in is None:
+            raise UserError(
+                "--switch bmv2://... needs --packet-in ADDRESS: the nanomsg address "
+                "simple_switch was started with (simple_switch --packet-in ipc:///tmp/sv.ipc ...)"
+            )
+        self.packet_in = packet_in
+        try:
+            self.toolchain = find_toolchain()
+        except ToolchainMissing as missing:
+            raise UserError(str(missing)) from None
+
+    def get(self, profile: TargetProfile) -> Device:
+        where = self.where
+        if where.scheme == "sim":
+            return SimDevice(profile)
+        if self.bmv2 is None:
+            assert where.hostname is not None and where.port is not None
+            try:  # first a plain connection: simple_switch_CLI's failing one prints and exits
+                socket.create_connection((where.hostname, where.port), timeout=5).close()
+            except OSError as exc:
+                raise UserError(
+                    f"cannot reach simple_switch at {where.netloc}: {exc.strerror or exc}"
+                ) from None
             try:
-                device = Bmv2Device(toolchain, where.hostname, where.port, packet_in, profile)
-            except Exception as exc:  # Thrift or nanomsg: nothing listens, not a simple_switch
-                raise UserError(f"cannot reach simple_switch at {where.netloc}: {exc}") from None
-            made["device"] = device
-        device.profile = profile
-        return device
+                self.bmv2 = Bmv2Device(
+                    self.toolchain, where.hostname, where.port, self.packet_in, profile
+                )
+            except (Exception, SystemExit) as exc:
+                # Thrift or nanomsg: not a simple_switch (simple_switch_CLI's connect exits
+                # the process when it cannot connect)
+                reason = str(exc) if not isinstance(exc, SystemExit) else "no Thrift server there"
+                raise UserError(f"cannot reach simple_switch at {where.netloc}: {reason}") from None
+        self.bmv2.profile = profile
+        return self.bmv2
 
-    return make
+    def close(self) -> None:
+        if self.bmv2 is not None:
+            self.bmv2.close()
 
 
 def report_error(error: ScenarioError | DiagnosticError) -> None:
@@ -106,6 +125,49 @@ def report_error(error: ScenarioError | DiagnosticError) -> None:
         report_diagnostics(error.diagnostics)
     else:
         report_scenario_error(error)
+
+
+@dataclass(frozen=True)
+class Show:
+    """What the command prints as it goes."""
+
+    as_json: bool  # nothing: the JSON at the end
+    quiet: bool  # failures and errors only
+    trace: bool  # the traces of the failing cases
+    trace_all: bool  # the traces of every case
+
+
+def run_file(
+    file: str,
+    devices: Devices | None,
+    target: Target,
+    summary: Summary,
+    runs: list[Run],
+    show: Show,
+) -> None:
+    """Read ``file`` and run its cases on ``target`` (its device made for the file's
+    profile), printing each case's line; the results go to ``summary`` and ``runs``."""
+    summary.files += 1
+    try:
+        test = load_test_file(file)
+    except (ScenarioError, DiagnosticError) as exc:
+        summary.file_errors += 1
+        runs.append((file, None, [], exc))
+        report_error(exc)
+        return
+    if devices is not None:
+        target = replace(target, device=devices.get(test.profile))
+    results: list[CaseResult] = []
+    for case in test.cases:
+        result = run_case(test, case, target)
+        results.append(result)
+        summary.add(result)
+        traced = show.trace_all or (show.trace and result.status == "fail")
+        if not show.as_json and not (show.quiet and result.status in ("pass", "skip")):
+            click.echo(render_case(test, result, trace=traced), nl=False)
+        if result.error is not None:
+            report_error(result.error)
+    runs.append((file, test, results, None))
 
 
 @click.command("test")
@@ -152,11 +214,11 @@ def dpftest_command(
     quiet: bool,
 ) -> None:
     """Run test files of DPFs on the simulator, its JIT or a switch; diff what differs."""
-    make = device_maker(url, packet_in) if url is not None else None
-    if make is not None and (trace or trace_all):
+    if url is not None and (trace or trace_all):
         raise UserError("--trace shows the simulator's passes; it does not go with --switch")
-    if make is not None and jit:
+    if url is not None and jit:
         raise UserError("--jit runs the simulator's passes; it does not go with --switch")
+    devices = Devices(url, packet_in) if url is not None else None
     if jit and native.missing() is not None:
         click.echo(
             f"dpfc test: --jit: {native.missing()}; the interpreter runs the passes", err=True
@@ -166,28 +228,13 @@ def dpftest_command(
     name = url if url is not None else ("jit" if jit else "sim")
     summary = Summary(name)
     runs: list[Run] = []
-    for file in files:
-        summary.files += 1
-        try:
-            test = load_test_file(file)
-        except (ScenarioError, DiagnosticError) as exc:
-            summary.file_errors += 1
-            runs.append((file, None, [], exc))
-            report_error(exc)
-            continue
-        device = make(test.profile) if make is not None else None
-        target = Target(jit=jit, trace=trace or trace_all, device=device)
-        results: list[CaseResult] = []
-        for case in test.cases:
-            result = run_case(test, case, target)
-            results.append(result)
-            summary.add(result)
-            show_trace = trace_all or (trace and result.status == "fail")
-            if not as_json and not (quiet and result.status in ("pass", "skip")):
-                click.echo(render_case(test, result, trace=show_trace), nl=False)
-            if result.error is not None:
-                report_error(result.error)
-        runs.append((file, test, results, None))
+    show = Show(as_json, quiet, trace, trace_all)
+    try:
+        for file in files:
+            run_file(file, devices, Target(jit=jit, trace=trace or trace_all), summary, runs, show)
+    finally:
+        if devices is not None:
+            devices.close()
     if as_json:
         shown = "all" if trace_all else ("failed" if trace else "")
         click.echo(results_json(runs, summary, trace=shown), nl=False)

@@ -2,7 +2,7 @@
 running simple_switch, through the bmv2 control ``dpfc deploy`` uses.
 
 The switch is started as the other conformance tests start theirs (the program compiled
-once per run); its packet socket is left to ``dpfc test``. Every case a device can hold
+once per run); its packet socket is left to ``dpfc test`` (a PAIR socket serves one peer). Every case a device can hold
 must give on bmv2 what it gives on the simulated device (``--switch sim://``): the same
 status per case, no failure. Without p4c and bmv2 the test is skipped with the reason
 (``p4_build``).
@@ -32,8 +32,7 @@ def test_the_example_tests_on_bmv2(p4_build: P4Build) -> None:
     runner = CliRunner()
     simulated = runner.invoke(main, ["test", EXAMPLES, "--switch", "sim://", "--json"])
     assert simulated.exit_code == 0, simulated.output
-    switch = Switch(p4_build.toolchain, p4_build.json)
-    switch.packets.close()  # a PAIR socket has one peer: dpfc test's
+    switch = Switch(p4_build.toolchain, p4_build.json, packets=False)  # dpfc test's
     try:
         url = f"bmv2://127.0.0.1:{switch.thrift_port}"
         args = ["test", EXAMPLES, "--switch", url, "--packet-in", switch.address, "--json"]
