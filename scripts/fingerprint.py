@@ -14,6 +14,8 @@ and every file it wrote (text in full, binary as hex) in ``OUT/<job>.txt``. The 
 * every ``.ir``: ``opt`` with the default pipeline;
 * every scenario (``.toml``/``.json`` under ``examples/scenarios`` and
   ``tests/run_errors``): ``run --json`` and ``run --trace``;
+* every test file (``examples/tests``, ``tests/dpftest``, ``tests/dpftest_errors``):
+  ``test --json --trace-all`` and ``test --switch sim://``;
 * the example modules linked one by one and all together into images, each image
   disassembled, deployed on ``sim://`` and turned into a BF-RT script;
 * every corrupt image (``tests/bundle_errors``) and packet (``tests/packet_errors``):
@@ -103,6 +105,15 @@ def jobs(extra: list[Path]) -> Iterator[Job]:
         yield Job(
             f"run/{_slug(rel)}",
             (("run", rel, "--json", "--no-jit"), ("run", rel, "--trace", "--no-jit")),
+        )
+    test_files = sorted(ROOT.glob("examples/tests/**/*.toml")) + sorted(
+        ROOT.glob("tests/dpftest*/*.toml")
+    )
+    for path in test_files:
+        rel = _rel(path)
+        yield Job(
+            f"test/{_slug(rel)}",
+            (("test", rel, "--json", "--trace-all"), ("test", rel, "--switch", "sim://")),
         )
     examples = sorted(ROOT.glob("examples/dpf/*.dpf"))
     objects = []

@@ -7,8 +7,10 @@
   ``dpfc.switch`` and ``dpfc.target`` of dpfc: it runs bytes, knowing nothing of how they
   were made.
 * No back end imports another, except through the one interface declared for it here: the
-  JIT runs the simulator's switches through the simulator package's public names, and the
-  scenario front end (``dpfc run``) uses the simulator and the JIT through theirs.
+  JIT runs the simulator's switches through the simulator package's public names, the
+  scenario front end (``dpfc run``) uses the simulator and the JIT through theirs, and the
+  test runner (``dpfc test``) those of the scenario front end, the simulator, the JIT and
+  the P4 back end (its bmv2 control).
 * Each loosely typed third-party library is imported by its one adapter module.
 """
 
@@ -42,6 +44,13 @@ SIMULATOR_MAY_USE = {"catalog", "encoding", "isa", "packet", "switch", "target"}
 BACK_END_INTERFACES = {
     "jit": {"dpfc.backends.sim"},  # the simulator's runtime: Switch, PipeState, LaneMemory, ...
     "scenario": {"dpfc.backends.sim", "dpfc.backends.jit"},  # dpfc run's network and engine
+    # dpfc test: cases built as scenarios, run on the simulator, the JIT or bmv2
+    "testing": {
+        "dpfc.backends.scenario",
+        "dpfc.backends.sim",
+        "dpfc.backends.jit",
+        "dpfc.backends.p4",
+    },
 }
 ADAPTERS = {
     "lark": {"dpfc/parsing.py"},
@@ -113,7 +122,8 @@ def test_the_simulator_runs_bytes_and_knows_nothing_of_how_they_were_made() -> N
 
 
 def _back_end(name: str) -> str | None:
-    """The back end (``sim``, ``jit``, ``p4``, ``scenario``) a module name is in, if any."""
+    """The back end (``sim``, ``jit``, ``p4``, ``scenario``, ``testing``) a module name is
+    in, if any."""
     parts = name.split(".")
     return parts[2] if parts[:2] == ["dpfc", "backends"] and len(parts) > 2 else None
 

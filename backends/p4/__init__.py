@@ -3,6 +3,7 @@ from one model, the bmv2 control, and BF-RT scripts that install images (docs/p4
 
 from dpfc.backends.p4.bfrt import bfrt_script
 from dpfc.backends.p4.bmv2 import (
+    PacketSocket,
     Switch,
     Toolchain,
     ToolchainMissing,
@@ -21,6 +22,7 @@ __all__ = [
     "CliModules",
     "Layout",
     "LayoutError",
+    "PacketSocket",
     "Switch",
     "Toolchain",
     "ToolchainMissing",

@@ -9,7 +9,9 @@ Contract:
 * :class:`Switch` starts one ``simple_switch`` with its packets on a nanomsg PAIR socket
   (``--packet-in``: no root, no interfaces, packets in and out in order, as bmv2's own
   ``dev_mgr_packet_in.cpp`` frames them) and its runtime on a loopback Thrift port, and
-  gives :class:`~dpfc.backends.p4.simple_switch_cli.Cli` access to it. ``stop()`` ends the process.
+  gives :class:`~dpfc.backends.p4.simple_switch_cli.Cli` access to it. ``stop()`` ends the process;
+* :class:`PacketSocket` is that socket, also of a simple_switch started by someone else
+  (``--packet-in ADDRESS``), as ``dpfc test --switch bmv2://...`` reaches one.
 
 dpfc ships none of these tools: docs/p4.md says where to get them.
 """
@@ -30,7 +32,7 @@ from pathlib import Path
 DEFAULT_PREFIX = "/opt/p4"
 TOOLS = ("p4c-bm2-ss", "simple_switch", "simple_switch_CLI")
 MSG_PACKET_IN, MSG_PACKET_OUT = 3, 4  # bmv2's packet-in message types
-NN_PAIR, AF_SP, NN_SOL_SOCKET, NN_RCVTIMEO, NN_MSG = 16, 1, 0, 5, -1
+NN_PAIR, AF_SP, NN_SOL_SOCKET, NN_SNDTIMEO, NN_RCVTIMEO, NN_MSG = 16, 1, 0, 4, 5, -1
 HEADER = struct.Struct("<iii")  # type, port, length (bmv2's packed native ints)
 
 
@@ -123,14 +125,18 @@ class _Nanomsg:
         self.lib.nn_recv.restype = ctypes.c_int
         self.lib.nn_errno.restype = ctypes.c_int
 
-    def pair(self, address: str, timeout_ms: int) -> int:
+    def pair(self, address: str, timeout_ms: int, send_timeout_ms: int | None = None) -> int:
         sock = self.lib.nn_socket(AF_SP, NN_PAIR)
         if sock < 0:
             raise Bmv2Error("nn_socket failed")
-        value = ctypes.c_int(timeout_ms)
-        self.lib.nn_setsockopt(
-            sock, NN_SOL_SOCKET, NN_RCVTIMEO, ctypes.byref(value), ctypes.sizeof(value)
-        )
+        options = [(NN_RCVTIMEO, timeout_ms)]
+        if send_timeout_ms is not None:  # else a send with no peer waits for one
+            options.append((NN_SNDTIMEO, send_timeout_ms))
+        for option, milliseconds in options:
+            value = ctypes.c_int(milliseconds)
+            self.lib.nn_setsockopt(
+                sock, NN_SOL_SOCKET, option, ctypes.byref(value), ctypes.sizeof(value)
+            )
         if self.lib.nn_connect(sock, address.encode()) < 0:
             raise Bmv2Error(f"nn_connect {address} failed")
         return int(sock)
@@ -182,54 +188,30 @@ def free_port() -> int:
     raise Bmv2Error(f"no free port left in {PORT_RANGE_VARIABLE}={bounds}")
 
 
-class Switch:
-    """One running simple_switch (see the module docstring)."""
+class PacketSocket:
+    """The packets of a running simple_switch: the nanomsg PAIR socket it was started with
+    (``simple_switch --packet-in ADDRESS``), framed as bmv2's ``dev_mgr_packet_in.cpp``
+    frames them."""
 
-    _devices = 0
-
-    def __init__(self, toolchain: Toolchain, program_json: Path, *, log: bool = False) -> None:
-        self.toolchain = toolchain
-        self.json = program_json
-        self.workdir = Path(tempfile.mkdtemp(prefix="dpfc-bmv2-"))
-        Switch._devices += 1
-        self.device = os.getpid() % 10_000 * 10 + Switch._devices
-        self.address = f"ipc://{self.workdir}/packets.ipc"
-        self.thrift_port = free_port()
-        command = [
-            str(toolchain.switch),
-            "--packet-in",
-            self.address,
-            "--thrift-port",
-            str(self.thrift_port),
-            "--device-id",
-            str(self.device),
-            "--notifications-addr",
-            f"ipc://{self.workdir}/notifications.ipc",
-        ]
-        if log:
-            command += ["--log-file", str(self.workdir / "switch"), "--log-flush"]
-        command.append(str(program_json))
-        self.log = open(self.workdir / "stderr.txt", "w")  # noqa: SIM115 (lives as long as the switch)
-        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
+    def __init__(
+        self, address: str, *, timeout_ms: int = 50, send_timeout_ms: int | None = None
+    ) -> None:
+        """``send_timeout_ms``: how long a send waits for the switch to take the packet
+        (None: as long as it takes)."""
+        self.address = address
+        self.send_timeout_ms = send_timeout_ms
         self.nn = _Nanomsg()
-        self._wait_ready()
-        self.sock = self.nn.pair(self.address, 50)
-
-    def _wait_ready(self) -> None:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise Bmv2Error(
-                    f"simple_switch exited: {(self.workdir / 'stderr.txt').read_text()}"
-                )
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-                if probe.connect_ex(("127.0.0.1", self.thrift_port)) == 0:
-                    return
-            time.sleep(0.05)
-        raise Bmv2Error("simple_switch did not open its Thrift port within 30 s")
+        self.sock = self.nn.pair(address, timeout_ms, send_timeout_ms)
 
     def send(self, port: int, frame: bytes) -> None:
-        self.nn.send(self.sock, HEADER.pack(MSG_PACKET_IN, port, len(frame)) + frame)
+        try:
+            self.nn.send(self.sock, HEADER.pack(MSG_PACKET_IN, port, len(frame)) + frame)
+        except Bmv2Error:
+            raise Bmv2Error(
+                f"no simple_switch took the packet on {self.address} within "
+                f"{self.send_timeout_ms} ms (the address its --packet-in names, one peer "
+                "at a time?)"
+            ) from None
 
     def receive(
         self, count: int, *, timeout: float = 3.0, grace: float = 0.05
@@ -253,6 +235,71 @@ class Switch:
             if kind == MSG_PACKET_OUT:
                 out.append((port, message[HEADER.size : HEADER.size + length]))
 
+    def close(self) -> None:
+        self.nn.close(self.sock)
+
+
+class Switch:
+    """One running simple_switch (see the module docstring)."""
+
+    _devices = 0
+
+    def __init__(
+        self, toolchain: Toolchain, program_json: Path, *, log: bool = False, packets: bool = True
+    ) -> None:
+        """``packets=False``: leave the packet socket to another process (a PAIR socket
+        takes one peer, and simple_switch serves the first)."""
+        self.toolchain = toolchain
+        self.json = program_json
+        self.workdir = Path(tempfile.mkdtemp(prefix="dpfc-bmv2-"))
+        Switch._devices += 1
+        self.device = os.getpid() % 10_000 * 10 + Switch._devices
+        self.address = f"ipc://{self.workdir}/packets.ipc"
+        self.thrift_port = free_port()
+        command = [
+            str(toolchain.switch),
+            "--packet-in",
+            self.address,
+            "--thrift-port",
+            str(self.thrift_port),
+            "--device-id",
+            str(self.device),
+            "--notifications-addr",
+            f"ipc://{self.workdir}/notifications.ipc",
+        ]
+        if log:
+            command += ["--log-file", str(self.workdir / "switch"), "--log-flush"]
+        command.append(str(program_json))
+        self.log = open(self.workdir / "stderr.txt", "w")  # noqa: SIM115 (lives as long as the switch)
+        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
+        self._wait_ready()
+        self.packets = PacketSocket(self.address) if packets else None
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise Bmv2Error(
+                    f"simple_switch exited: {(self.workdir / 'stderr.txt').read_text()}"
+                )
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+                if probe.connect_ex(("127.0.0.1", self.thrift_port)) == 0:
+                    return
+            time.sleep(0.05)
+        raise Bmv2Error("simple_switch did not open its Thrift port within 30 s")
+
+    def send(self, port: int, frame: bytes) -> None:
+        assert self.packets is not None, "this switch's packets are another process's"
+        self.packets.send(port, frame)
+
+    def receive(
+        self, count: int, *, timeout: float = 3.0, grace: float = 0.05
+    ) -> list[tuple[int, bytes]]:
+        """Output packets: waits for ``count`` (at most ``timeout`` s), then ``grace`` s more
+        for any beyond them; returns what came, in order."""
+        assert self.packets is not None, "this switch's packets are another process's"
+        return self.packets.receive(count, timeout=timeout, grace=grace)
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
@@ -261,6 +308,7 @@ class Switch:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        self.nn.close(self.sock)
+        if self.packets is not None:
+            self.packets.close()
         self.log.close()
         shutil.rmtree(self.workdir, ignore_errors=True)

@@ -27,6 +27,7 @@ from dpfc.backends.p4.layout import INGRESS, MAX_TENANT_SLOTS, Layout
 from dpfc.backends.p4.writer import EntryWriter, Match
 from dpfc.encoding import slot_fields, slot_layout, stage_kind
 from dpfc.switch import (
+    EXECUTION_COUNTERS,
     PIPELINES,
     WORD_MASK,
     Change,
@@ -304,6 +305,20 @@ class EntryControl(LedgerControl[LaneMap]):
         plane = self.entry_plane
         position = plane.slot(tenant) * self.profile.const_table_entries + index
         self.writer.write_register(str(plane.names["constants"]), position, value)
+
+    def counters(self, tenant: int) -> dict[str, int]:
+        """The tenant's execution counters (``EXECUTION_COUNTERS``: the registers of its
+        slot; 0 for a tenant without one)."""
+        plane = self.entry_plane
+        slot = plane.slots.get(tenant)
+        names = plane.names["counters"]
+        assert isinstance(names, dict)
+        return {
+            counter: 0
+            if slot is None
+            else self.writer.read_register(str(names[counter]), [slot])[0]
+            for counter in EXECUTION_COUNTERS
+        }
 
 
 __all__ = ["PORT_IDS", "EntryControl", "EntryDataPlane", "destination_params"]

@@ -11,7 +11,8 @@ deployed through the simulator's control protocol (``SimControl``).
 * Per switch, every code entry of every ``config`` block is linked into one image (an
   image file, at most one per switch, is the base the others are linked into): a DPF runs
   on the block's pipes, ``prolog_slot`` pins its prolog, ``tenant`` makes its arrays and
-  permissions that tenant's (without it, the code is shared and may use no arrays).
+  permissions that tenant's (without it, the code is shared and may use no arrays);
+  ``placement`` overrides the ``@placement`` of DPFs of a ``.dpf`` source.
 * A chain to a DPF installed on another switch resolves through that switch's image
   (``--extern``): switches are linked in an order that makes that possible.
 * The image is deployed with :class:`dpfc.deploy.Deployment`, prologs last; ``owners``
@@ -47,7 +48,7 @@ from dpfc.schedule import ScheduleOptions
 from dpfc.switch import SwitchRefused
 from dpfc.target import TargetProfile
 
-from .reader import CODE_FILE, CODE_TOPOLOGY, Fail, quote
+from .reader import CODE_FILE, CODE_TOPOLOGY, CODE_UNKNOWN_NAME, Fail, quote
 
 SUFFIXES = (".dpfasm", ".dpfo", ".dpf", ".dpfimg")
 
@@ -64,6 +65,8 @@ class CodeEntry:
     tenant: int | None
     prolog_slot: int | None
     owners: tuple[int, ...] | None
+    # DPF name -> "packet" | "switch", overriding the source's @placement (.dpf files only)
+    placements: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -73,7 +76,7 @@ class CodeFiles:
     fail: Fail
     scenario: str
     profile: TargetProfile
-    objects: dict[Path, ObjectFile]
+    objects: dict[tuple[Path, tuple[tuple[str, str], ...]], ObjectFile]  # by file, placements
     images: dict[Path, tuple[Image, str]]
     # switch -> the DPF instances linked into its image (``tenant:symbol``) -> the object
     # DPF each was linked from (under the symbol the image gives it)
@@ -119,8 +122,12 @@ class CodeFiles:
             listed = ", ".join(kinds[s] for s in allowed)
             self.fail(CODE_FILE, f"{where}: {quote(relative)} is none of: {listed}")
 
-    def object(self, path: Path, where: str) -> ObjectFile:
-        cached = self.objects.get(path)
+    def object(
+        self, path: Path, where: str, placements: tuple[tuple[str, str], ...] = ()
+    ) -> ObjectFile:
+        """The object of a code file (``placements``: of a ``.dpf`` compiled with those
+        DPFs' placements overridden), read or compiled once."""
+        cached = self.objects.get((path, placements))
         if cached is not None:
             return cached
         suffix = path.suffix.lower()
@@ -135,16 +142,26 @@ class CodeFiles:
                 if not path.is_file():
                     self.fail(CODE_FILE, f"{where}: cannot read {path}: no such file")
                 options = CompileOptions(
-                    target=self.profile, schedule=ScheduleOptions(cache=self.cache)
+                    target=self.profile,
+                    schedule=ScheduleOptions(cache=self.cache),
+                    placements=dict(placements),
                 )
                 compiled = compile_source(path, options)
                 self.warnings.extend(compiled.checked.warnings)
                 obj = compiled.object()
+                known = [d.program.name for d in obj.dpfs]
+                for name, _placement in placements:
+                    if name not in known:
+                        self.fail(
+                            CODE_UNKNOWN_NAME,
+                            f"{where}: {path} has no DPF named {quote(name)} to place "
+                            f"(its DPFs: {', '.join(known)})",
+                        )
             else:
                 # Not UTF-8: located at the byte (file:line:col), as for every source file.
                 source = decode_source(str(path), self.read(path, where))
                 obj = replace(assemble_module(source, self.profile).object(), path=str(path))
-        self.objects[path] = obj
+        self.objects[path, placements] = obj
         return obj
 
     def image(self, path: Path, where: str) -> tuple[Image, str]:
@@ -204,7 +221,7 @@ def _link_switch(
                 files.fail(CODE_TOPOLOGY, f"{entry.path}: a switch takes one image file")
             base = files.image(entry.file, f"{entry.path}.file")
             continue
-        obj = files.object(entry.file, f"{entry.path}.file")
+        obj = files.object(entry.file, f"{entry.path}.file", entry.placements)
         if entry.name is not None and len(obj.dpfs) == 1:
             # the name is the DPF's symbol here: one file may be installed twice
             obj = replace(obj, dpfs=(replace(obj.dpfs[0], symbol=entry.name),))
@@ -257,7 +274,7 @@ def deploy(
         image = images[entry.switch][0]
         if entry.file.suffix.lower() == ".dpfimg":
             continue
-        obj = files.objects[entry.file]
+        obj = files.objects[entry.file, entry.placements]
         symbols = [d.symbol for d in obj.dpfs]
         if entry.name is not None and len(symbols) == 1:
             symbols = [entry.name]

@@ -7,7 +7,7 @@ Contract: a block's tables are read strictly, each control-plane call under the 
 of the value it came from (:meth:`~.lookups.BuilderBase.refusals`); a tenant's tokens are
 ``app_id``, ``app_ids`` (not both, DPF4105) or those the switch's linked code granted it; a
 destination is a host (reached through its port on this switch, else through the route
-to its address) or a table ``{host, port, ip, mac}``. The tenant's memory, arrays and
+to its address), a port number or a table ``{host, port, ip, mac}``. The tenant's memory, arrays and
 constants are :mod:`.memory`'s.
 """
 
@@ -37,7 +37,8 @@ TENANT_KEYS = (
     "forwarding",
     "multicast",
 )
-CODE_KEYS = ("file", "name", "tenant", "prolog_slot", "owners")
+CODE_KEYS = ("file", "name", "tenant", "prolog_slot", "owners", "placement")
+PLACEMENTS = ("packet", "switch")
 
 
 class ConfigBuilder(MemoryBuilder):
@@ -69,6 +70,22 @@ class ConfigBuilder(MemoryBuilder):
             owners = tuple(
                 self.fail.integer(v, f"{where}[{i}]", 0, TENANT_MAX) for i, v in enumerate(items)
             )
+        placements: list[tuple[str, str]] = []
+        given = table.table("placement")
+        if given is not None and path.suffix.lower() != ".dpf":
+            self.fail(
+                CODE_VALUE,
+                f"{given.path}: placement overrides the @placement of a .dpf source compiled "
+                f"here; {quote(relative)} is compiled already",
+            )
+        for name, value in given.data.items() if given is not None else ():
+            where = key_path(given.path, name) if given is not None else name
+            placement = self.fail.string(value, where)
+            if placement not in PLACEMENTS:
+                self.fail(
+                    CODE_VALUE, f'{where}: expected "packet" or "switch", got {quote(placement)}'
+                )
+            placements.append((name, placement))
         last_slot = self.files.profile.code_slots_per_stage - 1
         return CodeEntry(
             path=table.path,
@@ -79,6 +96,7 @@ class ConfigBuilder(MemoryBuilder):
             tenant=table.optional_integer("tenant", high=TENANT_MAX),
             prolog_slot=table.optional_integer("prolog_slot", high=last_slot),
             owners=owners,
+            placements=tuple(sorted(placements)),
         )
 
     def configure(
@@ -197,9 +215,12 @@ class ConfigBuilder(MemoryBuilder):
         return None
 
     def destination(self, scenario: Scenario, value: object, path: str, switch: str) -> Destination:
-        """A host name, or a table {host, port, ip, mac}. A host on this switch is reached
-        through its port, a host elsewhere through the route to its IPv4 address."""
+        """A host name, a port number, or a table {host, port, ip, mac}. A host on this
+        switch is reached through its port, a host elsewhere through the route to its IPv4
+        address."""
         network = scenario.network
+        if isinstance(value, int) and not isinstance(value, bool):
+            return Destination(port=self.fail.integer(value, path, 0, 0xFFFF))
         if isinstance(value, str):
             host = network.hosts[self.host_name(network, value, path)]
             port = host.port if host.switch == switch else None

@@ -38,7 +38,7 @@ from pathlib import Path
 from dpfc.backends.sim import Network
 from dpfc.target import BUILTIN_PROFILES, DEFAULT_PROFILE, TargetError, TargetProfile, load_profile
 
-from .code import CodeFiles, deploy, link_switches
+from .code import deploy, link_switches
 from .config import ConfigBuilder
 from .model import MemoryWatch, QueuedPacket, Scenario
 from .reader import CODE_FILE, CODE_VALUE, ScenarioError, Table, parse_file, quote
@@ -55,20 +55,37 @@ def load_scenario(path: str | Path, *, cache: bool = False) -> Scenario:
     an unchanged DPF costs no solver time, and compiles to the same bytes)."""
     file = str(path)
     data = parse_file(Path(path), file)
-    return _Builder(file, Path(path).parent, cache=cache).build(data)
+    return ScenarioBuilder(file, Path(path).parent, cache=cache).build(data)
 
 
-class _Builder(TopologyBuilder, ConfigBuilder, PacketBuilder, WatchBuilder):
-    """Builds one scenario from its parsed file, part by part (see the module docstring)."""
+class ScenarioBuilder(TopologyBuilder, ConfigBuilder, PacketBuilder, WatchBuilder):
+    """Builds one scenario from its parsed file, part by part (see the module docstring).
 
-    def __init__(self, file: str, directory: Path, *, cache: bool) -> None:
-        super().__init__(file, directory)
-        self.cache = cache
+    :meth:`build` is the whole file; its steps :meth:`network` (the target, seed and
+    topology) and :meth:`install` (the ``config`` blocks: code linked and deployed, then
+    each block's tenants, routes and default port) are public for front ends that read
+    files of their own around the same schema (``dpfc test``)."""
 
     # -- the whole file ------------------------------------------------------------------------
     def build(self, data: dict[str, object]) -> Scenario:
         top = Table(self.fail, "", data)
         top.only(*TOP_KEYS)
+        scenario = self.network(top)
+        self.install(scenario, top.tables("config"))
+        for index, table in enumerate(top.tables("packets")):
+            self.packets(scenario, table, f"packets[{index}]")
+        scenario.watches = [self.watch(scenario, table) for table in top.tables("watch")]
+        self.record_code(scenario)  # the packets' in-packet code too
+        return scenario
+
+    def record_code(self, scenario: Scenario) -> None:
+        """Keep in ``scenario`` the code files read so far, for traces with their source."""
+        scenario.linked = self.files.linked
+        scenario.objects = [dpf for obj in self.files.objects.values() for dpf in obj.dpfs]
+
+    def network(self, top: Table) -> Scenario:
+        """The network of ``top``'s ``target``, ``seed``, ``switches``, ``hosts`` and
+        ``links``, with nothing installed yet."""
         profile = self.target(top)
         network = Network(profile, seed=top.integer("seed", 0, high=2**63 - 1))
         scenario = Scenario(self.file, self.directory, profile, network)
@@ -77,9 +94,14 @@ class _Builder(TopologyBuilder, ConfigBuilder, PacketBuilder, WatchBuilder):
         for table in top.tables("hosts"):
             self.host(network, table)
         self.links(network, top)
-        configs = top.tables("config")
+        self.use_files(profile)
+        return scenario
+
+    def install(self, scenario: Scenario, configs: list[Table]) -> None:
+        """The ``config`` blocks: their code linked per switch and deployed, then each
+        block's tenants, routes and default port, in file order."""
+        network = scenario.network
         targets = [self.config_target(network, table) for table in configs]
-        self.files = CodeFiles.for_scenario(self.fail, self.file, profile, cache=self.cache)
         entries = [
             self.code(code, name, pipes)
             for table, (name, pipes) in zip(configs, targets, strict=True)
@@ -90,12 +112,7 @@ class _Builder(TopologyBuilder, ConfigBuilder, PacketBuilder, WatchBuilder):
         scenario.dpfs = deploy(self.files, network, entries, scenario.images)
         for table, (name, pipes) in zip(configs, targets, strict=True):
             self.configure(scenario, table, name, pipes)
-        for index, table in enumerate(top.tables("packets")):
-            self.packets(scenario, table, f"packets[{index}]")
-        scenario.watches = [self.watch(scenario, table) for table in top.tables("watch")]
-        scenario.linked = self.files.linked
-        scenario.objects = [dpf for obj in self.files.objects.values() for dpf in obj.dpfs]
-        return scenario
+        self.record_code(scenario)
 
     def target(self, top: Table) -> TargetProfile:
         name = top.string("target", DEFAULT_PROFILE.name)
@@ -113,4 +130,12 @@ class _Builder(TopologyBuilder, ConfigBuilder, PacketBuilder, WatchBuilder):
             self.fail(CODE_FILE, f"target: {exc}")
 
 
-__all__ = ["MemoryWatch", "QueuedPacket", "Scenario", "ScenarioError", "load_scenario"]
+__all__ = [
+    "TOP_KEYS",
+    "MemoryWatch",
+    "QueuedPacket",
+    "Scenario",
+    "ScenarioBuilder",
+    "ScenarioError",
+    "load_scenario",
+]

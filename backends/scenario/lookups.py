@@ -20,6 +20,7 @@ from dpfc.backends.sim import Network
 from dpfc.isa import PC
 from dpfc.link import LinkedDPF, MemoryRequest
 from dpfc.switch import SwitchRefused
+from dpfc.target import TargetProfile
 
 from .code import CodeFiles
 from .model import Scenario
@@ -35,10 +36,30 @@ class BuilderBase:
     # the scenario's code files, read once each (set by the builder once the target is known)
     files: CodeFiles
 
-    def __init__(self, file: str, directory: Path) -> None:
+    def __init__(
+        self,
+        file: str,
+        directory: Path,
+        files: CodeFiles | None = None,
+        *,
+        cache: bool = False,
+    ) -> None:
+        """``files``: code files already read for this file (several builds of one file,
+        ``dpfc test``'s cases, compile each source once); used when the target matches.
+        ``cache``: ``.dpf`` files are scheduled through the schedule cache."""
         self.file = file
         self.directory = directory
         self.fail = Fail(file)
+        self.given_files = files
+        self.cache = cache
+
+    def use_files(self, profile: TargetProfile) -> None:
+        """Read code files for ``profile``: those given to the builder, if for it."""
+        given = self.given_files
+        if given is not None and given.profile == profile:
+            self.files = given
+        else:
+            self.files = CodeFiles.for_scenario(self.fail, self.file, profile, cache=self.cache)
 
     @contextmanager
     def refusals(self, path: str) -> Iterator[None]:

@@ -33,6 +33,7 @@ CODE_TOPOLOGY = codes.SCENARIO_TOPOLOGY  # duplicate name, port in use or out of
 CODE_FILE = codes.SCENARIO_BAD_FILE  # a file the scenario names cannot be read or is malformed
 # a tenant entry that takes away what the linked code needs (its tokens, its capabilities)
 CODE_PERMISSION = codes.SCENARIO_PERMISSION_CONFLICT
+CODE_NOT_SETTLED = codes.SCENARIO_NOT_SETTLED  # the network did not settle
 
 WORD_MAX = 0xFFFF_FFFF
 REPEAT_MAX = 1_000_000
@@ -271,6 +272,7 @@ __all__ = [
     "BARE_KEY",
     "CODE_FILE",
     "CODE_MISSING_KEY",
+    "CODE_NOT_SETTLED",
     "CODE_PERMISSION",
     "CODE_SYNTAX",
     "CODE_TOPOLOGY",

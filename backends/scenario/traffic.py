@@ -11,6 +11,7 @@ with its origin (``packets[2] #3``) and a summary the run report prints.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from dpfc.encoding import EncodingError, SwitchVMHeader, decode_options, encode_options
@@ -56,8 +57,7 @@ class PacketBuilder(BuilderBase):
             return
         receiver = self.host_name(network, table.required("to"), table.at("to"))
         tenant = table.integer("tenant", high=TENANT_MAX)
-        profile = scenario.profile
-        header = SwitchVMHeader(gas=profile.default_gas)
+        header = SwitchVMHeader(gas=scenario.profile.default_gas)
         if table.has("code"):
             header = self.packet_code(scenario, table)
         dpf, egress = header.dpf_ptr, header.egress_ptr
@@ -69,22 +69,11 @@ class PacketBuilder(BuilderBase):
                 app_id = named.app_id  # the token its tenant's permission entry holds
         if table.has("egress"):
             egress = self.pointer(scenario, table.raw("egress"), table.at("egress"), "egress")
-        stack_path = table.at("stack")
-        items = self.fail.array(table.raw("stack"), stack_path) if table.has("stack") else []
-        stack = tuple(self.fail.integer(v, f"{stack_path}[{i}]") for i, v in enumerate(items))
-        header = SwitchVMHeader(
-            app_id=table.integer("app_id", app_id),
-            dpf_ptr=dpf,
-            egress_ptr=egress,
-            gas=table.integer("gas", header.gas, high=profile.max_gas),
-            stack=stack,
-            code=header.code,
+        header = self.header_fields(
+            scenario, table, replace(header, app_id=app_id, dpf_ptr=dpf, egress_ptr=egress)
         )
         payload = table.string("payload", "")
-        try:
-            options = encode_options(header, profile).data
-        except EncodingError as exc:
-            self.fail(exc.code, f"{table.path}: the packet cannot be encoded: {exc.message}")
+        options = self.options(scenario, table, header)
         source, target = network.hosts[sender], network.hosts[receiver]
         frame = build_frame(
             tenant_id=tenant,
@@ -95,15 +84,39 @@ class PacketBuilder(BuilderBase):
             ip_src=ip_text(source.ip),
             ip_dst=ip_text(target.ip),
         )
-        shown = ", ".join(f"{v:#x}" for v in stack)
-        summary = f"to {receiver}, tenant {tenant}, dpf {dpf or 'none'}"
-        if egress is not None:  # spelt out only when the packet names an egress DPF
-            summary += f", egress {egress}"
+        shown = ", ".join(f"{v:#x}" for v in header.stack)
+        summary = f"to {receiver}, tenant {tenant}, dpf {header.dpf_ptr or 'none'}"
+        if header.egress_ptr is not None:  # spelt out only when the packet names an egress DPF
+            summary += f", egress {header.egress_ptr}"
         summary += f", stack [{shown}]"
         for copy in range(repeat):
             packet = network.send(sender, frame)
             label = origin if repeat == 1 else f"{origin} #{copy + 1}"
             scenario.packets.append(QueuedPacket(packet, sender, label, summary, frame))
+
+    def header_fields(
+        self, scenario: Scenario, table: Table, header: SwitchVMHeader
+    ) -> SwitchVMHeader:
+        """``header``'s pointers and code with the ``stack``, ``app_id`` and ``gas`` the
+        table gives (the header's own app id and gas are the defaults)."""
+        stack_path = table.at("stack")
+        items = self.fail.array(table.raw("stack"), stack_path) if table.has("stack") else []
+        stack = tuple(self.fail.integer(v, f"{stack_path}[{i}]") for i, v in enumerate(items))
+        return SwitchVMHeader(
+            app_id=table.integer("app_id", header.app_id),
+            dpf_ptr=header.dpf_ptr,
+            egress_ptr=header.egress_ptr,
+            gas=table.integer("gas", header.gas, high=scenario.profile.max_gas),
+            stack=stack,
+            code=header.code,
+        )
+
+    def options(self, scenario: Scenario, table: Table, header: SwitchVMHeader) -> bytes:
+        """The SwitchVM options of ``header``; a header the encoder refuses keeps its code."""
+        try:
+            return encode_options(header, scenario.profile).data
+        except EncodingError as exc:
+            self.fail(exc.code, f"{table.path}: the packet cannot be encoded: {exc.message}")
 
     def packet_code(self, scenario: Scenario, table: Table) -> SwitchVMHeader:
         """The in-packet code ``code`` names: an installed in-packet DPF (its code from the

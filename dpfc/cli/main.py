@@ -2,10 +2,10 @@
 
 The commands: asm (:mod:`.assemble`), disasm (:mod:`.disassemble`), packet (:mod:`.packet`),
 target (:mod:`.target`), check and compile (:mod:`.lang`), opt (:mod:`.opt`), link
-(:mod:`.link`), run (:mod:`.run`), deploy (:mod:`.deploy`), p4 (:mod:`.p4`), explain
-(:mod:`.explain`). Each module is imported when its command runs (:mod:`.lazy`), so that
-``dpfc --help`` and ``dpfc --version`` import neither the compiler's phases nor z3,
-llvmlite or scapy.
+(:mod:`.link`), run (:mod:`.run`), test (:mod:`.testing`), deploy (:mod:`.deploy`), p4
+(:mod:`.p4`), explain (:mod:`.explain`). Each module is imported when its command runs
+(:mod:`.lazy`), so that ``dpfc --help`` and ``dpfc --version`` import neither the
+compiler's phases nor z3, llvmlite or scapy.
 
 Conventions (one place enforces each: :mod:`.conventions`, :mod:`.errors`, :mod:`.files`):
 
@@ -96,6 +96,11 @@ COMMANDS = (
         "run",
         "dpfc.cli.run:run_command",
         "Run a scenario (.toml or .json) in the simulator; report what came out where.",
+    ),
+    LazyCommand(
+        "test",
+        "dpfc.cli.testing:dpftest_command",
+        "Run test files of DPFs on the simulator, its JIT or a switch; diff what differs.",
     ),
     LazyCommand(
         "target",

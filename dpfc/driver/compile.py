@@ -21,6 +21,9 @@ Options that change what is scheduled (:mod:`.selection`): ``only`` (``--dpf NAM
 schedules that DPF and the DPFs it shares unpinned arrays with, and generates code for
 ``NAME`` alone; ``objects`` (``--bindings OBJ``) fix the arrays those objects bound.
 
+``placements`` overrides the ``@placement`` of DPFs of the main module by name (``dpfc
+test`` runs one DPF in-packet and in-switch); a name the module lacks is ignored.
+
 Chain targets stay relocations (resolved by ``dpfc link``) unless ``chain_targets`` names
 their PCs. ``time_passes`` receives the pass manager's table, then one for the back end
 (scheduling, with each DPF's time in the solver, and code generation).
@@ -118,6 +121,8 @@ class CompileOptions:
     only: str | None = None  # --dpf NAME
     objects: tuple[ObjectFile, ...] = ()  # --bindings OBJ
     chain_targets: Mapping[str, PC] = field(default_factory=dict)
+    # DPF name (of the main module) -> "packet" | "switch": wins over its @placement
+    placements: Mapping[str, str] = field(default_factory=dict)
     print_after_all: TextIO | None = None
     time_passes: TextIO | None = None
     stop_after: Phase = Phase.CODE  # the last phase :func:`compile_program` runs
@@ -168,6 +173,8 @@ def compile_program(source: Source, options: CompileOptions | None = None) -> Co
         return done.phase >= options.stop_after
 
     checked = check_source(source, options.target)
+    for dpf in checked.dpfs:
+        dpf.placement = options.placements.get(dpf.name, dpf.placement)
     done = Compilation(Phase.CHECK, checked)
     if reached(done):
         return done
