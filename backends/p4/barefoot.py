@@ -20,16 +20,14 @@ chip's normal containers; tagalong containers are not counted).
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dpfc.backends.p4.bmv2 import DEFAULT_PREFIX, ToolchainMissing
+from dpfc.backends.p4.bmv2 import find_tool
 
 TARGETS = {"tofino": "tna", "tofino2": "t2na"}
 ERROR = re.compile(r"\berror\b", re.IGNORECASE)
@@ -91,17 +89,7 @@ class BarefootRun:
 
 
 def find_barefoot() -> Path:
-    prefix = Path(os.environ.get("DPFC_P4_PREFIX", DEFAULT_PREFIX))
-    candidate = prefix / "bin" / "p4c-barefoot"
-    if candidate.exists():
-        return candidate
-    on_path = shutil.which("p4c-barefoot")
-    if on_path is not None:
-        return Path(on_path)
-    raise ToolchainMissing(
-        f"p4c-barefoot not found on PATH or under {prefix}/bin (set DPFC_P4_PREFIX; "
-        "docs/p4.md says how to build p4c's Tofino back end)"
-    )
+    return find_tool("p4c-barefoot", "build p4c's Tofino back end")
 
 
 def command(barefoot: Path, source: Path, target: str, output: Path) -> tuple[str, ...]:

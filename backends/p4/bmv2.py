@@ -56,6 +56,22 @@ class Toolchain:
         return self.switch.parent.parent
 
 
+def find_tool(name: str, how: str) -> Path:
+    """The program ``name`` under ``$DPFC_P4_PREFIX/bin`` (default /opt/p4), else on PATH;
+    :class:`ToolchainMissing` says where it looked and ``how`` to get it."""
+    prefix = Path(os.environ.get("DPFC_P4_PREFIX", DEFAULT_PREFIX))
+    candidate = prefix / "bin" / name
+    if candidate.exists():
+        return candidate
+    on_path = shutil.which(name)
+    if on_path is not None:
+        return Path(on_path)
+    raise ToolchainMissing(
+        f"{name} not found on PATH or under {prefix}/bin (set DPFC_P4_PREFIX; docs/p4.md "
+        f"says how to {how})"
+    )
+
+
 def find_toolchain() -> Toolchain:
     prefix = Path(os.environ.get("DPFC_P4_PREFIX", DEFAULT_PREFIX))
     found: dict[str, Path] = {}

@@ -14,15 +14,13 @@ stages, containers or stateful ALUs. What that leaves unchecked is listed in doc
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from dpfc.backends.p4.arch import Architecture
-from dpfc.backends.p4.bmv2 import DEFAULT_PREFIX, ToolchainMissing
+from dpfc.backends.p4.bmv2 import find_tool
 
 
 class P4testError(RuntimeError):
@@ -38,17 +36,7 @@ class Checked:
 
 
 def find_p4test() -> Path:
-    prefix = Path(os.environ.get("DPFC_P4_PREFIX", DEFAULT_PREFIX))
-    candidate = prefix / "bin" / "p4test"
-    if candidate.exists():
-        return candidate
-    on_path = shutil.which("p4test")
-    if on_path is not None:
-        return Path(on_path)
-    raise ToolchainMissing(
-        f"p4test not found on PATH or under {prefix}/bin (set DPFC_P4_PREFIX; docs/p4.md "
-        "says how to install p4c)"
-    )
+    return find_tool("p4test", "install p4c")
 
 
 def version(p4test: Path) -> str:
