@@ -100,6 +100,30 @@ def precheck(problem: Problem) -> list[Diagnostic]:
                 hint="pin one of the arrays to another EU or lane",
             )
         )
+    # ... nor in the lane of an array another DPF of the module uses (Problem.reserved).
+    for name in sorted(arrays):
+        pin = problem.arrays[name].pin
+        other = problem.reserved.get(pin) if pin is not None else None
+        if pin is None or other is None or other == name:
+            continue
+        out.append(
+            Diagnostic(
+                codes.SCHEDULE_PIN_CONFLICT,
+                f"array `{name}` and array `{other}` of module `{problem.module}` both need "
+                f"EU{pin[0]} lane {pin[1]}, but a lane's memory holds one array of a tenant "
+                "(their addresses would overlap)",
+                arrays[name] or problem.span,
+                notes=(
+                    Note(f"array `{name}` is {_pinned(problem, name)}", problem.arrays[name].span),
+                    Note(
+                        f"array `{other}` is {_pinned(problem, other)}; another DPF of the "
+                        "module accesses it",
+                        problem.arrays[other].span,
+                    ),
+                ),
+                hint="pin one of the arrays to another EU or lane",
+            )
+        )
     for leaf in problem.leaves():
         accesses = [
             problem.ops[o]
@@ -170,6 +194,15 @@ def from_core(problem: Problem, core: Sequence[str] | None, needed_eus: int | No
                     end.span,
                 )
             )
+        elif kind == "reserved":
+            for (eu, lane), array in sorted(problem.reserved.items()):
+                notes.append(
+                    Note(
+                        f"EU{eu} lane {lane} holds array `{array}` of another DPF of the module "
+                        f"({_pinned(problem, array)})",
+                        problem.arrays[array].span,
+                    )
+                )
         elif kind == "immediates":
             notes.append(
                 Note(f"a bundle holds at most {profile.immediates_per_bundle} distinct immediates")

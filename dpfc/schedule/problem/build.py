@@ -31,7 +31,7 @@ from dataclasses import replace
 
 from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError
-from dpfc.ir import Br, Exit, Function, Instr, Jump, Module, Op
+from dpfc.ir import MEMORY_OPS, Br, Exit, Function, Instr, Jump, Module, Op
 from dpfc.schedule.problem.conditions import Cont, Value, Walk, branch_on
 from dpfc.schedule.problem.instructions import record_instr
 from dpfc.schedule.problem.materialise import materialise_constants
@@ -137,6 +137,23 @@ def _arrays(state: BuildState) -> dict[str, ArrayInfo]:
     return out
 
 
+def _reserved(state: BuildState, arrays: Mapping[str, ArrayInfo]) -> dict[tuple[int, int], str]:
+    """The places of the module's other arrays that a DPF of this one's pipeline accesses,
+    where they are pinned or already bound (see :attr:`Problem.reserved`)."""
+    pipeline = state.function.attrs.get("pipeline", "ingress")
+    mine = {i.symbol for i in state.function.instrs() if i.op in MEMORY_OPS}
+    theirs: set[str] = set()
+    for function in state.module.functions:
+        if function is not state.function and function.attrs.get("pipeline", "ingress") == pipeline:
+            theirs |= {i.symbol or "" for i in function.instrs() if i.op in MEMORY_OPS}
+    out: dict[tuple[int, int], str] = {}
+    for name in sorted(theirs - mine):
+        info = arrays.get(name)
+        if info is not None and info.pin is not None:
+            out.setdefault(info.pin, name)
+    return out
+
+
 def _assemble(state: BuildState) -> Problem:
     """Walk the function from its entry and assemble the Problem (the prolog check last)."""
     root = state.new_node(None, state.function.span)
@@ -167,6 +184,7 @@ def _assemble(state: BuildState) -> Problem:
             )
         )
     attrs = state.function.attrs
+    arrays = _arrays(state)
     return Problem(
         module=state.module.name,
         name=state.function.name,
@@ -176,9 +194,10 @@ def _assemble(state: BuildState) -> Problem:
         app_id=state.module.app_id,
         ops=tuple(state.ops),
         nodes=tuple(nodes),
-        arrays=_arrays(state),
+        arrays=arrays,
         span=state.function.span,
         pipeline=attrs.get("pipeline", "ingress"),
+        reserved=_reserved(state, arrays),
     )
 
 

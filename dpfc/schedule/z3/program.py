@@ -72,6 +72,11 @@ def add_bindings(encoding: Encoding) -> None:
         info = problem.arrays.get(name)
         if info is not None and info.pin is not None:
             formula.add(f"pin:{name}", places.get(info.pin, formula.false))
+        else:
+            # Where another array of the module lives (Problem.reserved): never here too.
+            for place in sorted(problem.reserved):
+                if place in places:
+                    formula.add("reserved", formula.negation(places[place]))
     # One array per lane: two would share the lane's virtual address space (DPF7004).
     # Only where two arrays may meet (a pinned array binds nowhere else), so a DPF
     # whose arrays are all pinned apart gets the model it had without the rule.
