@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from dpfc.catalog import codes
-from dpfc.diagnostics import Diagnostic, DiagnosticError
+from dpfc.diagnostics import Diagnostic, DiagnosticError, Note
 from dpfc.ir import MEMORY_OPS, Br, Exit, Function, Instr, Jump, Module, Op
 from dpfc.schedule.problem.conditions import Cont, Value, Walk, branch_on
 from dpfc.schedule.problem.instructions import record_instr
@@ -170,16 +170,23 @@ def _assemble(state: BuildState) -> Problem:
                 "+".join(state.node_label[node]),
             )
         )
-    inputs = sum(1 for o in state.ops if o.kind in (Kind.META, Kind.RAND, Kind.PEEK))
-    needed = state.function.params + inputs
+    inputs = [o for o in state.ops if o.kind in (Kind.META, Kind.RAND, Kind.PEEK)]
+    needed = state.function.params + len(inputs)
     if needed > state.profile.registers:
+        # At the first word beyond the registers: the parameters come first (in order).
+        beyond = needed - state.profile.registers
+        at = inputs[-beyond].span if len(inputs) >= beyond else None
         raise DiagnosticError(
             Diagnostic(
                 codes.SCHEDULE_PROLOG_REGISTERS,
                 f"the prolog of DPF `{state.function.name}` must load {needed} words (stack "
                 f"parameters, metadata, random words) but has {state.profile.registers} "
                 "registers",
-                state.function.span,
+                at or state.function.span,
+                notes=(
+                    Note(f"{state.function.params} stack parameters", state.function.span),
+                    *(Note(f"`{o.name}` is loaded by the prolog too", o.span) for o in inputs),
+                ),
                 hint="pass fewer parameters; pop the rest in a chained DPF",
             )
         )

@@ -183,7 +183,7 @@ def add_exit(encoding: Encoding, t: int, exit_: Exit) -> None:
                 for r in range(registers)
             ]
             formula.add(
-                None,
+                f"exit:{t}" if encoding.explaining else None,
                 formula.implies(encoding.last_eu_is(t, k), formula.at_least(holding, len(needed))),
             )
 
