@@ -14,9 +14,9 @@ Example (``slack`` is written before the branch but read only in one arm)::
     cold:                                   cold:
       exit push(%0)                           exit push(%0)
 
-A pure instruction (not a memory op, ``rand``, ``phi``, nor an input: ``const``,
-``param``, ``peek``, ``meta``) that no instruction or terminator of its own block reads
-moves down the dominator tree towards its uses (a φ reads its value at the end of the
+A pure instruction (anything but a memory op, ``rand``, ``phi`` and ``param``: constants and
+metadata reads move too) that no instruction or terminator of its own block reads moves
+down the dominator tree towards its uses (a φ reads its value at the end of the
 predecessor it names): to the nearest common dominator of the blocks that read it, or the
 deepest block on the way there that a single path leads to from where it stood (every
 block on the way has one predecessor; a join is where paths meet, and each path through
@@ -30,9 +30,11 @@ with the value it computes.
 Why: the scheduler (docs/scheduling.md) places an operation in the tree node of the block
 it stands in or, speculatively, in an ancestor's bundle, never below: a value written
 before a branch but used in one arm had to be computed before the branch was decided, which
-can cost an EU. And ``ifconvert`` decides by what an arm holds. After this pass both see the
-same IR whether the source writes such a ``let`` before the branch or in the arm that uses
-it, so the EU count, and the earliest-EU bounds the diagnostics quote, do not depend on it.
+can cost an EU. ``reassociate`` sees a chain whole only within one block, and ``ifconvert``
+decides by what an arm holds. After this pass (the pipeline runs it before both) they see
+the same IR whether the source writes such a ``let`` before the branch or in the arm that
+uses it, so the EU count, and the earliest-EU bounds the diagnostics quote, do not depend
+on it. (Parameters stay: the prolog loads them, wherever they are read.)
 
 Moved and copied instructions keep the relative order they had in the function (a copy
 takes its original's place), ahead of the instructions that were already in their new
@@ -48,7 +50,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dpfc.ir import (
-    INPUT_OPS,
     MEMORY_OPS,
     SIDE_EFFECT_OPS,
     Br,
@@ -63,7 +64,7 @@ from dpfc.ir import (
 from dpfc.passes.base import FunctionPass
 from dpfc.passes.rewrite import terminator_values
 
-NOT_MOVED = MEMORY_OPS | SIDE_EFFECT_OPS | INPUT_OPS | {Op.PHI}
+NOT_MOVED = MEMORY_OPS | SIDE_EFFECT_OPS | {Op.PHI, Op.PARAM, Op.RAND}
 
 
 class _Use:

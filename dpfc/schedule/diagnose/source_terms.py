@@ -62,20 +62,46 @@ def value_words(problem: Problem, op_id: int, *, signed: bool = False) -> tuple[
     text = quoted(op.span)
     if text is not None:
         return text, op.span
-    frontier, visited = _users(problem, op_id), {op_id}
+    frontier, visited = [op_id], set()
     while frontier:
-        user = frontier.pop(0)
-        if user in visited:
+        value = frontier.pop(0)
+        if value in visited:
             continue
-        visited.add(user)
-        found = problem.ops[user]
+        visited.add(value)
+        found = problem.ops[value]
         text = quoted(found.span)
-        if found.name and not found.name.startswith("%"):
+        if value != op_id and found.name and not found.name.startswith("%"):
             return f"a step of `{found.name}`", found.span
-        if text is not None:
+        if value != op_id and text is not None:
             return f"a step of {text}", found.span
-        frontier += _users(problem, user)
+        said = _epilog_use(problem, value)
+        if said is not None:
+            return said
+        frontier += _users(problem, value)
     return "a value the optimiser introduced", None
+
+
+def own_words(problem: Problem, op_id: int) -> str | None:
+    """A value's own name or source text (without the quotes), if it has one."""
+    op = problem.ops[op_id]
+    if op.kind is Kind.CONST or (op.name and not op.name.startswith("%")):
+        return value_words(problem, op_id)[0].strip("`")
+    text = quoted(op.span)
+    return text.strip("`") if text is not None else None
+
+
+def _epilog_use(problem: Problem, op_id: int) -> tuple[str, Span | None] | None:
+    """A value an epilog reads, said by the statement that reads it: the steering value
+    of ``forward(...)``, a word of ``push(...)``."""
+    for node in problem.nodes:
+        end = node.end
+        if not isinstance(end, Exit):
+            continue
+        if end.steer_value == op_id:
+            return f"the value `{end.steer}` takes", end.actions.steer or end.span
+        if op_id in end.push:
+            return "a word `push` pushes", end.actions.push or end.span
+    return None
 
 
 def decision_words(problem: Problem, node: int, taken: bool) -> str:
@@ -145,11 +171,10 @@ def path_end(problem: Problem, leaf: int) -> tuple[str, Span | None]:
     at = problem.nodes[parent].end.span if parent is not None else end.span
     said = []
     if end.push:
-        values = ", ".join(value_words(problem, v)[0].strip("`") for v in end.push)
+        values = ", ".join(own_words(problem, v) or "..." for v in end.push)
         said.append(f"`push({values})`")
     if end.steer_value is not None:
-        value, _ = value_words(problem, end.steer_value)
-        said.append(f"`{end.steer}({value.strip('`')})`")
+        said.append(f"`{end.steer}({own_words(problem, end.steer_value) or '...'})`")
     elif end.steer != "pass":
         said.append(f"`{end.steer}()`")
     if end.chain is not None:
@@ -169,6 +194,8 @@ def chain_notes(problem: Problem, links: list[Link]) -> list[Note]:
     for index, link in enumerate(links):
         if link.kind == "follows" and index > 0 and links[index - 1].node == link.node:
             continue  # said by the note before
+        if _same_value(problem, links, index - 1, index):
+            continue  # one source expression computed in several steps: said by the first
         after = None
         following = links[index + 1] if index + 1 < len(links) else None
         if following is not None and following.kind == "follows" and following.node == link.node:
@@ -176,8 +203,26 @@ def chain_notes(problem: Problem, links: list[Link]) -> list[Note]:
             if parent is not None:
                 after = f", after the branch on {branch_words(problem, parent)}"
         note = link_note(problem, link)
+        steps = 1
+        while _same_value(problem, links, index + steps - 1, index + steps):
+            steps += 1
+        if steps > 1:
+            first = links[index + steps - 1].eu
+            after = f" ({steps} dependent operations from EU{first} on)" + (after or "")
         notes.append(Note(note.message + (after or ""), note.span))
     return notes
+
+
+def _same_value(problem: Problem, links: list[Link], before: int, index: int) -> bool:
+    """Links ``before`` and ``index`` are operations of one source expression (a signed
+    ``min`` is three, a condition made a word several)."""
+    if before < 0 or index >= len(links):
+        return False
+    first, second = links[before], links[index]
+    if first.kind != "operation" or second.kind != "operation":
+        return False
+    assert first.operand is not None and second.operand is not None
+    return value_words(problem, first.operand) == value_words(problem, second.operand)
 
 
 def link_note(problem: Problem, link: Link) -> Note:
