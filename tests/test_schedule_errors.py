@@ -10,6 +10,9 @@ never the ``@placement`` line or the DPF's closing brace. No message or note nam
 value (``%28``). Numbers: 00N the chains of dependent steps (DPF6026), 01N pins (DPF6027),
 02N in-packet paths (DPF6023), 03N memory units (DPF6022), 04N lanes (DPF6021), 05N Z3's
 proofs (DPF6020), 06N what the problem builder refuses (DPF6003, DPF6006).
+
+Beyond the corpus: the chain of every DPF6026 (of the corpus, and of random programs) starts
+in the last EU its message counts (``needs at least 5 EUs``: EU4) and goes back in time.
 """
 
 from __future__ import annotations
@@ -18,10 +21,13 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Severity, SourceFile, render_all
-from dpfc.driver import CompileOptions, compile_source
-from dpfc.schedule import ScheduleOptions
+from dpfc.driver import CompileOptions, check_source, compile_source, optimised_ir
+from dpfc.schedule import ScheduleOptions, build_problem, compute_bounds
+from dpfc.schedule.diagnose import from_bounds
 from dpfc.target import TargetProfile, load_profile
 from tests.conftest import ROOT, assert_golden
 from tests.corpus import (
@@ -31,6 +37,7 @@ from tests.corpus import (
     expected_code,
     relative,
 )
+from tests.layout_programs import layouts
 
 CORPUS_DIR = ROOT / "tests" / "schedule_errors"
 CORPUS = sorted(CORPUS_DIR.glob("*.dpf"))
@@ -85,3 +92,43 @@ def test_unschedulable_program_reports_its_error(
         if span is not None:
             assert span.text().strip() != "}", error.render()
             assert not span.text().startswith("@placement"), error.render()
+
+
+NEEDS = re.compile(r"needs at least (?P<eus>\d+) EUs")
+STEP_EU = re.compile(r"\bEU(?P<eu>\d+)\b")
+
+
+def assert_chain_matches_its_claim(diag: Diagnostic) -> None:
+    """DPF6026's chain starts in the last EU its message counts, and goes back in time."""
+    claimed = NEEDS.search(diag.message)
+    assert claimed is not None, diag.message
+    steps = [int(m["eu"]) for note in diag.notes for m in [STEP_EU.search(note.message)] if m]
+    assert steps and steps[0] == int(claimed["eus"]) - 1, diag.render()
+    assert steps == sorted(steps, reverse=True), diag.render()
+
+
+def test_the_corpus_chains_end_where_their_messages_say() -> None:
+    chains = [p for p in CORPUS if expected_code(p, "//") == "DPF6026"]
+    assert len(chains) >= 5
+    for path in chains:
+        (diag,) = compile_errors(path)
+        assert_chain_matches_its_claim(diag)
+
+
+@settings(max_examples=300)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_every_dependence_chain_ends_where_its_message_says(seed: int) -> None:
+    """On random programs (tests/layout_programs.py; about a third need more than 4 EUs),
+    every DPF6026 names no IR value and its chain ends in the EU it claims (bounds only)."""
+    checked = check_source(SourceFile("chain.dpf", layouts(seed).sources["before"]))
+    module = optimised_ir(checked)
+    (function,) = module.functions
+    for booleans in ("branch", "alu"):
+        try:
+            problem = build_problem(module, function, checked.profile, booleans=booleans)
+        except DiagnosticError:
+            continue
+        for diag in from_bounds(problem, compute_bounds(problem)):
+            assert not IR_NAME.search(diag.render()), diag.render()
+            if diag.code == "DPF6026":
+                assert_chain_matches_its_claim(diag)

@@ -36,10 +36,13 @@ the same IR whether the source writes such a ``let`` before the branch or in the
 uses it, so the EU count, and the earliest-EU bounds the diagnostics quote, do not depend
 on it. (Parameters stay: the prolog loads them, wherever they are read.)
 
-Moved and copied instructions keep the relative order they had in the function (a copy
-takes its original's place), ahead of the instructions that were already in their new
-block (after its φs); so a ``let`` written at the top of the arm that uses it gives the same
-IR as the same ``let`` written before the branch.
+Each block's instructions are put in the order they had in the function (a copy takes its
+original's place), φs first and every instruction after its operands; moved instructions
+come from earlier blocks, so they go ahead of the ones already there. A ``let`` written at
+the top of the arm that uses it and the same ``let`` written before the branch give the
+same instructions in that arm (tests/test_schedule_layout.py), except that a constant the
+rest of the DPF also uses may stand elsewhere (the scheduling problem shares constants by
+value).
 
 Requires: a well-formed, acyclic function. Ensures: the same behaviour on every input;
 no path computes a pure value more often than before; run again, it changes nothing.
