@@ -139,8 +139,13 @@ def test_a_chain_longer_than_the_eus_is_diagnosed_with_the_chain() -> None:
     assert diag.code == "DPF6026"
     # A loaded value lands in B; the next address must be in A at EU entry: 2 EUs per load.
     assert "needs at least 9 EUs but tofino1 has 4" in diag.message
-    assert len(diag.notes) == 5  # the five dependent loads, each with its source line
-    assert all(n.span is not None and n.span.line == 8 for n in diag.notes)
+    # The five dependent loads, each with its source line, latest first (the chain ends in
+    # the EU the message claims), then the note that the bound is about the DPF as written.
+    chain, as_written = diag.notes[:-1], diag.notes[-1]
+    assert len(chain) == 5
+    assert all(n.span is not None and n.span.line == 8 for n in chain)
+    assert [n.message.split(" in EU")[1][:1] for n in chain] == ["8", "6", "4", "2", "0"]
+    assert "as written" in as_written.message and "as written" in diag.message
     assert diag.hint is not None and "chain" in diag.hint
     # With the address read after selection, a MOV and the load share an EU.
     selected = replace(
@@ -198,9 +203,14 @@ def test_an_unsat_core_becomes_notes_at_the_source_lines() -> None:
     messages = [n.message for n in diag.notes]
     assert messages[0] == "array `hits` is pinned to EU2 lane 1"
     assert diag.notes[0].span is not None and diag.notes[0].span.line == 5
-    assert any("this epilog needs its values in registers" in m for m in messages)
+    # The diagnostic points at the first group's source: the access to the pinned array.
+    assert diag.span is not None and diag.span.text() == "hits[x] += 1;"
+    assert any(
+        "the only path ends with `push(v)`, which needs 1 value in registers" in m for m in messages
+    )
     assert any("at most 2 distinct immediates" in m for m in messages)
-    assert messages[-1] == "it would need 6 EUs (found on a profile with more EUs)"
+    assert messages[-2] == "as written, it would need 6 EUs (found on a profile with more EUs)"
+    assert "as written" in messages[-1]
 
 
 def test_module_arrays_keep_one_binding_across_dpfs() -> None:

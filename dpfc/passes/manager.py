@@ -23,6 +23,7 @@ import dpfc.passes.dce as dce
 import dpfc.passes.ifconvert as ifconvert
 import dpfc.passes.reassociate as reassociate
 import dpfc.passes.simplifycfg as simplifycfg
+import dpfc.passes.sink as sink
 import dpfc.passes.strength as strength
 import dpfc.passes.unroll as unroll
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Severity
@@ -39,6 +40,7 @@ PASSES: dict[str, FunctionPass] = {
         reassociate.PASS,
         copyprop.PASS,
         cse.PASS,
+        sink.PASS,
         simplifycfg.PASS,
         ifconvert.PASS,
         dce.PASS,
@@ -47,9 +49,12 @@ PASSES: dict[str, FunctionPass] = {
 }
 
 # Strength reduction first (no MUL reaches the later passes), mask tests combined into TEST
-# once constants are folded, chains re-associated into trees of least height (before CSE,
-# which then finds the pairs they share), one round of cleanups that
-# exposes constant branches, the CFG cleanup that makes diamonds visible, if-conversion,
+# once constants are folded, pure values sunk into the arms that use them (so that what
+# follows does not depend on where the source wrote a `let`: re-association sees a chain
+# whole only within one block), chains re-associated into trees of least height (before
+# CSE, which then finds the pairs they share), one round of cleanups that exposes constant
+# branches, sinking again (CSE merged values into dominating blocks), the CFG cleanup that
+# makes diamonds visible, if-conversion,
 # and then the cleanup group to a fixpoint for whatever if-conversion and merging exposed;
 # the cleanup can expose one more diamond (an arm emptied), hence a second round.
 DEFAULT_PIPELINE: tuple[str, ...] = (
@@ -57,9 +62,11 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "strength",
     "constfold",
     "combine",
+    "sink",
     "reassociate",
     "copyprop",
     "cse",
+    "sink",
     "simplifycfg",
     "ifconvert",
     "cleanup",

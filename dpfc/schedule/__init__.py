@@ -19,7 +19,7 @@ module's DPFs and their forms), :mod:`.cache`, :mod:`.diagnose` (why a DPF does 
 """
 
 from dpfc.schedule.check import check_schedule, registers_on_path
-from dpfc.schedule.diagnose import from_core
+from dpfc.schedule.diagnose.solver import from_core
 from dpfc.schedule.greedy import greedy_schedule
 from dpfc.schedule.measures import CodeBytes, Measures, measure
 from dpfc.schedule.module import schedule_module

@@ -73,7 +73,8 @@ def _canonical(problem: Problem) -> str:
     nodes = tuple(replace(n, end=replace(n.end, span=None), label="") for n in problem.nodes)
     arrays = sorted((a.name, a.mapping, a.size, a.pin) for a in problem.arrays.values())
     head = (problem.params, problem.placement, problem.app_id, problem.pipeline)
-    return repr((head, ops, nodes, arrays, sorted(problem.same_word.items())))
+    reserved = sorted(problem.reserved.items())
+    return repr((head, ops, nodes, arrays, sorted(problem.same_word.items()), reserved))
 
 
 def cache_key(problem: Problem, options: ScheduleOptions) -> str:

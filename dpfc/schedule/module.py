@@ -23,7 +23,7 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import replace
 
 from dpfc.catalog import codes
-from dpfc.diagnostics import DiagnosticError
+from dpfc.diagnostics import DiagnosticError, Note
 from dpfc.ir import Function, Module
 from dpfc.schedule.measures import CodeBytes, measure
 from dpfc.schedule.problem.bounds import compute_bounds
@@ -87,10 +87,31 @@ def _schedule_function(
             best = (function, problem, result)
     if best is None:  # every form failed: the first one's diagnostics
         function, built, booleans = candidates[0]
-        problem = built or build(function, booleans)
-        schedule_problem(problem, options, code_bytes=code_bytes, guard=guard)
+        try:
+            problem = built or build(function, booleans)
+            schedule_problem(problem, options, code_bytes=code_bytes, guard=guard)
+        except DiagnosticError as error:
+            if len(candidates) == 1 or any(d.code == GUARD_CODE for d in error.diagnostics):
+                raise
+            note = _other_forms(len(forms), len(candidates))
+            raise DiagnosticError(
+                [replace(d, notes=(*d.notes, note)) for d in error.diagnostics]
+            ) from None
         raise AssertionError("a DPF that failed quietly was scheduled when explained")
     return best
+
+
+def _other_forms(forms: int, candidates: int) -> Note:
+    """The note a failure explained in its first form adds: the others failed too."""
+    ways = []
+    if forms > 1:
+        ways.append("re-associated and as written")
+    if candidates > forms:
+        ways.append("with conditions used as values as branches and as ALU words")
+    return Note(
+        f"dpfc tried this DPF in {candidates} equivalent forms ({'; '.join(ways)}) and none "
+        "fits; this explains the first"
+    )
 
 
 def _rank(result: ScheduleResult) -> tuple[int, ...]:

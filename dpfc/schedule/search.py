@@ -34,8 +34,10 @@ from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError
 from dpfc.schedule.cache import cache_key, lookup, store
 from dpfc.schedule.check import check_schedule
-from dpfc.schedule.diagnose import from_bounds, from_core, guard_fired, precheck
-from dpfc.schedule.diagnose import undecided as undecided_diagnostic
+from dpfc.schedule.diagnose.chains import from_bounds
+from dpfc.schedule.diagnose.solver import from_core, guard_fired
+from dpfc.schedule.diagnose.solver import undecided as undecided_diagnostic
+from dpfc.schedule.diagnose.structure import precheck
 from dpfc.schedule.greedy.scheduler import greedy_schedule
 from dpfc.schedule.measures import CodeBytes, measure, secondary_floor
 from dpfc.schedule.problem.bounds import Bounds, compute_bounds
@@ -211,6 +213,24 @@ def _counts(schedule: Schedule) -> tuple[int, int]:
     return found.bundles, found.instructions
 
 
+def _explained_core(
+    problem: Problem, options: ScheduleOptions, guard: WallClockGuard
+) -> list[str] | None:
+    """The unsat core at the profile's EU count of a model built to explain (its redundant
+    constraints, e.g. an epilog's register count, in their groups): what an empty core
+    leaves unnamed. None if that model does not answer unsat within the limit."""
+    model = Z3Model(
+        problem,
+        problem.profile.num_eus,
+        seed=options.seed,
+        rlimit=options.budget.feasibility,
+        guard=guard,
+        explaining=True,
+    )
+    outcome, _ = model.solve()
+    return model.core() if outcome == "unsat" else None
+
+
 def _failure(
     problem: Problem, options: ScheduleOptions, search: EuSearch, guard: WallClockGuard
 ) -> list[Diagnostic]:
@@ -222,6 +242,8 @@ def _failure(
     proven, core = search.infeasible, None
     if proven:
         core = search.models[full].core()
+        if core == []:  # nothing named: ask a model whose redundant constraints are grouped
+            core = _explained_core(problem, options, guard) or core
     elif full not in search.undecided:
         model = search.models.get(full) or Z3Model(
             problem, full, seed=options.seed, rlimit=options.budget.feasibility, guard=guard
@@ -239,6 +261,8 @@ def _failure(
             ]
         if outcome == "unsat":
             proven, core = True, model.core()
+            if core == []:
+                core = _explained_core(problem, options, guard) or core
         else:
             search.undecided.append(full)
     if not proven:

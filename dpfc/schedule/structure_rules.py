@@ -2,7 +2,7 @@
 
 Contract: :func:`check_structure` checks the schedule's shape against the problem's tree
 (spans, one step per node and owned EU, spans within the profile's EUs, in-packet limits,
-array bindings and pins) and :func:`check_steps` the EUs used, then every step's own rules
+array bindings and pins, no unpinned array where another array of the module is) and :func:`check_steps` the EUs used, then every step's own rules
 (selector kinds and register classes, hash lanes, one operation per unit and lane,
 operations on their owner's path, memory where its array is bound, the branch in the
 node's last EU, immediates per bundle). Both
@@ -92,6 +92,14 @@ def check_structure(log: ViolationLog) -> None:
     for op in p.ops:
         if op.kind is Kind.MEM and op.array not in s.bindings:
             log.fail(codes.SCHEDULE_CHECK_BINDING, f"array `{op.array}` is accessed but not bound")
+    for name, where in s.bindings.items():
+        other = p.reserved.get(where)
+        bound_pin = p.arrays[name].pin if name in p.arrays else None
+        if other is not None and other != name and bound_pin is None:
+            log.fail(
+                codes.SCHEDULE_CHECK_BINDING,
+                f"array `{name}` is bound to {where}, where the module's array `{other}` is",
+            )
 
 
 def check_steps(log: ViolationLog) -> None:

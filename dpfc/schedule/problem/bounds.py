@@ -21,7 +21,7 @@ Every bound is a lower bound on *every* schedule, so:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dpfc.isa import AluOp, MemOp
 from dpfc.schedule.problem.tree import INPUT_KINDS, Branch, Exit, Kind, Operation, Problem
@@ -43,6 +43,12 @@ class Bounds:
     reason: dict[int, int | None]  # operation -> the operand (or None) that set its bound
     min_eus: int  # a lower bound on the EUs of any schedule
     late_pins: tuple[tuple[Operation, int], ...] = ()  # pinned accesses whose operands come later
+    # tree node -> what set ``last``: ("start", None) its first EU (after its parent's
+    # branch), ("memory", op) a memory access, ("branch", operand) a branch operand,
+    # ("exit", value) a value its epilog reads, ("end", None) a path beyond the profile's EUs
+    node_reason: dict[int, tuple[str, int | None]] = field(default_factory=dict)
+    # memory access -> the tree node whose first EU set its bound (it waits for the branch)
+    waits: dict[int, int] = field(default_factory=dict)
 
 
 def compute_bounds(problem: Problem) -> Bounds:
@@ -56,6 +62,8 @@ def compute_bounds(problem: Problem) -> Bounds:
     start: dict[int, int] = {}
     last: dict[int, int] = {}
     late: list[tuple[Operation, int]] = []
+    node_reason: dict[int, tuple[str, int | None]] = {}
+    waits: dict[int, int] = {}
     pins = {name: info.pin for name, info in problem.arrays.items() if info.pin is not None}
 
     entry_a: dict[int, int] = {}  # earliest entry in an A register (HASH inputs, addresses)
@@ -120,6 +128,7 @@ def compute_bounds(problem: Problem) -> Bounds:
         node_start = 0 if parent is None else last[parent] + 1
         start[node.id] = node_start
         node_last = node_start
+        why: tuple[str, int | None] = ("start", None)
         for op_id in node.ops:
             op = ops[op_id]
             if op.kind is Kind.HASH:
@@ -148,30 +157,50 @@ def compute_bounds(problem: Problem) -> Bounds:
                 pairs: list[tuple[int, int | None]] = [(address_ready, address), (node_start, None)]
                 if op.mem is not MemOp.LOAD:
                     pairs.append((sel_b[op.operands[1]], op.operands[1]))
-                at, why = latest(*pairs)
+                at, operand = latest(*pairs)
+                if operand is None and at == node_start:
+                    waits[op.id] = node.id
                 pin = pins.get(op.array or "")
                 if pin is not None:
                     if at > pin[0]:
                         late.append((op, at))
                     at = pin[0] if at <= pin[0] else INFEASIBLE
-                result(op, at, why)
-                node_last = max(node_last, at)
+                result(op, at, operand)
+                if at > node_last or why == ("start", None):  # at >= node_start
+                    node_last, why = at, ("memory", op.id)
         if isinstance(node.end, Branch):
             for operand in (node.end.x, node.end.y):
                 if ops[operand].kind is Kind.CONST:
                     continue  # an immediate
-                node_last = max(
-                    node_last, _visible_to_branch(problem, operand, run, entry, sel_a, sel_b)
-                )
+                seen = _visible_to_branch(problem, operand, run, entry, sel_a, sel_b)
+                if seen > node_last:
+                    node_last, why = seen, ("branch", operand)
         else:
             for value in _exit_values(node.end, problem):
-                node_last = max(node_last, entry[value] - 1)
-            if node_start >= profile.num_eus:
-                node_last = profile.num_eus - 1
+                needed = entry[value] - 1
+                if needed > node_last or (needed == node_last and why == ("start", None)):
+                    node_last, why = needed, ("exit", value)
+            if node_start >= profile.num_eus and why == ("start", None):
+                # A path with nothing of its own ends with its parent's branch in the
+                # last EU (the epilog follows); work of its own needs an EU after it.
+                node_last, why = profile.num_eus - 1, ("end", None)
         last[node.id] = node_last
+        node_reason[node.id] = why
     min_eus = max([1, *(v + 1 for v in last.values())])
     return Bounds(
-        run, entry, entry_a, entry_b, sel_a, sel_b, start, last, reason, min_eus, tuple(late)
+        run,
+        entry,
+        entry_a,
+        entry_b,
+        sel_a,
+        sel_b,
+        start,
+        last,
+        reason,
+        min_eus,
+        tuple(late),
+        node_reason,
+        waits,
     )
 
 

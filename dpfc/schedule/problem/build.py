@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from dpfc.catalog import codes
-from dpfc.diagnostics import Diagnostic, DiagnosticError
-from dpfc.ir import Br, Exit, Function, Instr, Jump, Module, Op
+from dpfc.diagnostics import Diagnostic, DiagnosticError, Note
+from dpfc.ir import MEMORY_OPS, Br, Exit, Function, Instr, Jump, Module, Op
 from dpfc.schedule.problem.conditions import Cont, Value, Walk, branch_on
 from dpfc.schedule.problem.instructions import record_instr
 from dpfc.schedule.problem.materialise import materialise_constants
@@ -137,6 +137,23 @@ def _arrays(state: BuildState) -> dict[str, ArrayInfo]:
     return out
 
 
+def _reserved(state: BuildState, arrays: Mapping[str, ArrayInfo]) -> dict[tuple[int, int], str]:
+    """The places of the module's other arrays that a DPF of this one's pipeline accesses,
+    where they are pinned or already bound (see :attr:`Problem.reserved`)."""
+    pipeline = state.function.attrs.get("pipeline", "ingress")
+    mine = {i.symbol for i in state.function.instrs() if i.op in MEMORY_OPS}
+    theirs: set[str] = set()
+    for function in state.module.functions:
+        if function is not state.function and function.attrs.get("pipeline", "ingress") == pipeline:
+            theirs |= {i.symbol or "" for i in function.instrs() if i.op in MEMORY_OPS}
+    out: dict[tuple[int, int], str] = {}
+    for name in sorted(theirs - mine):
+        info = arrays.get(name)
+        if info is not None and info.pin is not None:
+            out.setdefault(info.pin, name)
+    return out
+
+
 def _assemble(state: BuildState) -> Problem:
     """Walk the function from its entry and assemble the Problem (the prolog check last)."""
     root = state.new_node(None, state.function.span)
@@ -153,20 +170,28 @@ def _assemble(state: BuildState) -> Problem:
                 "+".join(state.node_label[node]),
             )
         )
-    inputs = sum(1 for o in state.ops if o.kind in (Kind.META, Kind.RAND, Kind.PEEK))
-    needed = state.function.params + inputs
+    inputs = [o for o in state.ops if o.kind in (Kind.META, Kind.RAND, Kind.PEEK)]
+    needed = state.function.params + len(inputs)
     if needed > state.profile.registers:
+        # At the first word beyond the registers: the parameters come first (in order).
+        beyond = needed - state.profile.registers
+        at = inputs[-beyond].span if len(inputs) >= beyond else None
         raise DiagnosticError(
             Diagnostic(
                 codes.SCHEDULE_PROLOG_REGISTERS,
                 f"the prolog of DPF `{state.function.name}` must load {needed} words (stack "
                 f"parameters, metadata, random words) but has {state.profile.registers} "
                 "registers",
-                state.function.span,
+                at or state.function.span,
+                notes=(
+                    Note(f"{state.function.params} stack parameters", state.function.span),
+                    *(Note(f"`{o.name}` is loaded by the prolog too", o.span) for o in inputs),
+                ),
                 hint="pass fewer parameters; pop the rest in a chained DPF",
             )
         )
     attrs = state.function.attrs
+    arrays = _arrays(state)
     return Problem(
         module=state.module.name,
         name=state.function.name,
@@ -176,9 +201,10 @@ def _assemble(state: BuildState) -> Problem:
         app_id=state.module.app_id,
         ops=tuple(state.ops),
         nodes=tuple(nodes),
-        arrays=_arrays(state),
+        arrays=arrays,
         span=state.function.span,
         pipeline=attrs.get("pipeline", "ingress"),
+        reserved=_reserved(state, arrays),
     )
 
 

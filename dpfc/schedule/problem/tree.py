@@ -170,6 +170,11 @@ class Problem:
     # (:mod:`.boolwords`), and how many such conditions the DPF has.
     booleans: str = "branch"
     value_conditions: int = 0
+    # (EU, lane) -> the array of the module that holds it and that this DPF does not access
+    # (another DPF of its pipeline does; pinned, or bound by a DPF scheduled earlier): no
+    # array of this DPF may be bound there, or the linker would find two arrays of one
+    # tenant in one lane (DPF7004).
+    reserved: dict[tuple[int, int], str] = field(default_factory=dict)
 
     def op(self, op_id: int) -> Operation:
         return self.ops[op_id]

@@ -74,6 +74,9 @@ class Encoding:
         self.prolog_positions: list[dict[int, Lit]] = []
         # Per register: the prolog loads it (an instruction of the secondary objective).
         self.prolog_loads: list[Lit] = []
+        # Explaining a failure: the redundant constraints join the groups they follow from,
+        # so that an unsat core names them (a model built to solve leaves them always on).
+        self.explaining = False
 
     def is_a_register(self, register: int) -> bool:
         return self.registers[register].cls is RegClass.A

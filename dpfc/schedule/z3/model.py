@@ -87,6 +87,7 @@ class Z3Model:
         seed: int = 0,
         rlimit: int = FEASIBILITY_RLIMIT,
         guard: WallClockGuard | None = None,
+        explaining: bool = False,
     ):
         self.problem = problem
         self.eus = eus
@@ -98,6 +99,9 @@ class Z3Model:
         self.encoding = Encoding(
             problem, eus, self.formula, bounds, compute_domains(problem, bounds, eus)
         )
+        # ``explaining``: a model built to name the constraints of an unsat core, whose
+        # redundant constraints are grouped too (see Encoding.explaining).
+        self.encoding.explaining = explaining
         encode(self.encoding)
         self.formula.close()
 

@@ -72,6 +72,11 @@ def add_bindings(encoding: Encoding) -> None:
         info = problem.arrays.get(name)
         if info is not None and info.pin is not None:
             formula.add(f"pin:{name}", places.get(info.pin, formula.false))
+        else:
+            # Where another array of the module lives (Problem.reserved): never here too.
+            for place in sorted(problem.reserved):
+                if place in places:
+                    formula.add("reserved", formula.negation(places[place]))
     # One array per lane: two would share the lane's virtual address space (DPF7004).
     # Only where two arrays may meet (a pinned array binds nowhere else), so a DPF
     # whose arrays are all pinned apart gets the model it had without the rule.
@@ -178,7 +183,7 @@ def add_exit(encoding: Encoding, t: int, exit_: Exit) -> None:
                 for r in range(registers)
             ]
             formula.add(
-                None,
+                f"exit:{t}" if encoding.explaining else None,
                 formula.implies(encoding.last_eu_is(t, k), formula.at_least(holding, len(needed))),
             )
 
