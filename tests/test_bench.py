@@ -407,3 +407,23 @@ def test_the_one_table_baseline_forwards_every_frame_on_bmv2(tmp_path: Path) -> 
     baseline = one_table_baseline(toolchain, program, frames, runs=1)
     assert (baseline.forwarded, baseline.packets) == (5, 5)
     assert baseline.pps > 0
+
+
+def test_the_tofino_table_gives_the_figures_or_the_first_error() -> None:
+    from dpfc.backends.p4.barefoot import BarefootRun, read_resources
+    from dpfc.bench.tofino import TofinoRow, format_tofino_table
+
+    logs = ROOT / "tests" / "golden" / "p4" / "barefoot"
+    found = read_resources(logs / "resources.json", logs / "phv.json")
+    refused = BarefootRun(
+        ("p4c-barefoot",), 12.25, ("/tmp/dpfc-tofino-x/tofino1.p4(6472): error: no varbit",), None
+    )
+    text = format_tofino_table(
+        [
+            TofinoRow("tofino1", "tofino", refused),
+            TofinoRow("tofino2", "tofino2", BarefootRun(("p4c-barefoot",), 3.0, (), found)),
+        ]
+    )
+    assert "tofino1 on tofino: 12.2 s, refused: tofino1.p4(6472): error: no varbit" in text
+    assert "tofino2 on tofino2: 3.0 s, 2 of 3 stages" in text
+    assert "  logical tables                    5 /      48   10.4%" in text

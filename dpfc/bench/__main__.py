@@ -6,7 +6,8 @@ the simulator's engines; ``scaling [--packets N] [--runs R] [--max-tenants T] [-
 examples|corpus|all] [--runs R] [--markdown]``: compile times and schedules; ``link [--dpfs
 N] [--tenants T] [--runs R]``: linking many DPFs; ``p4 [--packets N] [--runs R] [--json
 FILE]``: the SwitchVM program on bmv2 next to the simulator (needs p4c-bm2-ss and
-simple_switch, docs/p4.md); ``startup [--runs R]``: how long ``dpfc --help``, ``--version``
+simple_switch, docs/p4.md); ``p4 --tofino``: the TNA programs compiled by p4c-barefoot, with
+its stage count and Table 3 figures; ``startup [--runs R]``: how long ``dpfc --help``, ``--version``
 and a command's help take to start; ``all``: every one of them that can run here. Each prints a
 table and writes its rows to ``--results`` (default ``bench/results.json``)."""
 
@@ -29,6 +30,7 @@ from .commands import (
     run_scaling,
     run_sim,
     run_startup,
+    run_tofino,
 )
 from .engines import ENGINES
 from .paths import RESULTS, SCALING_PLOT
@@ -83,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _sizes(p4, 2000, 3)
     p4.add_argument("--json", type=Path, default=None, help="a compiled program (skip p4c)")
+    p4.add_argument(
+        "--tofino",
+        action="store_true",
+        help="instead: compile the TNA programs with p4c-barefoot and print its figures",
+    )
     startup = commands.add_parser("startup", help="how long dpfc --help and --version take")
     startup.add_argument("--runs", type=int, default=10, help="starts per row (median)")
     every = commands.add_parser("all", help="every benchmark that can run here")
@@ -118,6 +125,8 @@ def _outcome(args: argparse.Namespace, progress: Progress) -> Outcome:
         return run_compile(compile_sets(args), args.runs, markdown=args.markdown, progress=progress)
     if command == "link":
         return run_link(args.dpfs, args.tenants, args.runs, progress)
+    if command == "p4" and args.tofino:
+        return run_tofino(progress)
     if command == "p4":
         return run_p4(args.packets, args.runs, args.json, progress)
     if command == "startup":
@@ -138,8 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     progress = Progress(planned_steps(args))
     try:
         outcome = _outcome(args, progress)
-    except ToolchainMissing as missing:  # only `p4` asks for bmv2 explicitly
-        outcome = Outcome("", [], [], failed=f"bmv2 skipped: {missing}")
+    except ToolchainMissing as missing:  # only `p4` asks for bmv2 (or p4c-barefoot) explicitly
+        tool = "p4c-barefoot" if getattr(args, "tofino", False) else "bmv2"
+        outcome = Outcome("", [], [], failed=f"{tool} skipped: {missing}")
     except (DiagnosticError, SwitchRefused) as error:
         # sizes beyond what the target holds (more DPFs than code slots, more tenants than
         # permission entries): the target's own message, not a traceback

@@ -22,6 +22,7 @@ from .results import Result, Skipped, format_results, rate_result
 from .scaling import format_scaling_table, scaling_points, scaling_row_count
 from .sim import engines, sim_results, sim_row_count
 from .startup import startup_results, startup_title
+from .tofino import format_tofino_table, tofino_results, tofino_rows
 
 
 @dataclass
@@ -148,6 +149,14 @@ def run_p4(packets: int, runs: int, program_json: Path | None, progress: Progres
         results.append(rate_result("p4", what, "interpreter", packets, list(row.sim_seconds)))
     table = format_p4_table(figures, packets=packets, runs=runs)
     return Outcome(table, results)
+
+
+def run_tofino(progress: Progress) -> Outcome:
+    """The TNA programs through p4c-barefoot; a missing compiler fails as bmv2 does."""
+    progress.start("p4c-barefoot (tofino1, tofino2)")
+    rows = tofino_rows()
+    progress.advance()
+    return Outcome(format_tofino_table(rows), tofino_results(rows))
 
 
 def run_startup(runs: int, progress: Progress) -> Outcome:

@@ -1,0 +1,75 @@
+"""``python -m dpfc.bench p4 --tofino``: the generated TNA programs judged by the Tofino compiler.
+
+Method: for each built-in Tofino profile (tofino1 on Tofino-1 with TNA, tofino2 on Tofino-2
+with T2NA) the program of ``dpfc p4 --arch tna`` is written to a scratch directory and
+compiled once with ``p4c-barefoot -g`` (dpfc.backends.p4.barefoot). A row gives the compile
+time and, when the compiler accepts the program, the stages it uses and the figures of the
+paper's Table 3 read from the compiler's own logs (used / available over the chip's stages);
+when it refuses the program, the first error. The figures are the compiler's, not dpfc's
+estimates; the time depends on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from dpfc.backends.p4 import BarefootRun, compile_tna, find_barefoot, generate
+from dpfc.target import BUILTIN_PROFILES
+
+from .results import Result, time_result
+
+PROGRAMS = (("tofino1", "tofino"), ("tofino2", "tofino2"))
+SCRATCH_PATH = re.compile(r"^\S*/(?=[^/\s]+\.p4\()")  # the scratch directory of a message
+
+
+@dataclass(frozen=True)
+class TofinoRow:
+    profile: str
+    chip: str
+    run: BarefootRun
+
+
+def tofino_rows() -> list[TofinoRow]:
+    """Compile every program of :data:`PROGRAMS`; raises ToolchainMissing without the compiler."""
+    barefoot = find_barefoot()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="dpfc-tofino-") as scratch:
+        for profile, chip in PROGRAMS:
+            source = Path(scratch) / f"{profile}.p4"
+            source.write_text(generate(BUILTIN_PROFILES[profile], "tna"))
+            run = compile_tna(barefoot, source, chip, Path(scratch) / f"{profile}.out")
+            rows.append(TofinoRow(profile, chip, run))
+    return rows
+
+
+def tofino_results(rows: list[TofinoRow]) -> list[Result]:
+    return [
+        time_result(
+            "p4",
+            f"{row.profile} TNA program, p4c-barefoot --target {row.chip}",
+            "p4c-barefoot",
+            [row.run.seconds],
+        )
+        for row in rows
+    ]
+
+
+def format_tofino_table(rows: list[TofinoRow]) -> str:
+    lines = ["SwitchVM TNA programs compiled by p4c-barefoot (-g); Table 3 figures from its logs"]
+    for row in rows:
+        run = row.run
+        head = f"{row.profile} on {row.chip}: {run.seconds:.1f} s, "
+        if run.resources is None:
+            first = run.errors[0] if run.errors else "refused"
+            lines.append(head + f"refused: {SCRATCH_PATH.sub('', first.strip())}")
+            continue
+        found = run.resources
+        lines.append(head + f"{found.stages} of {found.chip_stages} stages")
+        for name, usage in found.table3().items():
+            lines.append(
+                f"  {name:<27} {usage.used:>7,} / {usage.available:>7,}  {usage.percent:5.1f}%"
+            )
+    return "\n".join(lines) + "\n"
