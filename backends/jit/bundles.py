@@ -6,7 +6,8 @@ i32 index)`` into a module: it runs the bundle at (``stage``, ``index``) of a co
 state words of :mod:`.layout`, exactly as :mod:`dpfc.backends.sim.stages` does, and
 returns :data:`~.layout.STAGE_OK`, :data:`~.layout.STAGE_HALT` or, for anything the
 interpreter would report or fault on (a missing or foreign bundle, an empty stack, an
-unmapped address, LOAD_MD without the metadata bit, a stack too deep),
+unmapped address, LOAD_MD without the metadata bit, a stack too deep, a shift by an
+amount the profile's ALU lacks),
 :data:`~.layout.STAGE_DEOPT`. Memory words it changes are logged in ``undo`` (address,
 old word) so that the caller can undo a packet that ends in DEOPT. Lane memory and
 constants are reached through the pipe module's ``PREFIX_translate_E_L`` (the word's
@@ -232,6 +233,13 @@ class _BundleGen:
                     b, self.module, self.profile.hash_for_lane(sel.dest.lane), entry[dest]
                 )
         address = entry if self.profile.memory_address is MemoryAddress.ENTRY else selected
+        if self.profile.shifts_restricted:  # an amount the ALU lacks: a fault, reported
+            mask = c32(self.profile.shift_mask)
+            for lane in range(lanes):
+                if bundle.alu[lane] in (AluOp.LSH, AluOp.RSH):
+                    amount = b.and_(selected[lanes + lane], c32(31))
+                    bit = b.and_(b.lshr(mask, amount), c32(1))
+                    e.leave_if(b.icmp_unsigned("==", bit, c32(0)), STAGE_DEOPT)
         result = list(selected)
         for lane in range(lanes):
             op = bundle.alu[lane]

@@ -40,7 +40,7 @@ from dpfc.backends.p4.lang import (
 from dpfc.backends.p4.layout import Layout
 from dpfc.encoding import IN_PACKET, StageKind
 from dpfc.isa import AluOp, CtrlOp, SelectorKind
-from dpfc.target import BranchOperands, MemoryAddress
+from dpfc.target import BranchOperands, MemoryAddress, TargetProfile
 
 meta, hdr = n("meta"), n("hdr")
 
@@ -181,16 +181,22 @@ def _metadata(layout: Layout, arch: Architecture, index: Expr) -> Expr:
     return result
 
 
-def _alu(op: Expr, a: Expr, b: Expr) -> Expr:
+def _alu(op: Expr, a: Expr, b: Expr, profile: TargetProfile) -> Expr:
     amount = (b & 31).cast(8)
+    left, right = a << amount, a >> amount
+    if profile.shifts_restricted:  # by constants only; any other amount faulted before
+        left, right = a, a
+        for bits in reversed(profile.shift_amounts):
+            left = mux(amount.eq(bits), a << bits, left)
+            right = mux(amount.eq(bits), a >> bits, right)
     cases: list[tuple[AluOp, Expr]] = [
         (AluOp.ADD, a + b),
         (AluOp.SUB, a - b),
         (AluOp.AND, a & b),
         (AluOp.OR, a | b),
         (AluOp.XOR, a ^ b),
-        (AluOp.LSH, a << amount),
-        (AluOp.RSH, a >> amount),
+        (AluOp.LSH, left),
+        (AluOp.RSH, right),
         (AluOp.NEG, Lit(0, 32) - a),
         (AluOp.MIN, mux(a.lt(b), a, b)),
         (AluOp.MAX, mux(a.gt(b), a, b)),
@@ -235,6 +241,7 @@ def eu(layout: Layout, k: int, arch: Architecture) -> list[Stmt]:
         run.append(Assign(register("s", r), register("r", r)))
         run.append(If(code_field(f"sel_{r}_valid").eq(1), chain(cases)))
     run += [Assign(register("t", r), register("s", r)) for r in regs]
+    stage1, run = run, []
     # Stage 2: ALU lane i writes A[i]; memory lane i translates, accesses, writes B[i].
     address_prefix = "r" if profile.memory_address is MemoryAddress.ENTRY else "s"
     for i in range(L):
@@ -245,7 +252,7 @@ def eu(layout: Layout, k: int, arch: Architecture) -> list[Stmt]:
                 [
                     Assign(
                         register("t", a),
-                        _alu(code_field(f"alu_{i}"), register("s", a), register("s", b)),
+                        _alu(code_field(f"alu_{i}"), register("s", a), register("s", b), profile),
                     )
                 ],
             )
@@ -328,7 +335,9 @@ def eu(layout: Layout, k: int, arch: Architecture) -> list[Stmt]:
         If(meta.dot("taken").eq(0), [Assign(meta.dot("pc"), code_field("pc_not_taken"))]),
         If(op.eq(CtrlOp.HALT), [Assign(meta.dot("halted"), Lit(1))]),
     ]
-    body.append(If(meta.dot("fault").eq(0), run))
+    if profile.shifts_restricted:
+        run = [*_shift_faults(layout), If(meta.dot("fault").eq(0), run)]
+    body.append(If(meta.dot("fault").eq(0), stage1 + run))
     return [
         If(
             meta.dot("running").eq(1).land(meta.dot("halted").eq(0)).land(meta.dot("fault").eq(0)),
@@ -336,6 +345,21 @@ def eu(layout: Layout, k: int, arch: Architecture) -> list[Stmt]:
             [],
         )
     ]
+
+
+def _shift_faults(layout: Layout) -> list[Stmt]:
+    """A shift by an amount the ALU lacks faults before stage 2 (isa.md §6 item 4, R14)."""
+    L, regs = layout.lanes, layout.registers
+    out: list[Stmt] = []
+    for i in range(L):
+        alu = code_field(f"alu_{i}")
+        amount = register("s", regs[L + i]) & 31
+        lacking = amount.ne(0)
+        for bits in layout.profile.shift_amounts:
+            lacking = lacking.land(amount.ne(bits))
+        shifts = alu.eq(AluOp.LSH).lor(alu.eq(AluOp.RSH))
+        out.append(If(shifts.land(lacking), [Assign(meta.dot("fault"), Lit(1))]))
+    return out
 
 
 def _immediate(layout: Layout, slot: Expr) -> Expr:

@@ -174,6 +174,8 @@ class Stages:
             if record is not None:
                 record.events.append(selector_event(index, sel, value, entry, self.profile))
         address_regs = entry if self.profile.memory_address is MemoryAddress.ENTRY else selected
+        if self.profile.shifts_restricted:
+            self.check_shifts(eu, active, selected)
         result = list(selected)
         lane_memories = self.memories[eu]
         tenant = self.tenant
@@ -238,6 +240,23 @@ class Stages:
             record.registers = tuple(result)
             record.next_pc = ("HALT -> " if halted else "") + str(next_pc)
         return next_pc, halted
+
+    def check_shifts(
+        self,
+        eu: int,
+        active: tuple[tuple[int, int, AluOp | None, MemOp | None], ...],
+        selected: list[int],
+    ) -> None:
+        """A shift by an amount the profile's ALU lacks faults the packet before this EU's
+        ALUs and memory units run (docs/isa.md §6 item 4; simulator R14)."""
+        profile = self.profile
+        for lane, b_at, op, _ in active:
+            if (op is AluOp.LSH or op is AluOp.RSH) and not profile.shifts_by(selected[b_at]):
+                raise Fault(
+                    f"EU{eu} lane {lane}: {op.name} by {selected[b_at] & 31} "
+                    f"(B{lane} = {selected[b_at]:#x}): the ALU shifts only by "
+                    f"{profile.shift_text()}"
+                )
 
     def operand(self, operand: Operand | None, regs: list[int]) -> int:
         if isinstance(operand, Imm):

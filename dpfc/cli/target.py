@@ -39,6 +39,7 @@ def target_command(name: str | None, list_all: bool) -> None:
         + ", ".join(s.name + (" (privileged)" if s.privileged else "") for s in profile.steering)
     )
     click.echo("  hash per lane: " + ", ".join(profile.hash_functions[: profile.lanes]))
+    click.echo(f"  shift amounts: {profile.shift_text()}")
 
 
 __all__ = ["target_command"]

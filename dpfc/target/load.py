@@ -70,6 +70,12 @@ def profile_from_toml(text: str, origin: str = "<toml>") -> TargetProfile:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise TargetError(f"{origin}: `hash_functions` must be a list of names")
             value = tuple(value)
+        elif key == "shift_amounts":
+            if not isinstance(value, list) or not all(
+                isinstance(v, int) and not isinstance(v, bool) for v in value
+            ):
+                raise TargetError(f"{origin}: `shift_amounts` must be a list of integers")
+            value = tuple(value)
         else:
             expected = type(getattr(base, key))
             if not isinstance(value, expected) or isinstance(value, bool) != (expected is bool):

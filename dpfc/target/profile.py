@@ -134,6 +134,8 @@ MAX_STACK_DEPTH = 57
 PC_INDEX_LIMIT = 0x7FFF
 # A profile name is printed in `.target NAME` of disassembly, so it must be an assembler NAME.
 PROFILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Every amount LSH/RSH can name (``B & 31``) besides 0: an ALU that shifts by any of them.
+ALL_SHIFT_AMOUNTS: tuple[int, ...] = tuple(range(1, 32))
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,8 @@ class TargetProfile:
     branch_operands: BranchOperands = BranchOperands.ENTRY
     memory_address: MemoryAddress = MemoryAddress.ENTRY
     hardware_stages: int = 12
+    # The amounts (B & 31) the ALU's LSH/RSH implement besides 0; any other faults the packet.
+    shift_amounts: tuple[int, ...] = ALL_SHIFT_AMOUNTS
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -202,6 +206,20 @@ class TargetProfile:
 
     def lane_has_direct_mapping(self, lane: int) -> bool:
         return self.direct_mapping_lanes is DirectMappingLanes.ALL or lane == 0
+
+    @property
+    def shifts_restricted(self) -> bool:
+        """Whether the ALU lacks some shift amount (``shift_amounts`` is not all of 1..31)."""
+        return self.shift_amounts != ALL_SHIFT_AMOUNTS
+
+    @cached_property
+    def shift_mask(self) -> int:
+        """Bit k set when LSH/RSH by k runs: bit 0 and each of ``shift_amounts``."""
+        return sum(1 << a for a in {0, *self.shift_amounts})
+
+    def shifts_by(self, amount: int) -> bool:
+        """Whether LSH/RSH with ``B = amount`` runs (its ``amount & 31`` is 0 or implemented)."""
+        return (self.shift_mask >> (amount & 31)) & 1 == 1
 
     def problems(self) -> list[str]:
         """Every reason this profile cannot be used (empty when valid)."""
@@ -260,11 +278,20 @@ class TargetProfile:
             map(PROFILE_NAME.fullmatch, steering_names)
         ):
             out.append("steering action names must be unique assembler names")
+        amounts = self.shift_amounts
+        outside = [a for a in amounts if not 1 <= a <= 31]
+        if outside:
+            out.append(f"shift_amounts must be 1..31 (0 always shifts), got {outside[0]}")
+        if list(amounts) != sorted(set(amounts)):
+            out.append("shift_amounts must be sorted, without duplicates")
         return out
 
     @cached_property
     def _fingerprint(self) -> str:
         values = {k: v for k, v in asdict(self).items() if k != "description"}
+        if not self.shifts_restricted:
+            # every shift, as before the field existed: objects keep their fingerprints
+            del values["shift_amounts"]
         text = json.dumps(values, sort_keys=True, default=_json_value)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -273,6 +300,12 @@ class TargetProfile:
         it, so code built for one configuration is never loaded into another that merely
         shares its name (two TOML profiles called ``lab``). Computed once per profile."""
         return self._fingerprint
+
+    def shift_text(self) -> str:
+        """The shift amounts for people: ``1..31 (all)`` or the list."""
+        if not self.shifts_restricted:
+            return "1..31 (all)"
+        return ", ".join(map(str, self.shift_amounts)) or "none (only 0)"
 
     def summary(self) -> str:
         return (
