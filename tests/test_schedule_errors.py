@@ -9,7 +9,8 @@ diff), located at the source text TEXT: the branch, value, access or path respon
 never the ``@placement`` line or the DPF's closing brace. No message or note names an IR
 value (``%28``). Numbers: 00N the chains of dependent steps (DPF6026), 01N pins (DPF6027),
 02N in-packet paths (DPF6023), 03N memory units (DPF6022), 04N lanes (DPF6021), 05N Z3's
-proofs (DPF6020), 06N what the problem builder refuses (DPF6003, DPF6006).
+proofs (DPF6020), 06N what the problem builder refuses (DPF6003, DPF6006), 07N shifts the
+profile's ALU cannot make (DPF6009, DPF6010).
 
 Beyond the corpus: the chain of every DPF6026 (of the corpus, and of random programs) starts
 in the last EU its message counts (``needs at least 5 EUs``: EU4) and goes back in time.

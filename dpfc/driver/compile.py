@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TextIO
 
 from dpfc.codegen import CompiledDPF, module_object
-from dpfc.diagnostics import SourceFile
+from dpfc.diagnostics import DiagnosticError, SourceFile
 from dpfc.driver.code import GeneratedCode
 from dpfc.driver.forms import copy_module, without_reassociation
 from dpfc.driver.profile import resolve_profile
@@ -48,7 +48,7 @@ from dpfc.ir import Function, Module
 from dpfc.isa import PC
 from dpfc.lower import lower_program
 from dpfc.objfile import ObjectFile
-from dpfc.passes import DEFAULT_PIPELINE, run_pipeline
+from dpfc.passes import DEFAULT_PIPELINE, run_pipeline, split_shifts
 from dpfc.schedule import Problem, ScheduleOptions, ScheduleResult, schedule_module
 from dpfc.sema import CheckedProgram, check_program, load_program
 from dpfc.target import TargetProfile
@@ -145,8 +145,12 @@ def lower(checked: CheckedProgram) -> Module:
     return lower_program(checked)
 
 
-def optimise(module: Module, options: CompileOptions | None = None) -> Module:
-    """Run the default pass pipeline on ``module`` in place and return it (``--emit opt-ir``)."""
+def optimise(
+    module: Module, profile: TargetProfile, options: CompileOptions | None = None
+) -> Module:
+    """Run the default pass pipeline on ``module`` in place, then write its shifts with the
+    amounts ``profile``'s ALU has (:func:`~dpfc.passes.split_shifts`), and return it
+    (``--emit opt-ir``); raises DiagnosticError for a shift it cannot write."""
     options = options or CompileOptions()
     run_pipeline(
         module,
@@ -154,11 +158,14 @@ def optimise(module: Module, options: CompileOptions | None = None) -> Module:
         print_after_all=options.print_after_all,
         time_passes=options.time_passes,
     )
+    errors = split_shifts(module, profile)
+    if errors:
+        raise DiagnosticError(errors)
     return module
 
 
 def optimised_ir(checked: CheckedProgram) -> Module:
-    return optimise(lower(checked))
+    return optimise(lower(checked), checked.profile)
 
 
 def compile_program(source: Source, options: CompileOptions | None = None) -> Compilation:
@@ -184,7 +191,7 @@ def compile_program(source: Source, options: CompileOptions | None = None) -> Co
         return done
     # The form without re-association starts from the same lowering (.forms).
     lowered = copy_module(module) if options.stop_after > Phase.OPTIMISE else None
-    optimise(module, options)
+    optimise(module, checked.profile, options)
     done = Compilation(Phase.OPTIMISE, checked, module)
     if reached(done):
         return done
@@ -221,7 +228,7 @@ def _schedule_and_generate(
         bindings=bindings,
         bound_by=bound_by,
         code_bytes=code.code_bytes,
-        alternatives=without_reassociation(lowered, subset),
+        alternatives=without_reassociation(lowered, subset, checked.profile),
         chosen=chosen,
     )
     scheduling = time.perf_counter() - started

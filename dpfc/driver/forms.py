@@ -7,7 +7,8 @@ optimised without it and keeps the better (:func:`dpfc.schedule.schedule_module`
 
 Both forms start from the one lowered IR: :func:`copy_module` takes a copy before the
 default pipeline changes the IR in place, and :func:`without_reassociation` optimises the
-copy without re-association. A copy has instructions, blocks, terminators and functions of
+copy without re-association (and writes its shifts for the profile, as the driver does
+for the optimised form: :func:`~dpfc.passes.split_shifts`). A copy has instructions, blocks, terminators and functions of
 its own (passes change those in place) and shares what no pass changes: source spans, the
 epilog's action spans, names.
 """
@@ -18,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from dpfc.ir import Br, Exit, Function, Instr, Jump, Module, Terminator, format_function
-from dpfc.passes import DEFAULT_PIPELINE, run_pipeline
+from dpfc.passes import DEFAULT_PIPELINE, run_pipeline, split_shifts
+from dpfc.target import TargetProfile
 
 WITHOUT_REASSOCIATION = [name for name in DEFAULT_PIPELINE if name != "reassociate"]
 
@@ -63,13 +65,21 @@ def _terminator(term: Terminator, copied: Copier) -> Terminator:
     return replace(term, push=[copied(v) for v in term.push], steer_value=steer_value)
 
 
-def without_reassociation(lowered: Module, optimised: Module) -> dict[str, Function]:
+def without_reassociation(
+    lowered: Module, optimised: Module, profile: TargetProfile
+) -> dict[str, Function]:
     """The DPFs of ``optimised`` that re-association changed, optimised without it from
-    ``lowered`` (a copy of the lowered IR, changed in place)."""
+    ``lowered`` (a copy of the lowered IR, changed in place), their shifts written for
+    ``profile`` as the optimised form's were."""
     run_pipeline(lowered, WITHOUT_REASSOCIATION)
+    # The optimised form's shifts were written without error; a DPF whose shifts this form
+    # cannot write keeps the optimised form alone.
+    written = [
+        f for f in lowered.functions if not split_shifts(replace(lowered, functions=[f]), profile)
+    ]
     wanted = {f.name: f for f in optimised.functions}
     return {
         f.name: f
-        for f in lowered.functions
+        for f in written
         if f.name in wanted and format_function(f) != format_function(wanted[f.name])
     }

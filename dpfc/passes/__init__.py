@@ -2,7 +2,9 @@
 
 Each pass module documents its rewrite with an example and its requires/ensures contract;
 :mod:`.manager` lists them (``PASSES``), orders them (``DEFAULT_PIPELINE``) and runs them
-(``run_pipeline``), optionally verifying the IR between passes.
+(``run_pipeline``), optionally verifying the IR between passes. :func:`split_shifts`
+(:mod:`.shifts`) is the one step that needs the target profile: the compile driver runs it
+after the pipeline.
 """
 
 from dpfc.passes.base import FunctionPass
@@ -17,6 +19,7 @@ from dpfc.passes.manager import (
     run_pipeline,
     verify_input,
 )
+from dpfc.passes.shifts import split_shifts
 
 __all__ = [
     "DEFAULT_PIPELINE",
@@ -28,5 +31,6 @@ __all__ = [
     "describe_passes",
     "parse_pipeline",
     "run_pipeline",
+    "split_shifts",
     "verify_input",
 ]

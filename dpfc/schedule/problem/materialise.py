@@ -119,9 +119,12 @@ class _Materialiser:
     def _combination(self, word: int, values: dict[int, int]) -> tuple[AluOp, int, int] | None:
         target = self.ops[word].value
         others = sorted(v for v in values if v != target)
+        profile = self.problem.profile
         for alu in COMBINERS:
             for a in others:
                 for b in others:
+                    if alu in (AluOp.LSH, AluOp.RSH) and not profile.shifts_by(b):
+                        continue  # an amount the ALU lacks would fault the packet
                     if alu_result(alu, a, b) == target:
                         return alu, values[a], values[b]
         return None
