@@ -6,25 +6,26 @@ item 4). This pass rewrites each ``shl``/``shr`` by a constant the ALU lacks int
 shifts by amounts it has, whose sum is the constant's low five bits:
 
 ```
-%1 = const 12                        %1 = const 8
-%2 = shl %0, %1      ; {1,2,4,8,16,24} %3 = shl %0, %1
-                             ->      %4 = const 4
-                                     %2 = shl %3, %4
+%1 = const 12           ; shift_amounts = [1, 2, 4, 8, 16, 24]
+%2 = shl %0, %1                 ->      %3 = const 8
+                                        %4 = shl %0, %3
+                                        %5 = const 4
+                                        %2 = shl %4, %5
 ```
 
 Shifting left (or logically right) by ``a`` and then by ``b`` is shifting by ``a + b`` when
 ``a + b`` is below 32, which every partial sum of the chain is. The chain is the shortest
 (ties: the larger amounts first); with {1, 2, 4, 8, 16, 24} every amount 1..31 takes at
-most three shifts, and largest-first is the shortest.
+most four shifts (31 = 24 + 4 + 2 + 1), and largest-first is the shortest.
 
 **Requires:** the default pipeline ran (a constant amount is a ``const``: constant trees are
 folded, and no ``mul`` is left whose strength reduction would add shifts).
-**Ensures:** the behaviour of every function is unchanged, and the amount of every ``shl``
-and ``shr`` is a ``const`` whose low five bits are 0 or one of ``shift_amounts``; the last
-shift of a chain is the original instruction (its identity and uses stay), the new ones
-carry its span. In a function it changed, ``cse`` then merges equal chains and constants and
-``dce`` removes the amounts no instruction reads any more. A profile that shifts by every
-amount changes nothing.
+**Ensures:** the behaviour of every function is unchanged and, without errors, the amount
+of every ``shl`` and ``shr`` is a ``const`` whose low five bits are 0 or one of
+``shift_amounts``; the last shift of a chain is the original instruction (its identity
+and uses stay), the new ones carry its span. In a function it changed, ``cse`` then merges
+equal chains and constants and ``dce`` removes the amounts no instruction reads any more.
+A profile that shifts by every amount changes nothing.
 **Errors** (returned, not raised; such a shift is left as it was): a constant amount no
 sum of the profile's amounts makes (``SHIFT_AMOUNT_MISSING``) and a run-time amount
 (``SHIFT_BY_VARIABLE``), each at the shift's span (the DPF's, for a shift the compiler made
