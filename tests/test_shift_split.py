@@ -192,7 +192,7 @@ def computed_shifts(profile: TargetProfile) -> list[tuple[AluOp, int]]:
     checked = check_source(SourceFile("consts.dpf", text), profile)
     module = optimised_ir(checked)
     problem = build_problem(module, module.functions[0], profile)
-    out = []
+    out: list[tuple[AluOp, int]] = []
     for op_id in problem.same_word:
         operation = problem.ops[op_id]
         if operation.alu in (AluOp.LSH, AluOp.RSH):
