@@ -34,7 +34,7 @@ from dpfc.ir.interp import Inputs, run_function
 from dpfc.isa import AluOp
 from dpfc.passes import split_shifts
 from dpfc.passes.shifts import compose
-from dpfc.schedule import ScheduleOptions, build_problem
+from dpfc.schedule import ScheduleOptions, build_problem, check_schedule
 from dpfc.target import BUILTIN_PROFILES, TargetProfile
 from tests.conftest import ROOT, assert_golden
 from tests.sim_harness import arrays_of, run_compiled
@@ -207,3 +207,18 @@ def test_constants_the_scheduler_computes_shift_by_amounts_the_alu_has() -> None
     fit = computed_shifts(FIT)
     assert (AluOp.LSH, 5) not in fit
     assert all(FIT.shifts_by(amount) for _, amount in fit), fit
+
+
+def test_the_schedule_checker_refuses_a_shift_the_alu_lacks() -> None:
+    """A tofino1 schedule of ``x << 12`` checked as if for the fit profile: DPF6103."""
+    text = "dpf f(x: u32) {\n    push(x << 12);\n}\n"
+    module = compile_source(
+        SourceFile("twelve.dpf", text),
+        CompileOptions(target=TOFINO1, schedule=ScheduleOptions(cache=False)),
+    )
+    schedule = module.units[0].result.schedule
+    assert check_schedule(schedule) == []
+    moved = replace(schedule, problem=replace(schedule.problem, profile=FIT))
+    violations = check_schedule(moved)
+    assert [v.code for v in violations] == ["DPF6103"], violations
+    assert "shifts by `12` (#1), not an amount the ALU of tofino_fit has" in violations[0].message

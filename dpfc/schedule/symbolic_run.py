@@ -12,7 +12,8 @@ the path runs exactly once; each failure is recorded in the
 :class:`~dpfc.schedule.violations.ViolationLog` it is given. The shape rules it relies on
 are :mod:`.structure_rules`'.
 
-Codes: DPF6100 a missing step; DPF6101 prolog; DPF6102 selector; DPF6103 ALU; DPF6104
+Codes: DPF6100 a missing step; DPF6101 prolog; DPF6102 selector; DPF6103 ALU (also a
+shift by an amount the profile's ALU lacks, docs/isa.md §6 item 4); DPF6104
 memory; DPF6106 branch; DPF6107 exit; DPF6109 a memory operation not run exactly once on a
 path through its owner.
 """
@@ -135,6 +136,16 @@ class SymbolicRun:
                 x, y = op.operands[::-1] if lo.swapped else op.operands
                 self.expect(selected, a, x, f"ALU {op.name} (A)", step)
                 self.expect(selected, b, y, f"ALU {op.name} (B)", step)
+                if op.alu in (AluOp.LSH, AluOp.RSH) and self.profile.shifts_restricted:
+                    amount = p.ops[y]
+                    if amount.kind is not Kind.CONST or not self.profile.shifts_by(amount.value):
+                        self.fail(
+                            codes.SCHEDULE_CHECK_ALU,
+                            f"ALU {op.name} shifts by {self.operation_name(y)}, not an amount "
+                            f"the ALU of {self.profile.name} has (isa.md §6 item 4)",
+                            step.node,
+                            step.eu,
+                        )
             # An operation that computes a constant's word leaves that constant (.materialise).
             after[a] = p.same_word.get(lo.op, lo.op)
         for lo in step.mem:
