@@ -21,10 +21,11 @@ ancestors' (:mod:`.bounds` and the greedy heights read them in one pass):
    them: a depth-first walk from the operations no other operation of the node uses (the
    highest *level* first: 1 + the highest level of the operands, inputs and constants 0),
    each operation after its operands, the operands of a commutative operation the highest
-   level first. Ties are broken by a digest of the operation's operand DAG (kind, ALU or
-   memory operation, array, hash lane, owner node, and the operands' digests — in order,
-   or sorted for a commutative operation), and equal digests (identical operations, which
-   the builder does not make) by the old order.
+   level first. Among equal levels a memory access comes in the order its array is
+   declared in, after the pure operations; remaining ties are broken by a digest of the
+   operation's operand DAG (kind, ALU or memory operation, array, hash lane, owner node,
+   and the operands' digests — in order, or sorted for a commutative operation), and equal
+   digests (identical operations, which the builder does not make) by the old order.
 
 A commutative operation's operands are put in a canonical order too (constants last, then
 by their new ids): CSE keeps the operands of the first of ``x + y`` and ``y + x`` as
@@ -105,8 +106,11 @@ def _walk(
 ) -> list[int]:
     """A node's own operations, each after its operands (see the module docstring)."""
 
-    def key(x: int) -> tuple[int, bytes, int]:
-        return (-levels[x], digests[x], x)
+    declared = {name: rank for rank, name in enumerate(problem.arrays)}
+
+    def key(x: int) -> tuple[int, int, bytes, int]:
+        array = problem.ops[x].array
+        return (-levels[x], -1 if array is None else declared.get(array, -1), digests[x], x)
 
     mine = set(owned)
     used = {x for o in owned for x in problem.ops[o].operands}
@@ -130,7 +134,7 @@ def _walk(
     return out
 
 
-def _visit_order(op: Operation, key: Callable[[int], tuple[int, bytes, int]]) -> list[int]:
+def _visit_order(op: Operation, key: Callable[[int], tuple[int, int, bytes, int]]) -> list[int]:
     operands = list(op.operands)
     if op.commutative:
         operands.sort(key=key)
