@@ -3,13 +3,15 @@
 Contract: :func:`canonical_order` returns the same :class:`~.tree.Problem` with its
 operations renumbered in an order that depends only on the dataflow graph, the operations
 and the tree, never on where the source wrote them or on the IR's value numbering. Two
-problems that differ only in the order of independent statements (two pure ``let``\\ s, a
-``let`` and an access of another array, two accesses of different arrays) and in names and
-spans become equal but for those names and spans. The schedulers, the bounds, the checker
-and the cache key read the problem through its ids, so their answers depend on the
-statements' order no more than the problem does: the greedy list scheduler takes the first
-candidate that fits (its tie-breaks are ids), and the Z3 model creates its terms in id
-order (which Z3's search depends on).
+problems that differ only in the order of independent statements (two pure ``let``
+statements, a ``let`` and an access of another array, two accesses of different arrays)
+and in names and spans become equal but for those names and spans. (Two conditions used
+as words and built as branches still give trees of other shapes, since each splits the
+tree where it stands; ``rand()`` words are numbered in the order they are drawn.) The
+schedulers, the bounds, the checker and the cache key read the problem through its ids,
+so their answers depend on the statements' order no more than the problem does: the
+greedy list scheduler takes the first candidate that fits (its tie-breaks are ids), and
+the Z3 model creates its terms in id order (which Z3's search depends on).
 
 The order keeps operands before their users and each node's operations after its
 ancestors' (:mod:`.bounds` and the greedy heights read them in one pass):
