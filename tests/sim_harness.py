@@ -18,7 +18,9 @@ Choices that make the simulator and the interpreter see the same inputs:
 * metadata: the ingress port (mod 16), timestamp and queue depth come from ``inputs.meta``
   when given there (defaults :data:`IN_PORT`, :data:`NOW_NS`, :data:`QUEUE_DEPTH`); the
   switch id is :data:`SWITCH_ID`; packet length and pipe id are computed the way the
-  simulator does. :func:`reference` gives the interpreter exactly these values (keyed by
+  simulator does. The header fields come from the inner frame :func:`inner_frame` builds
+  from ``inputs.meta`` (each word cut to its field's width; ports only for UDP and TCP),
+  with their values stated there. :func:`reference` gives the interpreter exactly these values (keyed by
   the profile's metadata names, the names the IR's ``meta`` op uses); other ``inputs.meta``
   entries are ignored.
 * RAND: ``inputs.rand[k % len]`` is the word of the function's k-th ``rand`` instruction
@@ -226,10 +228,11 @@ def run_compiled(
         # The code fits a packet (codegen checks it with an empty stack) but not with this
         # many stack words.
         return None
+    inner, header_meta = inner_frame(inputs.meta)
     frame = build_frame(
         tenant_id=TENANT,
         options=options,
-        inner=build_inner(b"payload"),
+        inner=inner,
         ip_src=IP_SRC,
         ip_dst=IP_DST,
     )
@@ -247,6 +250,7 @@ def run_compiled(
         # DPF runs before the port is chosen
         "pipe_id": switch.pipe_of(DEFAULT_PORT if egress else in_port),
         "egress_port": DEFAULT_PORT if egress else 0xFFFF,
+        **header_meta,
     }
     twin = copy.deepcopy(switch) if jit else None
     result = switch.process(frame, in_port, now_ns=now_ns, queue_depth=queue_depth)
@@ -290,6 +294,44 @@ def run_compiled(
         stack_limit=profile.stack_max_depth,
         code_bytes=encoded.code_bytes,
     )
+
+
+def inner_frame(meta: Mapping[str, int]) -> tuple[bytes, dict[str, int]]:
+    """The inner frame whose headers carry the header fields ``meta`` asks for, and the
+    value of every header field LOAD_MD reads from it (docs/isa.md §4), stated here: each
+    word cut to its field's width; the protocol is UDP, TCP or the word's low byte (a
+    third each, by the word), and the ports are 0 unless it is UDP or TCP."""
+    src = meta.get("ipv4_src", 0xC0A8_0001) & 0xFFFF_FFFF
+    dst = meta.get("ipv4_dst", 0xC0A8_0002) & 0xFFFF_FFFF
+    word = meta.get("ip_proto", 17) & 0xFFFF_FFFF
+    proto = (17, 6, word & 0xFF)[word % 3]
+    sport, dport = meta.get("l4_src", 9000) & 0xFFFF, meta.get("l4_dst", 9000) & 0xFFFF
+    ttl, dscp = meta.get("ttl", 64) & 0xFF, meta.get("dscp", 0) & 0x3F
+    frame = build_inner(
+        b"payload",
+        src=_dotted(src),
+        dst=_dotted(dst),
+        proto=proto,
+        sport=sport,
+        dport=dport,
+        ttl=ttl,
+        dscp=dscp,
+    )
+    ports = proto in (6, 17)
+    values = {
+        "ipv4_src": src,
+        "ipv4_dst": dst,
+        "ip_proto": proto,
+        "dscp": dscp,
+        "ttl": ttl,
+        "l4_src": sport if ports else 0,
+        "l4_dst": dport if ports else 0,
+    }
+    return frame, values
+
+
+def _dotted(address: int) -> str:
+    return ".".join(str(b) for b in address.to_bytes(4, "big"))
 
 
 def assert_same_pass(mine: PassResult, native: PassResult, switch: Switch, twin: Switch) -> None:

@@ -270,10 +270,10 @@ def test_dpf1016_constant_index_out_of_range() -> None:
 
 def test_dpf1017_unknown_metadata_index() -> None:
     prolog = dataclasses.replace(
-        VALID_PROLOG, selectors=(Selector(A0, SelectorKind.LOAD_MD, None, 7),)
+        VALID_PROLOG, selectors=(Selector(A0, SelectorKind.LOAD_MD, None, 14),)
     )
-    [v] = check_prolog(prolog)  # 0..6 are the built-in fields (6: egress_port)
-    assert (v.code, v.message) == ("DPF1017", "unknown metadata index 7")
+    [v] = check_prolog(prolog)  # 0..13 are the built-in fields (13: l4_dst)
+    assert (v.code, v.message) == ("DPF1017", "unknown metadata index 14")
 
 
 def test_dpf1018_branch_operands_and_targets() -> None:

@@ -37,9 +37,9 @@ def test_the_guard_names_its_variables_bundle_by_bundle() -> None:
         "eu0_n0": {B[0]: "port"},  # A0 now holds src ^ port, which no variable names
         "eu1_n0": {A[0]: "flow"},  # hash(...) & 255
         "eu2_n0": {A[0]: "flow", B[0]: "before"},  # fetch_add's old word
-        "eu3_n0": {A[0]: "flow", B[0]: "before"},
-        "exit_n1": {A[0]: "flow", B[0]: "before"},
-        "exit_n2": {A[0]: "flow", B[0]: "before"},
+        "eu3_n0": {A[0]: "flow", B[0]: "before", B[1]: "before"},  # MOV B1 <- B0 too
+        "exit_n1": {A[0]: "flow", B[0]: "before", B[1]: "before"},
+        "exit_n2": {A[0]: "flow", B[0]: "before", B[1]: "before"},
     }
 
 

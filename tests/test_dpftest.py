@@ -117,7 +117,7 @@ def test_the_examples_through_the_device_path(run: Invoke) -> None:
 
 def test_switch_metadata_reaches_the_dpf(run: Invoke) -> None:
     result = clean(run("test", "tests/dpftest/metadata.toml"), 0)
-    assert result.stdout.endswith("4 cases: 4 passed (1 file, on sim)\n")
+    assert result.stdout.endswith("6 cases: 6 passed (1 file, on sim)\n")
 
 
 # -- failing expectations ---------------------------------------------------------------------

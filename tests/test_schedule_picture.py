@@ -168,7 +168,7 @@ def test_prolog_epilog_placement_and_critical_path_of_a_branching_dpf() -> None:
     for classes, _, lines, _ in cells:
         for cls in classes - {"cell"}:
             by_class.setdefault(cls, []).append(_paragraph(lines))
-    assert by_class["prolog"][1:] == ["A0<-key (PEEK)", "A3<-key (POP)"]  # [0]: the legend
+    assert by_class["prolog"][1:] == ["A0<-key (POP)"]  # [0]: the legend
     epilogs = by_class["epilog"]
     assert "push key(A3), v0(A1), v1(B1), v2(B2) return_to_sender drop_code (L51)" in epilogs
     assert "push key(A3) chain count_min.count_min (L51)" in epilogs

@@ -41,7 +41,7 @@ from dpfc.isa.bundle import (
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
 from dpfc.packet.build import PacketSpec, build_packet
 from dpfc.packet.wire import ParsedPacket, parse_packet
-from dpfc.target import BUILTIN_PROFILES
+from dpfc.target import BUILTIN_PROFILES, HEADER_FIELD_NAMES
 from dpfc.target.profile import CRC32_FAMILY, BranchOperands, MemoryAddress, TargetProfile
 from tests.conftest import ROOT
 from tests.sim_install import install_program
@@ -436,6 +436,7 @@ METADATA_CASES = [
     "packet_length",
     "pipe_id",
     "egress_port",
+    *HEADER_FIELD_NAMES,
 ]
 
 
@@ -464,6 +465,14 @@ def test_load_md(name: str) -> None:
         "packet_length": len(frame),
         "pipe_id": 1,
         "egress_port": 0xFFFF,  # the ingress: no output port yet (egress: test_sim_egress)
+        # the inner frame of build_packet: 192.168.0.1 -> 192.168.0.2, UDP 9000 -> 9000
+        "ipv4_src": 0xC0A8_0001,
+        "ipv4_dst": 0xC0A8_0002,
+        "ip_proto": 17,
+        "dscp": 0,
+        "ttl": 64,
+        "l4_src": 9000,
+        "l4_dst": 9000,
     }[name]
     assert out_stack(result) == (expected,)
 

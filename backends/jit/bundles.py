@@ -36,7 +36,7 @@ from dpfc.isa import (
     SelectorKind,
 )
 from dpfc.switch import XORSHIFT32_SHIFTS
-from dpfc.target import BranchOperands, MemoryAddress, TargetProfile
+from dpfc.target import HEADER_FIELD_NAMES, BranchOperands, MemoryAddress, TargetProfile
 
 from .emit import I32, I64, Emit, c32, c64, declare
 from .layout import (
@@ -208,6 +208,8 @@ class _BundleGen:
         }
         if name == "egress_port":
             return c32(0xFFFF)  # no port is chosen while the ingress runs
+        if name in HEADER_FIELD_NAMES:  # the inner frame's, set by the parse
+            return self.e.get(getattr(lay, name))
         if name in words:
             return self.e.get(words[name])
         return c32(0)

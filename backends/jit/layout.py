@@ -9,7 +9,7 @@ once. All state words are 32-bit; memory undo entries are 64-bit (address, old w
 from __future__ import annotations
 
 from dpfc.switch import TENANT_COUNTERS
-from dpfc.target import TargetProfile
+from dpfc.target import HEADER_FIELD_NAMES, TargetProfile
 
 # -- status of one stage function (prolog, EU or epilog) -----------------------------------
 STAGE_OK = 0
@@ -104,6 +104,7 @@ class StateLayout:
             "timestamp",
             "queue_depth",
             "packet_length",
+            *HEADER_FIELD_NAMES,  # the inner frame's header fields (docs/isa.md §4)
             "ports",
             "rng",
             "rng_saved",
@@ -140,6 +141,13 @@ class StateLayout:
     timestamp: int
     queue_depth: int
     packet_length: int
+    ipv4_src: int
+    ipv4_dst: int
+    ip_proto: int
+    dscp: int
+    ttl: int
+    l4_src: int
+    l4_dst: int
     ports: int
     rng: int
     rng_saved: int

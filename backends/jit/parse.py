@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpfc.target import HEADER_FIELD_NAMES
+
 from .emit import I32, I64, c32, c64, declare
 from .layout import (
     C_BYTES,
@@ -135,6 +137,53 @@ class ParseGen(PacketGen):
         self.n_code, self.flags_nibble, self.gas = n_code, b.and_(head, c32(15)), gas
         self.vni, self.app_id, self.dptr, self.eptr = vni, app_id, dptr, eptr
         e.set(lay.packet_length, end)
+        self.header_fields(opt_end, end)
+
+    def header_fields(self, start: Any, end: Any) -> None:
+        """dpfc.packet.header_fields of the inner frame [start, end) into the state words
+        (0 where a header is missing); every read is behind the check of its bounds."""
+        e, b, p, lay = self.e, self.b, self.p, self.lay
+        for name in HEADER_FIELD_NAMES:
+            e.set(getattr(lay, name), c32(0))
+        done = self.fn.append_basic_block("inner_done")
+
+        def skip_if(condition: Any) -> None:
+            ok = self.fn.append_basic_block()
+            b.cbranch(condition, done, ok)
+            b.position_at_end(ok)
+
+        def short(at: Any, size: int) -> Any:  # fewer than ``size`` bytes from ``at`` on
+            return b.icmp_unsigned("<", end, b.add(at, c32(size)))
+
+        skip_if(short(start, 14))
+        ethertype = self.var(e.be(p, b.add(start, c32(12)), 2))
+        l3_at = self.var(b.add(start, c32(14)))
+        with b.if_then(self.eq(b.load(ethertype), 0x8100)):
+            skip_if(short(start, 18))
+            b.store(e.be(p, b.add(start, c32(16)), 2), ethertype)
+            b.store(b.add(start, c32(18)), l3_at)
+        l3 = b.load(l3_at)
+        skip_if(self.ne(b.load(ethertype), 0x0800))
+        skip_if(short(l3, 20))
+        vihl = e.byte(p, l3)
+        ihl = b.mul(b.and_(vihl, c32(15)), c32(4))
+        skip_if(b.or_(self.ne(b.lshr(vihl, c32(4)), 4), self.lt(ihl, c32(20))))
+        skip_if(b.icmp_unsigned("<", end, b.add(l3, ihl)))
+        protocol = e.byte(p, b.add(l3, c32(9)))
+        e.set(lay.ipv4_src, e.be(p, b.add(l3, c32(12)), 4))
+        e.set(lay.ipv4_dst, e.be(p, b.add(l3, c32(16)), 4))
+        e.set(lay.ip_proto, protocol)
+        e.set(lay.dscp, b.lshr(e.byte(p, b.add(l3, c32(1))), c32(2)))
+        e.set(lay.ttl, e.byte(p, b.add(l3, c32(8))))
+        fragment = b.and_(e.be(p, b.add(l3, c32(6)), 2), c32(0x1FFF))
+        ports = b.or_(self.eq(protocol, 6), self.eq(protocol, 17))
+        skip_if(b.or_(b.not_(ports), self.ne(fragment, 0)))
+        l4 = b.add(l3, ihl)
+        skip_if(short(l4, 4))
+        e.set(lay.l4_src, e.be(p, l4, 2))
+        e.set(lay.l4_dst, e.be(p, b.add(l4, c32(2)), 2))
+        b.branch(done)
+        b.position_at_end(done)
 
     def find_code(self, n_code: Any, start: Any, end: Any) -> tuple[Any, Any]:
         """The compiled function of the packet's code options (their FNV-1a digest, then the

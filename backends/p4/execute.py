@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dpfc.backends.p4.arch import Architecture
 from dpfc.backends.p4.engine import code_field, pick_register, register
+from dpfc.backends.p4.inner import header_field_values
 from dpfc.backends.p4.lane_memory import lane_access
 from dpfc.backends.p4.lang import (
     Assign,
@@ -174,6 +175,7 @@ def _metadata(layout: Layout, arch: Architecture, index: Expr) -> Expr:
             meta.dot("eg_phase").eq(1), meta.dot("eg_port").cast(32), Lit(0xFFFF, 32)
         ),
     }
+    values.update(header_field_values())  # the inner frame's (isa.md §4)
     result: Expr = Lit(0, 32)
     for md in reversed(layout.profile.metadata):
         if md.name in values:

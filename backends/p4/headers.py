@@ -4,7 +4,8 @@ Contract: :func:`headers` declares every header the parser extracts and the
 ``headers_t`` struct that holds them: Ethernet, an optional 802.1Q tag, IPv4 with its
 options, UDP, Geneve, the options of other classes kept before and after SwitchVM's
 (:data:`~.layout.FOREIGN_OPTIONS` each), the SwitchVM header option, two code options
-and the stack option with their 32-bit words. The option headers' fields are
+and the stack option with their 32-bit words, then the inner frame's headers
+(:mod:`.inner`). The option headers' fields are
 :mod:`dpfc.encoding`'s layout tables (``OPTION_HEAD``, ``HEADER_OPTION``), renamed for
 P4. :func:`deparser_emits` lists what the deparser emits: the struct's headers in the
 struct's order, which is the packet's (invalid headers are skipped by ``emit``).
@@ -12,6 +13,7 @@ struct's order, which is the packet's (invalid headers are skipped by ``emit``).
 
 from __future__ import annotations
 
+from dpfc.backends.p4.inner import INNER_HEADERS, L4_PORTS_FIELDS
 from dpfc.backends.p4.lang import Decl, Expr, Header, n, struct
 from dpfc.backends.p4.layout import CODE_OPTION_WORDS, FOREIGN_OPTIONS, STACK_OPTION_WORDS, Layout
 from dpfc.encoding import HEADER_OPTION, OPTION_HEAD, ByteLayout
@@ -82,6 +84,7 @@ def headers(layout: Layout) -> list[Decl]:
             "The SwitchVM header option (encoding.md §2.1).",
         ),
         Header("word_t", [("w", "bit<32>")]),
+        Header("l4_ports_t", list(L4_PORTS_FIELDS), "The ports a TCP or UDP header starts with."),
         struct(
             "headers_t",
             [
@@ -100,6 +103,7 @@ def headers(layout: Layout) -> list[Decl]:
                 ("stk_hdr", "option_t"),
                 ("stk_w", f"word_t[{STACK_OPTION_WORDS}]"),
                 ("foreign_post", f"raw_option_t[{FOREIGN_OPTIONS}]"),
+                *INNER_HEADERS,
             ],
         ),
     ]
@@ -123,5 +127,6 @@ def deparser_emits() -> list[Expr]:
         "stk_hdr",
         "stk_w",
         "foreign_post",
+        *(name for name, _ in INNER_HEADERS),
     ]
     return [hdr.dot(name) for name in names]

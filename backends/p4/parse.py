@@ -11,7 +11,9 @@ keeps what it reads for the control:
 * the stack option's words in ``hdr.stk_w`` and, top first, in ``meta.stack``;
 * options of other classes, as raw bytes, before or after the SwitchVM ones (the simulator
   keeps their order and puts all SwitchVM options where the first one was; the deparser
-  does the same).
+  does the same);
+* after the options, the inner frame's headers that LOAD_MD's header fields read
+  (:mod:`.inner`).
 
 A packet that is not IPv4/UDP/Geneve is accepted as ordinary traffic (``hdr.geneve``
 invalid). A SwitchVM option that breaks the format (version, lengths, counts, a second
@@ -22,6 +24,7 @@ e.g. canonical encodings; what the P4 parser checks is listed in docs/p4.md.)
 
 from __future__ import annotations
 
+from dpfc.backends.p4.inner import inner_meta, inner_states
 from dpfc.backends.p4.lang import Assign, Do, Expr, If, Lit, Select, State, Stmt, n
 from dpfc.backends.p4.layout import Layout
 from dpfc.encoding import OPTION_CLASS
@@ -47,6 +50,7 @@ def parse_meta(layout: Layout) -> list[tuple[str, str]]:
         ("code_len1", "bit<16>"),
         ("stack", f"bit<{layout.stack_bits}>"),  # stack words, top first, right-aligned
         ("depth", "bit<8>"),
+        *inner_meta(),
     ]
 
 
@@ -138,7 +142,7 @@ def parser(layout: Layout) -> list[State]:
             [],
             Select(
                 [meta.dot("malformed"), meta.dot("opt_left")],
-                [("(1, _)", "accept"), ("(0, 0)", "accept"), ("default", "option")],
+                [("(1, _)", "accept"), ("(0, 0)", "inner"), ("default", "option")],
             ),
             "Each Geneve option in turn, until the options area is used up.",
         ),
@@ -289,4 +293,4 @@ def parser(layout: Layout) -> list[State]:
                 "options",
             )
         )
-    return states
+    return states + inner_states()

@@ -38,9 +38,9 @@ from dpfc.isa import (
     memory,
     stage_name,
 )
-from dpfc.packet import ParsedPacket
+from dpfc.packet import ParsedPacket, header_fields
 from dpfc.switch import RandomSource, TenantStats
-from dpfc.target import BranchOperands, MemoryAddress, TargetProfile
+from dpfc.target import HEADER_FIELD_NAMES, BranchOperands, MemoryAddress, TargetProfile
 
 from .memory import LaneMemory
 from .outcome import Context, EpilogDecision, Fault
@@ -139,6 +139,8 @@ class Stages:
         field_ = self.profile.metadata_by_index(index)
         name = field_.name if field_ is not None else ""
         ctx = self.ctx
+        if name in HEADER_FIELD_NAMES:  # the tenant's packet: the inner frame (isa.md §4)
+            return header_fields(self.parsed.inner)[name]
         values = {
             "ingress_port": ctx.ingress_port,
             "timestamp": ctx.timestamp_ns,

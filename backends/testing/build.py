@@ -35,8 +35,9 @@ from dpfc.backends.scenario import (
 )
 from dpfc.backends.sim import Network
 from dpfc.encoding import SwitchVMHeader, decode_options
-from dpfc.packet import build_frame, build_inner
+from dpfc.packet import build_frame
 
+from .inner import read_inner
 from .memory import MemoryAccess
 from .spec import TENANT_MAX, Case, Packet
 
@@ -238,12 +239,13 @@ class CaseBuilder(MemoryAccess):
         ip_dst = receiver.ip if receiver is not None else SERVER_IP
         options = self.options(scenario, table, header)
         payload = table.string("payload", "").encode()
+        inner = read_inner(self.fail, table.table("inner"))
 
-        def build(inner: bytes) -> bytes:
+        def build(data: bytes) -> bytes:
             return build_frame(
                 tenant_id=tenant,
                 options=options,
-                inner=build_inner(inner),
+                inner=inner.frame(data),
                 eth_src=mac_text(sender.mac if sender is not None else b"\2\0" + ip_src),
                 eth_dst=mac_text(receiver.mac if receiver is not None else b"\2\0" + ip_dst),
                 ip_src=_ip(ip_src),

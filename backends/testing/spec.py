@@ -21,12 +21,14 @@ from dpfc.backends.scenario import CODE_VALUE, Fail, Table, quote
 from dpfc.diagnostics import did_you_mean
 from dpfc.switch import TENANT_COUNTERS
 
+from .inner import read_inner
+
 TENANT_MAX = (1 << 24) - 1
 VERDICTS = ("pass", "drop", "return_to_sender", "forward", "multicast", "set_port", "recirculate")
 PLACEMENTS = ("packet", "switch")
 PACKET_KEYS = (
     "dpf", "code", "egress", "stack", "app_id", "gas", "payload", "tenant", "port", "from",
-    "to", "timestamp", "queue_depth", "packet_length", "expect",
+    "to", "timestamp", "queue_depth", "packet_length", "inner", "expect",
 )  # fmt: skip
 CASE_KEYS = ("name", "switch", "tenant", "placement", "tenants", "memory", "packets", "expect")
 STATE_KEYS = ("memory", "counters", "reports")
@@ -222,6 +224,7 @@ def _packet(fail: Fail, table: Table, path: str) -> Packet:
             table.string(key)
     if table.has("stack"):
         _words(fail, table.raw("stack"), table.at("stack"))
+    read_inner(fail, table.table("inner"))
     expect_table = table.table("expect")
     for output in expect_table.tables("outputs") if expect_table is not None else ():
         output.only(*OUTPUT_KEYS)

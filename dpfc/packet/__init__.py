@@ -8,6 +8,7 @@ scapy's import time (docs/packets.md).
 """
 
 from dpfc.packet.build import PacketSpec, build_packet, describe_packet
+from dpfc.packet.inner import header_fields
 from dpfc.packet.layers import (
     SwitchVMCodeOption,
     SwitchVMHeaderOption,
@@ -33,6 +34,7 @@ __all__ = [
     "build_packet",
     "describe_packet",
     "dissect",
+    "header_fields",
     "parse_packet",
     "read_pcap",
     "show",

@@ -20,7 +20,7 @@ from scapy.fields import (
     XShortEnumField,
     XShortField,
 )
-from scapy.layers.inet import IP, UDP
+from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
 from scapy.utils import PcapWriter, RawPcapReader
@@ -141,15 +141,26 @@ def build_frame(
 
 
 def build_inner(
-    payload: bytes, *, src: str = "192.168.0.1", dst: str = "192.168.0.2", dport: int = 9000
+    payload: bytes,
+    *,
+    src: str = "192.168.0.1",
+    dst: str = "192.168.0.2",
+    dport: int = 9000,
+    sport: int = 9000,
+    proto: int = 17,
+    ttl: int = 64,
+    dscp: int = 0,
 ) -> bytes:
-    """A default inner frame: Ethernet/IPv4/UDP carrying ``payload``."""
-    frame = (
-        Ether(src="02:00:00:00:01:01", dst="02:00:00:00:01:02")
-        / IP(src=src, dst=dst)
-        / UDP(sport=9000, dport=dport)
-        / Raw(payload)
-    )
+    """A default inner frame: Ethernet/IPv4/UDP carrying ``payload``; with ``proto`` 6 a
+    TCP header instead (the ports the same), with another protocol none (the payload
+    follows the IPv4 header)."""
+    ip = IP(src=src, dst=dst, proto=proto, ttl=ttl, tos=dscp << 2)
+    l4: Packet = ip
+    if proto == 17:
+        l4 = ip / UDP(sport=sport, dport=dport)
+    elif proto == 6:
+        l4 = ip / TCP(sport=sport, dport=dport)
+    frame = Ether(src="02:00:00:00:01:01", dst="02:00:00:00:01:02") / l4 / Raw(payload)
     return bytes(frame)
 
 

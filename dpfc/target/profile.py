@@ -100,7 +100,7 @@ HASH_FUNCTIONS: dict[str, HashFunction] = {h.name: h for h in CRC32_FAMILY}
 
 # §3.4: "ingress/egress ports, timestamps, or a switch identifier"; §3.7: "port queue length".
 # ``egress_port`` came last (index 6), so the indices of programs written before it hold.
-DEFAULT_METADATA: tuple[MetadataField, ...] = (
+SWITCH_METADATA: tuple[MetadataField, ...] = (
     MetadataField("ingress_port", 0, "physical ingress port of the packet"),
     MetadataField("timestamp", 1, "ingress timestamp, nanoseconds, low 32 bits"),
     MetadataField("switch_id", 2, "operator-assigned identifier of the switch"),
@@ -111,6 +111,21 @@ DEFAULT_METADATA: tuple[MetadataField, ...] = (
         "egress_port", 6, "output port in the egress pipeline; 0xFFFF (none yet) in the ingress"
     ),
 )
+
+# §3.7: "the parser can be easily modified to expose new packet fields to a DPF and use them
+# in the prolog to initialize DPF registers". Fields of the tenant's (inner) packet, 0 when it
+# has no such header (docs/isa.md §4); a profile exposes one by listing it under its name.
+HEADER_METADATA: tuple[MetadataField, ...] = (
+    MetadataField("ipv4_src", 7, "inner IPv4 source address; 0 if not IPv4"),
+    MetadataField("ipv4_dst", 8, "inner IPv4 destination address; 0 if not IPv4"),
+    MetadataField("ip_proto", 9, "inner IPv4 protocol; 0 if not IPv4"),
+    MetadataField("dscp", 10, "inner IPv4 DSCP (upper 6 bits of the TOS byte); 0 if not IPv4"),
+    MetadataField("ttl", 11, "inner IPv4 TTL; 0 if not IPv4"),
+    MetadataField("l4_src", 12, "inner TCP/UDP source port; 0 without one"),
+    MetadataField("l4_dst", 13, "inner TCP/UDP destination port; 0 without one"),
+)
+HEADER_FIELD_NAMES: tuple[str, ...] = tuple(m.name for m in HEADER_METADATA)
+DEFAULT_METADATA: tuple[MetadataField, ...] = SWITCH_METADATA + HEADER_METADATA
 
 # §3.5: "pass, drop, return-to-sender, forward, multicast, set_port, recirculate".
 DEFAULT_STEERING: tuple[SteeringAction, ...] = (

@@ -68,6 +68,7 @@ class Packet:
     app_id: int | None = None  # default: the DPF's
     no_dpf: bool = False  # the header names no DPF (the tenant's default DPF runs)
     raw: bytes | None = None  # a frame as is (malformed input)
+    inner: bytes | None = None  # the tenant's frame (default: build_inner(b"payload"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,6 +82,8 @@ class Vector:
     packets: tuple[Packet, ...] = ()
     lanes: tuple[Lane, ...] = ()
     metadata: bool = True
+    # the grant refuses the metadata bit even when the image's entry asks for it (R5)
+    deny_metadata: bool = False
     privileged: bool = False
     recirculate: bool = True
     default_dpf: bool = False
@@ -128,7 +131,7 @@ def _grant(image: Image, dpf: LinkedDPF, vector: Vector) -> Grant:
     default = dpf.entry if vector.default_dpf else None
     return Grant(
         app_ids=entry.app_ids,
-        metadata=vector.metadata or entry.metadata,
+        metadata=(vector.metadata or entry.metadata) and not vector.deny_metadata,
         privileged=vector.privileged or entry.privileged,
         recirculate=vector.recirculate or entry.recirculate,
         default_dpf=default,
@@ -182,7 +185,8 @@ def frame_of(packet: Packet, dpf: LinkedDPF, image: Image, profile: TargetProfil
     if packet.app_id is not None:
         header = replace(header, app_id=packet.app_id)
     options = encode_options(header, profile).data
-    return build_frame(tenant_id=packet.tenant, options=options, inner=build_inner(b"payload"))
+    inner = build_inner(b"payload") if packet.inner is None else packet.inner
+    return build_frame(tenant_id=packet.tenant, options=options, inner=inner)
 
 
 def lanes_used(vector: Vector, image: Image) -> list[tuple[str, int, int, int]]:

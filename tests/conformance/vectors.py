@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 
 from tests.conformance.harness import Lane, Packet, Vector
+from tests.conformance.header_vectors import header_vectors
 
 BOUNDS = (0, 1, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF)
 PAIRS = list(itertools.product(BOUNDS, BOUNDS))
@@ -94,6 +95,7 @@ def vectors() -> list[Vector]:
     out.append(memory("FAADD", "direct"))
     out += selectors() + prolog() + epilog() + permissions() + malformed()
     out += egress()
+    out += header_vectors()
     out += apps()
     return out
 

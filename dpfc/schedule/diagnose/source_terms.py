@@ -18,7 +18,7 @@ import re
 from dpfc.diagnostics import Note, Span
 from dpfc.isa import CtrlOp
 from dpfc.schedule.problem.chain import Link
-from dpfc.schedule.problem.tree import Branch, Exit, Kind, Problem
+from dpfc.schedule.problem.tree import Branch, Exit, Kind, Operation, Problem
 
 MAX_TEXT = 48  # characters of source text quoted before it is cut with "..."
 MAX_DECISIONS = 4  # branches named in a path's description (the last ones)
@@ -46,7 +46,16 @@ def quoted(span: Span | None) -> str | None:
 
 
 def _users(problem: Problem, op_id: int) -> list[int]:
-    return [o.id for o in problem.ops if op_id in o.operands]
+    """The operations that use ``op_id``, in source order."""
+    return [o.id for o in sorted(problem.ops, key=source_order) if op_id in o.operands]
+
+
+def source_order(op: Operation) -> tuple[int, str, int, int]:
+    """A sort key that lists operations in the order the source writes them (operation ids
+    do not follow it: :mod:`dpfc.schedule.problem.canonical`)."""
+    if op.span is None:
+        return (1, "", 0, op.id)
+    return (0, op.span.source.name, op.span.start, op.id)
 
 
 def value_words(problem: Problem, op_id: int, *, signed: bool = False) -> tuple[str, Span | None]:

@@ -16,7 +16,7 @@ from itertools import combinations
 from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, Note, Span
 from dpfc.schedule.diagnose.hints import AS_WRITTEN, memory_units_hint, pinned, where
-from dpfc.schedule.diagnose.source_terms import path_end, path_words
+from dpfc.schedule.diagnose.source_terms import path_end, path_words, source_order
 from dpfc.schedule.problem.tree import Kind, Problem
 
 
@@ -107,12 +107,15 @@ def _accesses(problem: Problem) -> list[Diagnostic]:
     profile = problem.profile
     units = profile.num_eus * profile.lanes
     for leaf in problem.leaves():
-        accesses = [
-            problem.ops[o]
-            for node in problem.path(leaf)
-            for o in problem.nodes[node].ops
-            if problem.ops[o].kind is Kind.MEM
-        ]
+        accesses = sorted(
+            (
+                problem.ops[o]
+                for node in problem.path(leaf)
+                for o in problem.nodes[node].ops
+                if problem.ops[o].kind is Kind.MEM
+            ),
+            key=source_order,
+        )
         if len(accesses) > units:
             return [
                 Diagnostic(

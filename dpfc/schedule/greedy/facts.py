@@ -68,7 +68,7 @@ class Plan:
 class Facts:
     """The unchanging facts of ``problem`` the greedy phases share."""
 
-    def __init__(self, problem: Problem) -> None:
+    def __init__(self, problem: Problem, *, branches_first: bool = False) -> None:
         self.p = problem
         self.profile = problem.profile
         self.lanes = problem.profile.lanes
@@ -84,21 +84,43 @@ class Facts:
                 below += self.subtree[child]
             self.subtree[node.id] = below
         self.path_nodes = {n.id: set(problem.ancestors(n.id)) for n in problem.nodes}
-        self.height = self._heights()
+        self.height = self._heights(branches_first)
         self.a_side_consts = self._a_side_consts()
 
     def op(self, op_id: int) -> Operation:
         return self.p.ops[op_id]
 
-    def _heights(self) -> dict[int, int]:
-        """Longest chain of pure consumers below each operation (critical path first)."""
+    def _heights(self, branches_first: bool) -> dict[int, int]:
+        """Longest chain of consumers below each operation (critical path first). With
+        ``branches_first``, a value a branch decides on also heads the longest chain below
+        the branch (everything the children do waits for it); a node's descendants own
+        operations of higher ids (:mod:`dpfc.schedule.problem.canonical`), so one pass from
+        the back settles those chains before the branch's operands."""
         users: dict[int, list[int]] = {o.id: [] for o in self.p.ops}
         for o in self.p.ops:
             for x in o.operands:
                 users[x].append(o.id)
+        decides: dict[int, list[int]] = {}
+        if branches_first:
+            for node in self.p.nodes:
+                if isinstance(node.end, Branch):
+                    for x in {node.end.x, node.end.y}:
+                        decides.setdefault(x, []).append(node.id)
         height: dict[int, int] = {}
+        below: dict[int, int] = {}
+
+        def after_branch(node: int) -> int:
+            if node not in below:
+                nodes = self.subtree[node][1:]
+                below[node] = 1 + max(
+                    (height.get(x, 0) for n in nodes for x in self.p.nodes[n].ops), default=0
+                )
+            return below[node]
+
         for o in reversed(self.p.ops):
-            height[o.id] = 1 + max((height.get(u, 0) for u in users[o.id]), default=0)
+            chains = [height.get(u, 0) for u in users[o.id]]
+            chains += [after_branch(n) for n in decides.get(o.id, [])]
+            height[o.id] = 1 + max(chains, default=0)
         return height
 
     def _a_side_consts(self) -> set[int]:

@@ -20,9 +20,13 @@ the path.
 A value is *live* after an EU if a consumer still pending on some path below needs it, or
 needs a pure value not held anywhere that is computed from it (:mod:`.facts`). Live
 values are never overwritten; constants may be (LOAD_IMM brings them back) unless they are
-needed in an A register or by an epilog with no EU left. Several variants (prolog
-preferences, speculation) are tried and the best schedule (EUs, then bundles, then
-selectors) is returned. This module owns the walk, the array bindings shared by all paths,
+needed in an A register or by an epilog with no EU left. Several variants are tried and the
+best schedule (EUs, then bundles, then selectors) is returned: with and without the prolog's
+preferences, with and without speculation, and with pure operations ranked by the longest
+chain of their users alone or also by what waits below a branch they decide
+(:class:`~.facts.Facts`, ``branches_first``). Every tie is broken by operation id, and the
+problem's ids are canonical (:mod:`dpfc.schedule.problem.canonical`), so the schedule does
+not depend on the order the source writes independent statements in. This module owns the walk, the array bindings shared by all paths,
 and the assembly of the :class:`~dpfc.schedule.schedule.Schedule`.
 """
 
@@ -42,13 +46,14 @@ from dpfc.schedule.schedule import ExitUse, LaneOp, NodeSpan, Schedule, Source, 
 class _Variant:
     prolog_preferences: bool
     speculate: bool
+    branches_first: bool
 
 
-VARIANTS = (
-    _Variant(prolog_preferences=True, speculate=True),
-    _Variant(prolog_preferences=True, speculate=False),
-    _Variant(prolog_preferences=False, speculate=True),
-    _Variant(prolog_preferences=False, speculate=False),
+VARIANTS = tuple(
+    _Variant(prolog_preferences=p, speculate=s, branches_first=b)
+    for b in (False, True)
+    for p in (True, False)
+    for s in (True, False)
 )
 
 
@@ -81,7 +86,7 @@ class _Scheduler:
     def __init__(self, problem: Problem, variant: _Variant) -> None:
         self.p = problem
         self.variant = variant
-        self.facts = Facts(problem)
+        self.facts = Facts(problem, branches_first=variant.branches_first)
         self.bindings: dict[str, tuple[int, int]] = {
             name: info.pin for name, info in problem.arrays.items() if info.pin is not None
         }

@@ -32,6 +32,7 @@ from dataclasses import replace
 from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note
 from dpfc.ir import MEMORY_OPS, Br, Exit, Function, Instr, Jump, Module, Op
+from dpfc.schedule.problem.canonical import canonical_order
 from dpfc.schedule.problem.conditions import Cont, Value, Walk, branch_on
 from dpfc.schedule.problem.instructions import record_instr
 from dpfc.schedule.problem.materialise import materialise_constants
@@ -226,4 +227,4 @@ def build_problem(
     state = BuildState(module, function, profile, bindings or {}, bound_by or {}, booleans)
     problem = _assemble(state)
     problem = replace(problem, booleans=booleans, value_conditions=state.value_conditions)
-    return materialise_constants(problem)
+    return materialise_constants(canonical_order(problem))

@@ -88,6 +88,12 @@ header word_t {
     bit<32> w;
 }
 
+// The ports a TCP or UDP header starts with.
+header l4_ports_t {
+    bit<16> src;
+    bit<16> dst;
+}
+
 struct headers_t {
     ethernet_t eth;
     vlan_t vlan;
@@ -104,6 +110,11 @@ struct headers_t {
     option_t stk_hdr;
     word_t[31] stk_w;
     raw_option_t[4] foreign_post;
+    ethernet_t inner_eth;
+    vlan_t inner_vlan;
+    ipv4_t inner_ipv4;
+    ipv4_opts_t inner_ipv4_opts;
+    l4_ports_t inner_l4;
 }
 
 struct metadata_t {
@@ -120,6 +131,9 @@ struct metadata_t {
     bit<16> code_len1;
     bit<512> stack;
     bit<8> depth;
+    bit<16> inner_left;
+    bit<1> inner_short;
+    bit<1> inner_ip;
     bit<16> code_total;
     bit<16> w_pad;
     bit<1888> w_win;
@@ -422,7 +436,7 @@ parser SwitchVMParser(packet_in pkt, out headers_t hdr, inout metadata_t meta, i
     state options {
         transition select(meta.malformed, meta.opt_left) {
             (1, _): accept;
-            (0, 0): accept;
+            (0, 0): inner;
             default: option;
         }
     }
@@ -574,6 +588,84 @@ parser SwitchVMParser(packet_in pkt, out headers_t hdr, inout metadata_t meta, i
         meta.opt_left = (meta.opt_left - ((((bit<16>)(pkt.lookahead<bit<32>>()[4:0])) << 2) + 4));
         pkt.extract(hdr.foreign_post.next, (((bit<32>)(pkt.lookahead<bit<32>>()[4:0])) << 5));
         transition options;
+    }
+    // The tenant's frame (LOAD_MD header fields, isa.md §4), up to the UDP length's end.
+    state inner {
+        if ((hdr.udp.len < (meta.options_in + 0x10))) {
+            meta.inner_left = 0;
+        } else {
+            meta.inner_left = ((hdr.udp.len - 0x10) - meta.options_in);
+        }
+        transition select(meta.inner_left) {
+            0..13: accept;
+            default: inner_eth;
+        }
+    }
+    state inner_eth {
+        pkt.extract(hdr.inner_eth);
+        meta.inner_left = (meta.inner_left - 0xe);
+        transition select(hdr.inner_eth.etherType) {
+            0x8100: inner_vlan_check;
+            0x0800: inner_ipv4_check;
+            default: accept;
+        }
+    }
+    state inner_vlan_check {
+        transition select(meta.inner_left) {
+            0..3: accept;
+            default: inner_vlan;
+        }
+    }
+    state inner_vlan {
+        pkt.extract(hdr.inner_vlan);
+        meta.inner_left = (meta.inner_left - 4);
+        transition select(hdr.inner_vlan.etherType) {
+            0x0800: inner_ipv4_check;
+            default: accept;
+        }
+    }
+    state inner_ipv4_check {
+        transition select(meta.inner_left) {
+            0..19: accept;
+            default: inner_ipv4;
+        }
+    }
+    // A header that is not IPv4 (version, IHL below 5) leaves the IPv4 fields 0.
+    state inner_ipv4 {
+        pkt.extract(hdr.inner_ipv4);
+        meta.inner_left = (meta.inner_left - 0x14);
+        transition select(hdr.inner_ipv4.version, hdr.inner_ipv4.ihl) {
+            (4, 5): inner_ip;
+            (4, 6..15): inner_ipv4_options;
+            default: accept;
+        }
+    }
+    state inner_ipv4_options {
+        if ((meta.inner_left < ((((bit<16>)(hdr.inner_ipv4.ihl)) - 5) << 2))) {
+            meta.inner_short = 1;
+        }
+        transition select(meta.inner_short) {
+            1: accept;
+            default: inner_ipv4_opts;
+        }
+    }
+    state inner_ipv4_opts {
+        pkt.extract(hdr.inner_ipv4_opts, ((((bit<32>)(hdr.inner_ipv4.ihl)) - 5) << 5));
+        meta.inner_left = (meta.inner_left - ((((bit<16>)(hdr.inner_ipv4.ihl)) - 5) << 2));
+        transition inner_ip;
+    }
+    // TCP and UDP start with the ports; a later fragment (offset > 0) has none.
+    state inner_ip {
+        meta.inner_ip = 1;
+        transition select(hdr.inner_ipv4.protocol, hdr.inner_ipv4.flagsFrag[12:0], meta.inner_left) {
+            (6, 0, 4..0xFFFF): inner_l4;
+            (17, 0, 4..0xFFFF): inner_l4;
+            default: accept;
+        }
+    }
+    state inner_l4 {
+        pkt.extract(hdr.inner_l4);
+        transition accept;
     }
 }
 
@@ -2751,7 +2843,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_A0_kind == 6)) {
-                                        meta.r_A0 = ((meta.c_sel_A0_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_A0_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_A0_operand == 2) ? meta.switch_id : ((meta.c_sel_A0_operand == 3) ? 32w0 : ((meta.c_sel_A0_operand == 4) ? sm.packet_length : ((meta.c_sel_A0_operand == 5) ? meta.pipe_id : ((meta.c_sel_A0_operand == 6) ? ((meta.eg_phase == 1) ? ((bit<32>)(meta.eg_port)) : 32w0xffff) : 32w0)))))));
+                                        meta.r_A0 = ((meta.c_sel_A0_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_A0_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_A0_operand == 2) ? meta.switch_id : ((meta.c_sel_A0_operand == 3) ? 32w0 : ((meta.c_sel_A0_operand == 4) ? sm.packet_length : ((meta.c_sel_A0_operand == 5) ? meta.pipe_id : ((meta.c_sel_A0_operand == 6) ? ((meta.eg_phase == 1) ? ((bit<32>)(meta.eg_port)) : 32w0xffff) : ((meta.c_sel_A0_operand == 7) ? ((meta.inner_ip == 1) ? hdr.inner_ipv4.src : 32w0) : ((meta.c_sel_A0_operand == 8) ? ((meta.inner_ip == 1) ? hdr.inner_ipv4.dst : 32w0) : ((meta.c_sel_A0_operand == 9) ? ((meta.inner_ip == 1) ? ((bit<32>)(hdr.inner_ipv4.protocol)) : 32w0) : ((meta.c_sel_A0_operand == 0xa) ? ((meta.inner_ip == 1) ? ((bit<32>)((hdr.inner_ipv4.tos >> 2))) : 32w0) : ((meta.c_sel_A0_operand == 0xb) ? ((meta.inner_ip == 1) ? ((bit<32>)(hdr.inner_ipv4.ttl)) : 32w0) : ((meta.c_sel_A0_operand == 0xc) ? (hdr.inner_l4.isValid() ? ((bit<32>)(hdr.inner_l4.src)) : 32w0) : ((meta.c_sel_A0_operand == 0xd) ? (hdr.inner_l4.isValid() ? ((bit<32>)(hdr.inner_l4.dst)) : 32w0) : 32w0))))))))))))));
                                     } else if ((meta.c_sel_A0_kind == 7)) {
                                         draw_random();
                                         meta.r_A0 = meta.rng;
@@ -2769,7 +2861,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_A1_kind == 6)) {
-                                        meta.r_A1 = ((meta.c_sel_A1_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_A1_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_A1_operand == 2) ? meta.switch_id : ((meta.c_sel_A1_operand == 3) ? 32w0 : ((meta.c_sel_A1_operand == 4) ? sm.packet_length : ((meta.c_sel_A1_operand == 5) ? meta.pipe_id : ((meta.c_sel_A1_operand == 6) ? ((meta.eg_phase == 1) ? ((bit<32>)(meta.eg_port)) : 32w0xffff) : 32w0)))))));
+                                        meta.r_A1 = ((meta.c_sel_A1_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_A1_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_A1_operand == 2) ? meta.switch_id : ((meta.c_sel_A1_operand == 3) ? 32w0 : ((meta.c_sel_A1_operand == 4) ? sm.packet_length : ((meta.c_sel_A1_operand == 5) ? meta.pipe_id : ((meta.c_sel_A1_operand == 6) ? ((meta.eg_phase == 1) ? ((bit<32>)(meta.eg_port)) : 32w0xffff) : ((meta.c_sel_A1_operand == 7) ? ((meta.inner_ip == 1) ? hdr.inner_ipv4.src : 32w0) : ((meta.c_sel_A1_operand == 8) ? ((meta.inner_ip == 1) ? hdr.inner_ipv4.dst : 32w0) : ((meta.c_sel_A1_operand == 9) ? ((meta.inner_ip == 1) ? ((bit<32>)(hdr.inner_ipv4.protocol)) : 32w0) : ((meta.c_sel_A1_operand == 0xa) ? ((meta.inner_ip == 1) ? ((bit<32>)((hdr.inner_ipv4.tos >> 2))) : 32w0) : ((meta.c_sel_A1_operand == 0xb) ? ((meta.inner_ip == 1) ? ((bit<32>)(hdr.inner_ipv4.ttl)) : 32w0) : ((meta.c_sel_A1_operand == 0xc) ? (hdr.inner_l4.isValid() ? ((bit<32>)(hdr.inner_l4.src)) : 32w0) : ((meta.c_sel_A1_operand == 0xd) ? (hdr.inner_l4.isValid() ? ((bit<32>)(hdr.inner_l4.dst)) : 32w0) : 32w0))))))))))))));
                                     } else if ((meta.c_sel_A1_kind == 7)) {
                                         draw_random();
                                         meta.r_A1 = meta.rng;
@@ -2787,7 +2879,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_B0_kind == 6)) {
-                                        meta.r_B0 = ((meta.c_sel_B0_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_B0_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_B0_operand == 2) ? meta.switch_id : ((meta.c_sel_B0_operand == 3) ? 32w0 : ((meta.c_sel_B0_operand == 4) ? sm.packet_length : ((meta.c_sel_B0_operand == 5) ? meta.pipe_id : ((meta.c_sel_B0_operand == 6) ? ((meta.eg_phase == 1) ? ((bit<32>)(meta.eg_port)) : 32w0xffff) : 32w0)))))));
+                                        meta.r_B0 = ((meta.c_sel_B0_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_B0_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_B0_operand == 2) ? meta.switch_id : ((meta.c_sel_B0_operand == 3) ? 32w0 : ((meta.c_sel_B0_operand == 4) ? sm.packet_length : ((meta.c_sel_B0_operand == 5) ? meta.pipe_id : ((meta.c_sel_B0_operand == 6) ? ((meta.eg_phase == 1) ? ((bit<32>)(meta.eg_port)) : 32w0xffff) : ((meta.c_sel_B0_operand == 7) ? ((meta.inner_ip == 1) ? hdr.inner_ipv4.src : 32w0) : ((meta.c_sel_B0_operand == 8) ? ((meta.inner_ip == 1) ? hdr.inner_ipv4.dst : 32w0) : ((meta.c_sel_B0_operand == 9) ? ((meta.inner_ip == 1) ? ((bit<32>)(hdr.inner_ipv4.protocol)) : 32w0) : ((meta.c_sel_B0_operand == 0xa) ? ((meta.inner_ip == 1) ? ((bit<32>)((hdr.inner_ipv4.tos >> 2))) : 32w0) : ((meta.c_sel_B0_operand == 0xb) ? ((meta.inner_ip == 1) ? ((bit<32>)(hdr.inner_ipv4.ttl)) : 32w0) : ((meta.c_sel_B0_operand == 0xc) ? (hdr.inner_l4.isValid() ? ((bit<32>)(hdr.inner_l4.src)) : 32w0) : ((meta.c_sel_B0_operand == 0xd) ? (hdr.inner_l4.isValid() ? ((bit<32>)(hdr.inner_l4.dst)) : 32w0) : 32w0))))))))))))));
                                     } else if ((meta.c_sel_B0_kind == 7)) {
                                         draw_random();
                                         meta.r_B0 = meta.rng;
@@ -2805,7 +2897,7 @@ control SwitchVMIngress(inout headers_t hdr, inout metadata_t meta, inout standa
                                             count_stack_underflow();
                                         }
                                     } else if ((meta.c_sel_B1_kind == 6)) {
-                                        meta.r_B1 = ((meta.c_sel_B1_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_B1_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_B1_operand == 2) ? meta.switch_id : ((meta.c_sel_B1_operand == 3) ? 32w0 : ((meta.c_sel_B1_operand == 4) ? sm.packet_length : ((meta.c_sel_B1_operand == 5) ? meta.pipe_id : ((meta.c_sel_B1_operand == 6) ? ((meta.eg_phase == 1) ? ((bit<32>)(meta.eg_port)) : 32w0xffff) : 32w0)))))));
+                                        meta.r_B1 = ((meta.c_sel_B1_operand == 0) ? ((bit<32>)(meta.in_port)) : ((meta.c_sel_B1_operand == 1) ? ((bit<32>)((sm.ingress_global_timestamp * 0x3e8))) : ((meta.c_sel_B1_operand == 2) ? meta.switch_id : ((meta.c_sel_B1_operand == 3) ? 32w0 : ((meta.c_sel_B1_operand == 4) ? sm.packet_length : ((meta.c_sel_B1_operand == 5) ? meta.pipe_id : ((meta.c_sel_B1_operand == 6) ? ((meta.eg_phase == 1) ? ((bit<32>)(meta.eg_port)) : 32w0xffff) : ((meta.c_sel_B1_operand == 7) ? ((meta.inner_ip == 1) ? hdr.inner_ipv4.src : 32w0) : ((meta.c_sel_B1_operand == 8) ? ((meta.inner_ip == 1) ? hdr.inner_ipv4.dst : 32w0) : ((meta.c_sel_B1_operand == 9) ? ((meta.inner_ip == 1) ? ((bit<32>)(hdr.inner_ipv4.protocol)) : 32w0) : ((meta.c_sel_B1_operand == 0xa) ? ((meta.inner_ip == 1) ? ((bit<32>)((hdr.inner_ipv4.tos >> 2))) : 32w0) : ((meta.c_sel_B1_operand == 0xb) ? ((meta.inner_ip == 1) ? ((bit<32>)(hdr.inner_ipv4.ttl)) : 32w0) : ((meta.c_sel_B1_operand == 0xc) ? (hdr.inner_l4.isValid() ? ((bit<32>)(hdr.inner_l4.src)) : 32w0) : ((meta.c_sel_B1_operand == 0xd) ? (hdr.inner_l4.isValid() ? ((bit<32>)(hdr.inner_l4.dst)) : 32w0) : 32w0))))))))))))));
                                     } else if ((meta.c_sel_B1_kind == 7)) {
                                         draw_random();
                                         meta.r_B1 = meta.rng;
@@ -3603,6 +3695,11 @@ control SwitchVMDeparser(packet_out pkt, in headers_t hdr) {
         pkt.emit(hdr.stk_hdr);
         pkt.emit(hdr.stk_w);
         pkt.emit(hdr.foreign_post);
+        pkt.emit(hdr.inner_eth);
+        pkt.emit(hdr.inner_vlan);
+        pkt.emit(hdr.inner_ipv4);
+        pkt.emit(hdr.inner_ipv4_opts);
+        pkt.emit(hdr.inner_l4);
     }
 }
 
