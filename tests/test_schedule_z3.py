@@ -52,6 +52,7 @@ EXPECTED_EUS = {
     "max_hop_latency": 4,
     "flow_guard": 4,  # flow_guard.dpf and flow_guard_chain.dpf (the tutorial's)
     "tally": 1,
+    "flow_lb": 4,
 }
 
 
