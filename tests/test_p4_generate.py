@@ -320,3 +320,19 @@ def test_bfrt_names_are_python_names() -> None:
     assert names and all(n.isidentifier() and not n.startswith("_") for n in names)
     assert "pass_" in schema.params["SwitchVMIngress.permit"]
     assert "SwitchVMEgress.copy_rewrite" in schema.keys
+
+
+def test_bfrt_refuses_an_image_with_an_egress_dpf() -> None:
+    """The TNA program has no egress stages: an egress DPF would never run (DPF4022)."""
+    obj = read_object(
+        write_object(
+            compile_source(EXAMPLES / "telemetry.dpf", CompileOptions(target=TOFINO1)).object()
+        ),
+        "telemetry.dpfo",
+    )
+    image = link([LinkInput(obj, 9)], LinkOptions())
+    assert any(dpf.pipeline == "egress" for dpf in image.dpfs)
+    with pytest.raises(SwitchRefused) as refused:
+        bfrt_script(image, TOFINO1)
+    assert refused.value.code == "DPF4022"
+    assert "telemetry" in refused.value.message

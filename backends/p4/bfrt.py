@@ -16,7 +16,8 @@ Keys and action parameters are named as the TNA program declares them (the progr
 built here to read them, so the script and the program cannot disagree); a ternary key
 ``k`` gives ``k`` and ``k_mask``, with ``MATCH_PRIORITY`` (BF-RT, like bmv2's CLI, prefers
 the lowest). Tables are written symmetrically (every pipe): an image whose DPFs run on some
-pipes only is refused (DPF4016). The script never reads the switch back.
+pipes only is refused (DPF4016), and so is an image with an egress DPF (DPF4022): the TNA
+program has no egress stages. The script never reads the switch back.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dpfc.backends.p4.lang import Block, Function, Instance, Table
 from dpfc.backends.p4.program import program as build_program
 from dpfc.backends.p4.tna import Tna
 from dpfc.backends.p4.writer import REFUSED, EntryWriter, Match
+from dpfc.catalog import codes
 from dpfc.deploy import Deployment, describe, execute, plan
 from dpfc.link import Image
 from dpfc.switch import SwitchRefused
@@ -206,8 +208,15 @@ class BfrtControl(EntryControl):
 
 def bfrt_script(image: Image, profile: TargetProfile, program: str = "switchvm") -> str:
     """The bfrt_python script that installs ``image`` (see the module docstring).
-    Raises SwitchRefused when the image is not for ``profile`` (DPF7008) or its steps cannot
-    be written symmetrically (DPF4016)."""
+    Raises SwitchRefused when the image holds an egress DPF (DPF4022: the TNA program has no
+    egress stages), is not for ``profile`` (DPF7008) or its steps cannot be written
+    symmetrically (DPF4016)."""
+    egress = [dpf.key for dpf in image.dpfs if dpf.pipeline == "egress"]
+    if egress:
+        raise SwitchRefused(
+            codes.SWITCH_NO_EGRESS_DPFS,
+            f"the TNA program runs no egress DPFs: {', '.join(egress)} would never run",
+        )
     writer = BfrtWriter(program, Schema.of(profile))
     control = BfrtControl(writer, profile, image.pipes)
     Deployment(control).check(image)
