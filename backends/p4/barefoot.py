@@ -114,14 +114,25 @@ def compile_tna(barefoot: Path, source: Path, target: str, output: Path) -> Bare
     started = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
-    lines = (done.stdout + done.stderr).splitlines()
-    errors = tuple(line for line in lines if ERROR.search(line) and "0 errors" not in line)
+    errors = _errors((done.stdout + done.stderr).splitlines())
     if done.returncode != 0:
         return BarefootRun(argv, seconds, errors or (f"exit {done.returncode}",), None)
     logs = output / "pipe" / "logs"
     return BarefootRun(
         argv, seconds, (), read_resources(logs / "resources.json", logs / "phv.json")
     )
+
+
+def _errors(lines: list[str]) -> tuple[str, ...]:
+    """The compiler's error lines; an error whose text starts on the next line gets it."""
+    found = []
+    for at, line in enumerate(lines):
+        if not ERROR.search(line) or "0 errors" in line:
+            continue
+        if line.rstrip().endswith("error:"):
+            line = line.rstrip() + " " + next((s.strip() for s in lines[at + 1 :] if s.strip()), "")
+        found.append(line)
+    return tuple(found)
 
 
 def read_resources(resources_json: Path, phv_json: Path) -> TofinoResources:

@@ -84,6 +84,13 @@ def _register_actions(size: int) -> str:
     return "\n".join(lines) + "\n" + _one_table(actions, bodies)
 
 
+def _hash_outputs(size: int) -> str:
+    """One table whose ``size`` actions each move a different 32-bit identity hash."""
+    units = "\n".join(f"    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) h{i};" for i in range(size))
+    bodies = [f"hdr.f.f{i} = h{i}.get(hdr.f.f{i + 8});" for i in range(size)]
+    return units + "\n" + _one_table([f"h_{i}" for i in range(size)], bodies)
+
+
 def _gateway_comparison(size: int) -> str:
     """A branch on two 32-bit fields: ``size`` 1 compares for equality, 2 for order."""
     condition = "hdr.f.f0 == hdr.f.f1" if size <= 1 else "hdr.f.f0 < hdr.f.f1"
@@ -126,6 +133,17 @@ LIMITS: tuple[Limit, ...] = (
         "FAOR, FAMAX, FAMIN) must share four programs",
         refusal="too many RegisterActions attached to the Register",
         probe=_register_actions,
+    ),
+    Limit(
+        name="hash_words_per_table",
+        value=1,
+        meaning="32-bit hash outputs the actions of one table can use: a hash reaches an "
+        "action through the 32-bit immediate pathway, not as a PHV source",
+        consequence="a word moved through a Hash unit (outside the MAU group of the "
+        "registers) needs a table of its own per source; the selectors' HASH takes the one "
+        "pathway their table has",
+        refusal="immediate pathway",
+        probe=_hash_outputs,
     ),
     Limit(
         name="gateway_comparison",
