@@ -109,6 +109,8 @@ def test_command_names_the_architecture_of_the_target() -> None:
         "--arch",
         "t2na",
         "-g",
+        "--bf-rt-schema",
+        "out/bfrt.json",
         "-o",
         "out",
         "s.p4",

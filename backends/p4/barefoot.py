@@ -7,7 +7,8 @@ that reason). :func:`compile_tna` runs it on a TNA source for ``tofino`` (TNA) o
 ``tofino2`` (T2NA) with its logs on (``-g``) and returns a :class:`BarefootRun`: the
 command, its seconds, the compiler's error lines and, when it compiled, the chip's
 :class:`TofinoResources` read from the compiler's own logs (``pipe/logs/resources.json``
-and ``pipe/logs/phv.json``) by :func:`read_resources`.
+and ``pipe/logs/phv.json``) by :func:`read_resources`, and the program's BF-RT schema
+(``bfrt.json``, read by :mod:`.bfrt_names`).
 
 The figures are the ones the SwitchVM paper's Table 3 gives for its Tofino-1 program, as
 used / available over every stage of the chip (the per-stage sizes come from the logs, so
@@ -82,6 +83,7 @@ class BarefootRun:
     seconds: float
     errors: tuple[str, ...]  # the compiler's error lines (none when it compiled)
     resources: TofinoResources | None  # None when it did not compile
+    bfrt_json: Path | None = None  # the program's BF-RT schema (bfrt_names.read_bfrt_json)
 
     @property
     def compiled(self) -> bool:
@@ -102,6 +104,8 @@ def command(barefoot: Path, source: Path, target: str, output: Path) -> tuple[st
         "--arch",
         TARGETS[target],
         "-g",
+        "--bf-rt-schema",
+        str(output / "bfrt.json"),
         "-o",
         str(output),
         str(source),
@@ -118,9 +122,8 @@ def compile_tna(barefoot: Path, source: Path, target: str, output: Path) -> Bare
     if done.returncode != 0:
         return BarefootRun(argv, seconds, errors or (f"exit {done.returncode}",), None)
     logs = output / "pipe" / "logs"
-    return BarefootRun(
-        argv, seconds, (), read_resources(logs / "resources.json", logs / "phv.json")
-    )
+    resources = read_resources(logs / "resources.json", logs / "phv.json")
+    return BarefootRun(argv, seconds, (), resources, output / "bfrt.json")
 
 
 def _errors(lines: list[str]) -> tuple[str, ...]:
