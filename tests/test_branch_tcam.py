@@ -16,9 +16,11 @@ from dpfc.backends.p4.branch_tcam import (
     Form,
     Outcome,
     compare,
+    operand_value,
+    plan_branch,
     resolve,
 )
-from dpfc.isa import CtrlOp
+from dpfc.isa import CtrlOp, Imm, Operand, Register
 from dpfc.isa.semantics import branch_taken
 
 BOUNDARY = [0, 1, 2, 0x7FFF_FFFE, 0x7FFF_FFFF, 0x8000_0000, 0x8000_0001, 0xFFFF_FFFE, 0xFFFF_FFFF]
@@ -69,3 +71,40 @@ def test_the_table_is_small() -> None:
     """Entries a Tofino TCAM holds in one block (512): the table is fixed, not per bundle."""
     assert len(RESOLUTION) == 40
     assert all(len(e.ternary()) == 5 for e in RESOLUTION)
+
+
+REGISTERS_2 = [Register.a(0), Register.a(1), Register.b(0), Register.b(1)]
+operands = st.one_of(st.sampled_from(REGISTERS_2), words.map(Imm))
+
+
+@given(
+    op=st.sampled_from([op for op in CtrlOp if op.conditional]),
+    x=operands,
+    y=operands,
+    values=st.lists(words, min_size=4, max_size=4),
+)
+def test_the_planned_branch_resolves_like_the_isa(
+    op: CtrlOp, x: Operand, y: Operand, values: list[int]
+) -> None:
+    registers = dict(zip(REGISTERS_2, values, strict=True))
+    expected = _expected(op, operand_value(x, registers), operand_value(y, registers))
+    plan = plan_branch(op, x, y)
+    assert plan.form is Form.CONSTANT or isinstance(plan.x, Register)
+    forms = [plan.form]
+    if plan.form is Form.IMMEDIATE_Y:
+        forms.append(Form.REGISTERS)  # the immediate carried in the packet: a PHV word
+    for form in forms:
+        words = compare(form, operand_value(plan.x, registers), operand_value(plan.y, registers))
+        assert resolve(plan.op, words) == expected, (plan, form)
+
+
+def test_immediates_go_second_and_mirror_the_op() -> None:
+    plan = plan_branch(CtrlOp.BLT, Imm(5), Register.b(1))
+    assert (plan.op, plan.form, plan.x, plan.y) == (
+        CtrlOp.BGT,
+        Form.IMMEDIATE_Y,
+        Register.b(1),
+        Imm(5),
+    )
+    assert plan_branch(CtrlOp.BSET, Register.a(0), Register.a(0)).y == Imm(0xFFFF_FFFF)
+    assert plan_branch(CtrlOp.BEQ, Imm(1), Imm(2)).form is Form.CONSTANT

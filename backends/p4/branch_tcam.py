@@ -1,6 +1,8 @@
 """The branch unit of an EU as a Tofino stage can hold it: one comparison, then a TCAM.
 
-Contract: :func:`compare` gives the three words the comparison action of an EU's first
+Contract: :func:`plan_branch` puts a branch's operands in the forms the comparison action
+has (immediates always second, the op mirrored when the operands swap; one register
+compared with itself rewritten); :func:`compare` gives the three words the comparison action of an EU's first
 stage writes for operands ``x`` and ``y`` in a :class:`Form`, and whether its difference is
 reversed; :data:`RESOLUTION` is the branch-resolution TCAM of the EU's second stage, its
 entries in priority order; :func:`resolve` is their first match. For every control op, form
@@ -28,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from dpfc.isa import CtrlOp
+from dpfc.isa import CtrlOp, Imm, Operand, Register
 
 WORD = 0xFFFF_FFFF
 SIGN = 0x8000_0000
@@ -38,7 +40,6 @@ class Form(Enum):
     """Where the comparison's operands come from (both words at run time, or immediates)."""
 
     REGISTERS = "registers"  # x and y registers (or y an immediate the packet carries)
-    IMMEDIATE_X = "immediate x"  # x an immediate of the code memory, y a register
     IMMEDIATE_Y = "immediate y"  # x a register, y an immediate of the code memory
     CONSTANT = "constant"  # both immediates: the control plane writes the three words
 
@@ -165,6 +166,49 @@ def _entries(op: CtrlOp, rev: bool) -> list[Entry]:
 RESOLUTION: tuple[Entry, ...] = tuple(
     entry for op in CtrlOp for rev in (False, True) for entry in _entries(op, rev)
 )
+
+
+MIRROR = {CtrlOp.BLT: CtrlOp.BGT, CtrlOp.BGT: CtrlOp.BLT, CtrlOp.BSLT: CtrlOp.BSGT}
+MIRROR[CtrlOp.BSGT] = CtrlOp.BSLT
+
+
+@dataclass(frozen=True)
+class BranchPlan:
+    """A branch as the comparison action computes it: ``op`` on (``x``, ``y``) in ``form``.
+
+    ``x`` is a register unless the form is CONSTANT; ``y`` is a register (REGISTERS), the
+    immediate (IMMEDIATE_Y, or REGISTERS when the packet carries it) or, for CONSTANT, the
+    second of the two words the control plane compares itself."""
+
+    op: CtrlOp
+    form: Form
+    x: Operand
+    y: Operand
+
+
+def plan_branch(op: CtrlOp, x: Operand, y: Operand) -> BranchPlan:
+    """The plan of a conditional branch on ``x`` and ``y``.
+
+    Immediates go second, where the action data (or the packet's immediate word) is an
+    operand the stage accepts; the swap mirrors the op (x < y is y > x; BEQ and BSET are
+    symmetric). Two immediates are compared by the control plane (CONSTANT). A register
+    compared with itself needs no comparison: equal words are BEQ-taken and never strictly
+    ordered (CONSTANT 0, 0), and BSET x, x is x != 0, that is BSET x, 0xFFFFFFFF."""
+    if isinstance(x, Imm) and isinstance(y, Imm):
+        return BranchPlan(op, Form.CONSTANT, x, y)
+    if isinstance(x, Imm):
+        return plan_branch(MIRROR.get(op, op), y, x)
+    if isinstance(y, Imm):
+        return BranchPlan(op, Form.IMMEDIATE_Y, x, y)
+    if x == y:
+        if op is CtrlOp.BSET:
+            return BranchPlan(op, Form.IMMEDIATE_Y, x, Imm(WORD))
+        return BranchPlan(op, Form.CONSTANT, Imm(0), Imm(0))
+    return BranchPlan(op, Form.REGISTERS, x, y)
+
+
+def operand_value(operand: Operand, registers: dict[Register, int]) -> int:
+    return operand.value if isinstance(operand, Imm) else registers[operand]
 
 
 def resolve(op: CtrlOp, words: Comparison) -> Outcome:
