@@ -427,3 +427,16 @@ def test_the_tofino_table_gives_the_figures_or_the_first_error() -> None:
     assert "tofino1 on tofino: 12.2 s, refused: tofino1.p4(6472): error: no varbit" in text
     assert "tofino2 on tofino2: 3.0 s, 2 of 3 stages" in text
     assert "  logical tables                    5 /      48   10.4%" in text
+
+
+def test_tna_needs_tofino_and_an_existing_file(capsys: pytest.CaptureFixture[str]) -> None:
+    from dpfc.bench.__main__ import main
+
+    for argv, message in (
+        (["p4", "--tna", "x.p4"], "--tna needs --tofino"),
+        (["p4", "--tofino", "--tna", "/no/such.p4"], "--tna /no/such.p4: no such file"),
+    ):
+        with pytest.raises(SystemExit) as stopped:
+            main(argv)
+        assert stopped.value.code == 2
+        assert message in capsys.readouterr().err

@@ -6,8 +6,8 @@ the simulator's engines; ``scaling [--packets N] [--runs R] [--max-tenants T] [-
 examples|corpus|all] [--runs R] [--markdown]``: compile times and schedules; ``link [--dpfs
 N] [--tenants T] [--runs R]``: linking many DPFs; ``p4 [--packets N] [--runs R] [--json
 FILE]``: the SwitchVM program on bmv2 next to the simulator (needs p4c-bm2-ss and
-simple_switch, docs/p4.md); ``p4 --tofino``: the TNA programs compiled by p4c-barefoot, with
-its stage count and Table 3 figures; ``startup [--runs R]``: how long ``dpfc --help``, ``--version``
+simple_switch, docs/p4.md); ``p4 --tofino [--tna FILE --chip C]``: the TNA programs (or
+FILE) compiled by p4c-barefoot, with its stage count and Table 3 figures; ``startup [--runs R]``: how long ``dpfc --help``, ``--version``
 and a command's help take to start; ``all``: every one of them that can run here. Each prints a
 table and writes its rows to ``--results`` (default ``bench/results.json``)."""
 
@@ -90,6 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="instead: compile the TNA programs with p4c-barefoot and print its figures",
     )
+    p4.add_argument("--tna", type=Path, default=None, help="with --tofino: this TNA source instead")
+    p4.add_argument(
+        "--chip", choices=["tofino", "tofino2"], default="tofino", help="with --tna: the chip"
+    )
     startup = commands.add_parser("startup", help="how long dpfc --help and --version take")
     startup.add_argument("--runs", type=int, default=10, help="starts per row (median)")
     every = commands.add_parser("all", help="every benchmark that can run here")
@@ -113,6 +117,11 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     program = getattr(args, "json", None)
     if program is not None and not program.is_file():
         parser.error(f"--json {program}: no such file")
+    source = getattr(args, "tna", None)
+    if source is not None and not getattr(args, "tofino", False):
+        parser.error("--tna needs --tofino")
+    if source is not None and not source.is_file():
+        parser.error(f"--tna {source}: no such file")
 
 
 def _outcome(args: argparse.Namespace, progress: Progress) -> Outcome:
@@ -126,7 +135,7 @@ def _outcome(args: argparse.Namespace, progress: Progress) -> Outcome:
     if command == "link":
         return run_link(args.dpfs, args.tenants, args.runs, progress)
     if command == "p4" and args.tofino:
-        return run_tofino(progress)
+        return run_tofino(progress, args.tna, args.chip)
     if command == "p4":
         return run_p4(args.packets, args.runs, args.json, progress)
     if command == "startup":

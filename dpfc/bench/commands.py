@@ -151,10 +151,11 @@ def run_p4(packets: int, runs: int, program_json: Path | None, progress: Progres
     return Outcome(table, results)
 
 
-def run_tofino(progress: Progress) -> Outcome:
-    """The TNA programs through p4c-barefoot; a missing compiler fails as bmv2 does."""
-    progress.start("p4c-barefoot (tofino1, tofino2)")
-    rows = tofino_rows()
+def run_tofino(progress: Progress, program: Path | None = None, chip: str = "tofino") -> Outcome:
+    """The TNA programs (or ``program``) through p4c-barefoot; a missing compiler fails as
+    bmv2 does."""
+    progress.start("p4c-barefoot")
+    rows = tofino_rows(program, chip)
     progress.advance()
     return Outcome(format_tofino_table(rows), tofino_results(rows))
 

@@ -32,16 +32,20 @@ class TofinoRow:
     run: BarefootRun
 
 
-def tofino_rows() -> list[TofinoRow]:
-    """Compile every program of :data:`PROGRAMS`; raises ToolchainMissing without the compiler."""
+def tofino_rows(program: Path | None = None, chip: str = "tofino") -> list[TofinoRow]:
+    """Compile every program of :data:`PROGRAMS`, or the TNA source ``program`` for ``chip``;
+    raises ToolchainMissing without the compiler."""
     barefoot = find_barefoot()
     rows = []
     with tempfile.TemporaryDirectory(prefix="dpfc-tofino-") as scratch:
-        for profile, chip in PROGRAMS:
+        if program is not None:
+            run = compile_tna(barefoot, program, chip, Path(scratch) / "out")
+            return [TofinoRow(program.name, chip, run)]
+        for profile, target in PROGRAMS:
             source = Path(scratch) / f"{profile}.p4"
             source.write_text(generate(BUILTIN_PROFILES[profile], "tna"))
-            run = compile_tna(barefoot, source, chip, Path(scratch) / f"{profile}.out")
-            rows.append(TofinoRow(profile, chip, run))
+            run = compile_tna(barefoot, source, target, Path(scratch) / f"{profile}.out")
+            rows.append(TofinoRow(profile, target, run))
     return rows
 
 
@@ -49,7 +53,9 @@ def tofino_results(rows: list[TofinoRow]) -> list[Result]:
     return [
         time_result(
             "p4",
-            f"{row.profile} TNA program, p4c-barefoot --target {row.chip}",
+            f"{row.profile} TNA program, p4c-barefoot --target {row.chip}"
+            if not row.profile.endswith(".p4")
+            else f"{row.profile}, p4c-barefoot --target {row.chip}",
             "p4c-barefoot",
             [row.run.seconds],
         )
