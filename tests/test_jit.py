@@ -25,7 +25,7 @@ import pytest
 from click.testing import CliRunner
 
 from dpfc.backends.jit import JitSwitch, missing
-from dpfc.backends.sim import Network, Switch
+from dpfc.backends.sim import Network, PassResult, Switch, passes_until_done
 from dpfc.backends.sim.control import READS, TABLE_CHANGES, ControlPlane
 from dpfc.bench import workloads as w
 from dpfc.cli.main import main
@@ -51,18 +51,13 @@ class JitTarget(SimTarget):
 
     def send(self, port: int, frame: bytes, *, expect: int = 1, timeout: float = 3.0) -> Frames:
         del expect, timeout
-        out: Frames = []
-        pending = [frame]
-        for _ in range(64):
-            if not pending:
-                break
-            before = self.jit.deopts
-            result = self.jit.process(pending.pop(), port)
-            COUNTS["interpreted" if self.jit.deopts > before else "native"] += 1
-            out += result.outputs
-            if result.recirculated is not None:
-                pending.append(result.recirculated)
-        return sorted(out)
+        return sorted(passes_until_done(self._counted_pass, frame, port))
+
+    def _counted_pass(self, frame: bytes, port: int) -> PassResult:
+        before = self.jit.deopts
+        result = self.jit.process(frame, port)
+        COUNTS["interpreted" if self.jit.deopts > before else "native"] += 1
+        return result
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v.name for v in VECTORS])

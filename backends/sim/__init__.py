@@ -22,7 +22,7 @@ from .control import ControlPlane, MemoryUsage
 from .deparse import plain_ipv4_destination
 from .execute import Context, EgressRun, PassResult, run_egress, run_pass
 from .memory import LaneMemory
-from .network import Host, Network, PassRecord, Transmission
+from .network import Host, Network, PassRecord, Transmission, passes_until_done
 from .state import PipeState, Report
 from .switch import Switch, TopologyError
 from .switch_control import SimControl
@@ -63,6 +63,7 @@ __all__ = [
     "TraceSources",
     "Transmission",
     "UnauthorizedAction",
+    "passes_until_done",
     "plain_ipv4_destination",
     "render_trace",
     "run_egress",

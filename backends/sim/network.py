@@ -17,7 +17,7 @@ looping tenant cannot starve others, and its gas (and the network's hop limit) e
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -54,6 +54,24 @@ class BatchProcessor(Protocol):
 BATCH_MAX = 4096  # frames one batch takes from the head of the queue
 HOP_LIMIT = 64  # passes one packet (and its copies) may take through the network
 PASS_NS = 100  # simulated time of one pipe pass
+
+
+def passes_until_done(
+    process: Callable[[bytes, int], PassResult], frame: bytes, port: int
+) -> list[tuple[int, bytes]]:
+    """The (port, frame) outputs of ``frame`` arriving on ``port`` at one switch, pass after
+    pass while a pass recirculates it, at most :data:`HOP_LIMIT` passes (the network's
+    bound). ``process`` is one pass: a switch's or its JIT's ``process``."""
+    out: list[tuple[int, bytes]] = []
+    pending = [frame]
+    for _ in range(HOP_LIMIT):
+        if not pending:
+            break
+        result = process(pending.pop(), port)
+        out += result.outputs
+        if result.recirculated is not None:
+            pending.append(result.recirculated)
+    return out
 
 
 @dataclass

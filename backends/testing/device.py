@@ -34,7 +34,7 @@ from typing import Protocol
 
 from dpfc.backends.p4 import Bmv2Control, Cli, PacketSocket, Toolchain
 from dpfc.backends.scenario import Scenario, Table
-from dpfc.backends.sim import SimControl, Switch
+from dpfc.backends.sim import SimControl, Switch, passes_until_done
 from dpfc.deploy import Deployment
 from dpfc.switch import EXECUTION_COUNTERS, Grant, SwitchControl, SwitchRefused
 from dpfc.target import TargetProfile
@@ -43,7 +43,6 @@ from .build import Injected
 from .memory import Cell
 from .observe import Observed, Output, SimRun
 
-HOP_LIMIT = 64  # passes of one frame (recirculations) on the simulated device
 SEND_TIMEOUT_MS = 5000  # a packet the switch does not take by then: the case is an error
 Frames = list[tuple[int, bytes]]
 
@@ -93,16 +92,7 @@ class SimDevice:
 
     def send(self, port: int, frame: bytes, *, expect: int) -> Frames:
         del expect  # the simulator knows when a frame is done
-        out: Frames = []
-        pending = [frame]
-        for _ in range(HOP_LIMIT):
-            if not pending:
-                break
-            result = self.switch.process(pending.pop(), port)
-            out += result.outputs
-            if result.recirculated is not None:
-                pending.append(result.recirculated)
-        return out
+        return passes_until_done(self.switch.process, frame, port)
 
     def close(self) -> None:
         pass

@@ -20,13 +20,12 @@ from dpfc.backends.p4.bmv2 import Switch as Bmv2Switch
 from dpfc.backends.p4.bmv2 import Toolchain
 from dpfc.backends.p4.bmv2_control import Bmv2Control
 from dpfc.backends.p4.simple_switch_cli import Cli
-from dpfc.backends.sim import SimControl, Switch
+from dpfc.backends.sim import SimControl, Switch, passes_until_done
 from dpfc.target.profile import TargetProfile
 
 PORTS = 16
 SWITCH_ID = 0x5A
 SEED = 0x1234_5678
-HOP_LIMIT = 64  # passes of one frame (recirculations), as the simulator's network allows
 Frames = list[tuple[int, bytes]]
 
 
@@ -56,16 +55,7 @@ class SimTarget:
 
     def send(self, port: int, frame: bytes, *, expect: int = 1, timeout: float = 3.0) -> Frames:
         del expect, timeout  # the simulator knows when a frame is done
-        out: Frames = []
-        pending = [frame]
-        for _ in range(HOP_LIMIT):
-            if not pending:
-                break
-            result = self.switch.process(pending.pop(), port)
-            out += result.outputs
-            if result.recirculated is not None:
-                pending.append(result.recirculated)
-        return sorted(out)
+        return sorted(passes_until_done(self.switch.process, frame, port))
 
 
 class Bmv2Target:
