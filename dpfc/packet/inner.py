@@ -22,6 +22,8 @@ finds them. The function never reads outside ``inner`` and never raises.
 
 from __future__ import annotations
 
+from dpfc.target import HEADER_FIELD_NAMES
+
 ETHER_HEADER = 14
 VLAN_TAG = 4
 ETHERTYPE_IPV4 = 0x0800
@@ -30,21 +32,11 @@ IPV4_HEADER = 20
 L4_PORTS = 4
 PORT_PROTOCOLS = (6, 17)  # TCP, UDP: both start with the source and destination ports
 
-_ZERO = {
-    "ipv4_src": 0,
-    "ipv4_dst": 0,
-    "ip_proto": 0,
-    "dscp": 0,
-    "ttl": 0,
-    "l4_src": 0,
-    "l4_dst": 0,
-}
-
 
 def header_fields(inner: bytes) -> dict[str, int]:
     """Every header field of the inner frame by name (0 where its header is missing)."""
     size = len(inner)
-    out = dict(_ZERO)
+    out = dict.fromkeys(HEADER_FIELD_NAMES, 0)
     if size < ETHER_HEADER:
         return out
     ethertype = int.from_bytes(inner[12:14], "big")
