@@ -22,20 +22,18 @@ from dpfc.backends.jit import JitSwitch, missing
 from dpfc.backends.sim import PassResult, Switch
 from dpfc.cli.main import main
 from dpfc.encoding import SwitchVMHeader
-from dpfc.isa.bundle import PC, Bundle, CodeImage, Control, EpilogBundle, Register, Selector
-from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
+from dpfc.isa.bundle import CodeImage
+from dpfc.isa.opcodes import AluOp
 from dpfc.packet.build import PacketSpec, build_packet
 from dpfc.packet.wire import parse_packet
 from dpfc.target import BUILTIN_PROFILES, TargetError, TargetProfile, profile_from_toml
+from tests.shift_code import PK0, shift_code
 
 TOFINO1 = BUILTIN_PROFILES["tofino1"]
 TOFINO_FIT = replace(TOFINO1, name="tofino_fit", shift_amounts=(1, 2, 4, 8, 16, 24))
 TENANT = 7
 OUT_PORT = 3
 L = TOFINO1.lanes
-A = [Register.a(i) for i in range(L)]
-B = [Register.b(i) for i in range(L)]
-PK0 = PC(True, 0)
 
 
 # -- the field -------------------------------------------------------------------------------
@@ -113,20 +111,6 @@ def test_dpfc_target_prints_the_amounts(tmp_path: Path) -> None:
 
 
 # -- the fault -------------------------------------------------------------------------------
-def shift_code(ops: dict[int, AluOp], memory: bool = False) -> CodeImage:
-    """POP A0..A3, B0..B3; one EU of ``ops`` (and, with ``memory``, a LOAD in lane 0); HALT to
-    an epilog that PUSHes every register."""
-    pop = tuple(Selector(r, SelectorKind.POP) for r in (*A, *B))
-    prolog = Bundle(pop, (AluOp.NOP,) * L, (MemOp.NOP,) * L, Control(CtrlOp.JMP, PK0))
-    eu = Bundle(
-        (),
-        tuple(ops.get(lane, AluOp.NOP) for lane in range(L)),
-        ((MemOp.LOAD if memory else MemOp.NOP),) + (MemOp.NOP,) * (L - 1),
-        Control(CtrlOp.HALT, PK0),
-    )
-    return CodeImage((prolog,), ((eu,),), (EpilogBundle(push=(*A, *B)),))
-
-
 def new_switch(profile: TargetProfile) -> Switch:
     switch = Switch("s1", profile, pipes=1, switch_id=1, seed=0)
     switch.control.authorize(TENANT)
@@ -171,7 +155,7 @@ def stack_for(*amounts: int) -> list[int]:
 
 @pytest.mark.parametrize("amount", [0, 1, 4, 24, 32, 36, 0xFFFF_FFE8])
 def test_implemented_amounts_shift(amount: int) -> None:
-    code = shift_code({0: AluOp.LSH, 1: AluOp.RSH})
+    code = shift_code({0: AluOp.LSH, 1: AluOp.RSH}, L)
     sim, jit, _, _ = run_both(TOFINO_FIT, code, stack_for(amount, amount))
     bits = amount & 31
     expected_left = (0x8000_0001 << bits) & 0xFFFF_FFFF
@@ -184,7 +168,7 @@ def test_implemented_amounts_shift(amount: int) -> None:
 
 @pytest.mark.parametrize(("op", "amount"), [(AluOp.LSH, 12), (AluOp.RSH, 3), (AluOp.LSH, 45)])
 def test_an_amount_the_alu_lacks_faults_the_packet(op: AluOp, amount: int) -> None:
-    code = shift_code({2: op})
+    code = shift_code({2: op}, L)
     sim, jit, sim_switch, jit_switch = run_both(TOFINO_FIT, code, stack_for(0, 0, amount))
     bits = amount & 31
     reason = (
@@ -207,7 +191,7 @@ def test_an_amount_the_alu_lacks_faults_the_packet(op: AluOp, amount: int) -> No
 
 
 def test_the_same_shift_runs_on_a_profile_with_every_amount() -> None:
-    code = shift_code({2: AluOp.LSH})
+    code = shift_code({2: AluOp.LSH}, L)
     sim, jit, _, _ = run_both(TOFINO1, code, stack_for(0, 0, 12))
     assert pushed(sim, TOFINO1)[2] == (0x8000_0001 << 12) & 0xFFFF_FFFF
     if jit is not None:
@@ -217,7 +201,7 @@ def test_the_same_shift_runs_on_a_profile_with_every_amount() -> None:
 def test_a_faulting_eu_changes_no_memory() -> None:
     """The check comes before the EU's ALUs and memory units: lane 0's LOAD of the same EU
     does not run (no unmapped report), as a shift in lane 3 faults."""
-    code = shift_code({3: AluOp.LSH}, memory=True)
+    code = shift_code({3: AluOp.LSH}, L, memory=True)
     sim, jit, sim_switch, jit_switch = run_both(TOFINO_FIT, code, stack_for(0, 0, 0, 5))
     assert sim.verdict == "drop"
     assert [r.kind for r in sim_switch.pipes[0].reports] == ["fault"]

@@ -18,22 +18,19 @@ import pytest
 from dpfc.backends.p4.bmv2 import ToolchainMissing, compile_program, find_toolchain
 from dpfc.backends.p4.program import generate
 from dpfc.encoding import SwitchVMHeader
-from dpfc.isa.bundle import PC, Bundle, CodeImage, Control, EpilogBundle, Register, Selector
-from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
+from dpfc.isa.opcodes import AluOp
 from dpfc.packet.build import PacketSpec, build_packet
 from dpfc.switch import Grant
 from dpfc.target import load_profile
 from tests.conformance.targets import Bmv2Target, SimTarget
 from tests.conftest import ROOT
+from tests.shift_code import PK0, shift_code
 
 SMALL = load_profile(str(ROOT / "tests" / "golden" / "p4" / "small.toml"))
 FIT = replace(SMALL, name="small_fit", shift_amounts=(1, 2, 4, 8, 16, 24))
 TENANT = 9
 OUT_PORT = 3
 L = FIT.lanes
-A = [Register.a(i) for i in range(L)]
-B = [Register.b(i) for i in range(L)]
-PK0 = PC(True, 0)
 
 
 @pytest.fixture(scope="module")
@@ -54,19 +51,6 @@ def bmv2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bmv2Target]:
         target.stop()
 
 
-def code(ops: dict[int, AluOp], load_in_lane0: bool) -> CodeImage:
-    pop = tuple(Selector(r, SelectorKind.POP) for r in (*A, *B))
-    prolog = Bundle(pop, (AluOp.NOP,) * L, (MemOp.NOP,) * L, Control(CtrlOp.JMP, PK0))
-    memory = (MemOp.LOAD if load_in_lane0 else MemOp.NOP,) + (MemOp.NOP,) * (L - 1)
-    eu = Bundle(
-        (),
-        tuple(ops.get(lane, AluOp.NOP) for lane in range(L)),
-        memory,
-        Control(CtrlOp.HALT, PK0),
-    )
-    return CodeImage((prolog,), ((eu,),), (EpilogBundle(push=(*A, *B)),))
-
-
 CASES = {
     # name: (ALU ops, LOAD in lane 0, stack A0, A1, B0, B1)
     "listed": ({0: AluOp.LSH, 1: AluOp.RSH}, False, [0x8000_0001, 0xF000_000F, 4, 24]),
@@ -81,7 +65,9 @@ CASES = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_bmv2_shifts_and_faults_as_the_simulator_does(name: str, bmv2: Bmv2Target) -> None:
     ops, load, stack = CASES[name]
-    header = SwitchVMHeader(app_id=0, dpf_ptr=PK0, gas=8, stack=tuple(stack), code=code(ops, load))
+    header = SwitchVMHeader(
+        app_id=0, dpf_ptr=PK0, gas=8, stack=tuple(stack), code=shift_code(ops, L, memory=load)
+    )
     frame = build_packet(PacketSpec(TENANT, header, payload=b"inner"), FIT).frame
     outputs: list[list[tuple[int, bytes]]] = []
     sim = SimTarget(FIT)
