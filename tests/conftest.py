@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, settings
 
 # "ci" (the default) runs every property with >= 1,000 examples, the same ones on every run
@@ -60,3 +61,20 @@ def assert_golden(path: Path, actual: str | bytes) -> None:
 @pytest.fixture
 def cli() -> CliRunner:
     return CliRunner()
+
+
+Invoke = Callable[..., Result]
+
+
+def dpfc_in(directory: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
+    """``dpfc ARGS...`` run in process in ``directory`` (the tests' ``run`` fixtures):
+    ``invoke(*args)`` returns click's Result."""
+    from dpfc.cli.main import main
+
+    monkeypatch.chdir(directory)
+    runner = CliRunner()
+
+    def invoke(*args: str) -> Result:
+        return runner.invoke(main, list(args), prog_name="dpfc")
+
+    return invoke

@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 
 from dpfc import __version__
 from dpfc.cli.main import main
-from tests.conftest import ROOT
+from tests.conftest import ROOT, dpfc_in
 
 EXAMPLES = ROOT / "examples" / "asm"
 CACHE_GET = str(EXAMPLES / "cache_get.dpfasm")
@@ -35,13 +35,7 @@ class Invoke(Protocol):
 @pytest.fixture
 def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
     """Invoke ``dpfc ARGS...`` in ``tmp_path``; returns click's Result."""
-    monkeypatch.chdir(tmp_path)
-    runner = CliRunner()
-
-    def invoke(*args: str) -> Result:
-        return runner.invoke(main, list(args), prog_name="dpfc")
-
-    return invoke
+    return dpfc_in(tmp_path, monkeypatch)
 
 
 def assert_ok(result: Result) -> None:

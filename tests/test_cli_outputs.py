@@ -13,25 +13,22 @@ scheduler ran.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 import pytest
-from click.testing import CliRunner, Result
 
 from dpfc.cli import lang
 from dpfc.cli.files import OutputPath
 from dpfc.cli.main import main
-from tests.conftest import ROOT
+from tests.conftest import ROOT, Invoke, dpfc_in
 from tests.test_cli_conventions import commands
 
 COUNTER = str(ROOT / "examples" / "dpf" / "counter.dpf")
 COUNTER_ASM = str(ROOT / "examples" / "asm" / "counter.dpfasm")
 SCENARIO = str(ROOT / "examples" / "scenarios" / "counter.toml")
 MISSING = "/nonexistent-dpfc-dir/x"
-Invoke = Callable[..., Result]
 
 # (command words, the arguments before the output option, the option)
 WRITERS = [
@@ -56,12 +53,7 @@ CHECKED_BY_THE_COMMAND = {(("compile",), "-o")}
 
 @pytest.fixture
 def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
-    monkeypatch.chdir(tmp_path)
-
-    def invoke(*args: str) -> Result:
-        return CliRunner().invoke(main, list(args), prog_name="dpfc")
-
-    return invoke
+    return dpfc_in(tmp_path, monkeypatch)
 
 
 def _no_work(*_args: Any, **_kwargs: Any) -> None:

@@ -20,7 +20,6 @@ import gc
 import json
 import re
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -34,7 +33,7 @@ from dpfc.backends.testing.spec import CASE_KEYS, EXPECT_KEYS, OUTPUT_KEYS, PACK
 from dpfc.cli.main import main
 from dpfc.driver import CompileOptions, compile_source
 from dpfc.switch import TENANT_COUNTERS, Destination
-from tests.conftest import ROOT, assert_golden
+from tests.conftest import ROOT, Invoke, assert_golden, dpfc_in
 
 EXAMPLES = ROOT / "examples" / "tests"
 WRONG = "tests/dpftest/wrong.toml"
@@ -44,18 +43,11 @@ CORPUS = sorted(ERRORS.glob("*.toml"))
 EXPECT = re.compile(r"^# expect (DPF\d{4}): \S")
 SUMMARY = re.compile(r"^(\d+) cases?: (\d+) passed")
 
-Invoke = Callable[..., Result]
-
 
 @pytest.fixture
-def run(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> Invoke:
+def run(monkeypatch: pytest.MonkeyPatch) -> Invoke:
     """``dpfc ARGS...`` from the repository root (paths in the output stay relative)."""
-    monkeypatch.chdir(ROOT)
-
-    def invoke(*args: str) -> Result:
-        return cli.invoke(main, list(args), prog_name="dpfc")
-
-    return invoke
+    return dpfc_in(ROOT, monkeypatch)
 
 
 def clean(result: Result, code: int) -> Result:

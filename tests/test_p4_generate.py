@@ -24,7 +24,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 from dpfc.backends.p4.bfrt import Schema, bfrt_script
 from dpfc.backends.p4.bmv2 import ToolchainMissing
@@ -34,7 +34,6 @@ from dpfc.backends.p4.p4test import check_program, command, find_p4test
 from dpfc.backends.p4.program import architecture, generate
 from dpfc.backends.p4.tna import Tna
 from dpfc.backends.p4.v1model import V1Model
-from dpfc.cli.main import main
 from dpfc.deploy import execute, plan
 from dpfc.driver import CompileOptions, compile_source
 from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, link, read_image
@@ -42,7 +41,7 @@ from dpfc.objfile import read_object, write_object
 from dpfc.switch import SwitchRefused
 from dpfc.target import BUILTIN_PROFILES, load_profile
 from dpfc.target.profile import TargetProfile
-from tests.conftest import ROOT, assert_golden
+from tests.conftest import ROOT, assert_golden, dpfc_in
 
 GOLDEN = ROOT / "tests" / "golden" / "p4"
 SMALL_TOML = GOLDEN / "small.toml"
@@ -54,13 +53,7 @@ EXAMPLES = ROOT / "examples" / "dpf"
 @pytest.fixture
 def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
     """``dpfc ARGS...`` in ``tmp_path``."""
-    monkeypatch.chdir(tmp_path)
-    runner = CliRunner()
-
-    def invoke(*args: str) -> Result:
-        return runner.invoke(main, list(args), prog_name="dpfc")
-
-    return invoke
+    return dpfc_in(tmp_path, monkeypatch)
 
 
 def assert_user_error(result: Result, fragment: str) -> None:

@@ -11,30 +11,22 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from dpfc.cli.main import main
 from dpfc.packet import read_pcap
-from tests.conftest import ROOT
+from tests.conftest import ROOT, Invoke, dpfc_in
 
 CACHE_GET = str(ROOT / "examples" / "asm" / "cache_get.dpfasm")
 LB1 = str(ROOT / "examples" / "dpf" / "lb1.dpf")
 KVS = str(ROOT / "examples" / "dpf" / "kvs.dpf")
-Invoke = Callable[..., Result]
 
 
 @pytest.fixture
 def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
-    monkeypatch.chdir(tmp_path)
-
-    def invoke(*args: str) -> Result:
-        return CliRunner().invoke(main, list(args), prog_name="dpfc")
-
-    return invoke
+    return dpfc_in(tmp_path, monkeypatch)
 
 
 def ok(result: Result) -> Result:

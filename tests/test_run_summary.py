@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,21 +22,20 @@ from click.testing import CliRunner, Result
 from dpfc.cli.main import main
 from dpfc.schedule import search as search_module
 from dpfc.schedule.greedy.scheduler import greedy_schedule
-from tests.conftest import ROOT, assert_golden
+from tests.conftest import ROOT, Invoke, assert_golden, dpfc_in
 
 GOLDEN = ROOT / "tests" / "golden" / "run"
 COUNTER = "examples/scenarios/counter.toml"
 KVS = "examples/scenarios/kvs.toml"
 SECONDS = re.compile(r"loaded in \d+\.\d\d s, ran in \d+\.\d\d s")
-Invoke = Callable[..., Result]
 
 
 @pytest.fixture
 def run(monkeypatch: pytest.MonkeyPatch) -> Invoke:
-    monkeypatch.chdir(ROOT)
+    dpfc = dpfc_in(ROOT, monkeypatch)
 
     def invoke(*args: str) -> Result:
-        result = CliRunner().invoke(main, list(args), prog_name="dpfc")
+        result = dpfc(*args)
         assert result.exit_code == 0, result.output
         return result
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ from dpfc.isa.bundle import PC
 from dpfc.objfile import write_object
 from dpfc.packet import PacketSpec, build_packet, parse_packet, read_pcap, write_pcap
 from dpfc.target import BUILTIN_PROFILES
-from tests.conftest import ROOT, assert_golden
+from tests.conftest import ROOT, Invoke, assert_golden, dpfc_in
 
 SCENARIOS = ROOT / "examples" / "scenarios"
 GOLDEN = ROOT / "tests" / "golden" / "run"
@@ -41,18 +40,11 @@ EXPECT = re.compile(r"^# expect (DPF\d{4}): \S")
 ERROR_HEAD = re.compile(r"^(?P<file>[^:\s]+)(?::\d+:\d+)?: error\[(?P<code>DPF\d{4})\]: ")
 TOFINO1 = BUILTIN_PROFILES["tofino1"]
 
-Invoke = Callable[..., Result]
-
 
 @pytest.fixture
-def run(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> Invoke:
+def run(monkeypatch: pytest.MonkeyPatch) -> Invoke:
     """``dpfc ARGS...`` from the repository root (paths in the output stay relative)."""
-    monkeypatch.chdir(ROOT)
-
-    def invoke(*args: str) -> Result:
-        return cli.invoke(main, list(args), prog_name="dpfc")
-
-    return invoke
+    return dpfc_in(ROOT, monkeypatch)
 
 
 def ok(result: Result) -> Result:
