@@ -22,36 +22,20 @@ finds them. The function never reads outside ``inner`` and never raises.
 
 from __future__ import annotations
 
+from dpfc.packet.wire import ipv4_in_ethernet
 from dpfc.target import HEADER_FIELD_NAMES
 
-ETHER_HEADER = 14
-VLAN_TAG = 4
-ETHERTYPE_IPV4 = 0x0800
-ETHERTYPE_VLAN = 0x8100
-IPV4_HEADER = 20
 L4_PORTS = 4
 PORT_PROTOCOLS = (6, 17)  # TCP, UDP: both start with the source and destination ports
 
 
 def header_fields(inner: bytes) -> dict[str, int]:
     """Every header field of the inner frame by name (0 where its header is missing)."""
-    size = len(inner)
     out = dict.fromkeys(HEADER_FIELD_NAMES, 0)
-    if size < ETHER_HEADER:
+    found = ipv4_in_ethernet(inner)
+    if found is None:
         return out
-    ethertype = int.from_bytes(inner[12:14], "big")
-    l3 = ETHER_HEADER
-    if ethertype == ETHERTYPE_VLAN:
-        if size < ETHER_HEADER + VLAN_TAG:
-            return out
-        ethertype = int.from_bytes(inner[16:18], "big")
-        l3 += VLAN_TAG
-    if ethertype != ETHERTYPE_IPV4 or size < l3 + IPV4_HEADER:
-        return out
-    version_ihl = inner[l3]
-    ihl = (version_ihl & 0xF) * 4
-    if version_ihl >> 4 != 4 or ihl < IPV4_HEADER or size < l3 + ihl:
-        return out
+    l3, ihl, _ = found
     protocol = inner[l3 + 9]
     out["ipv4_src"] = int.from_bytes(inner[l3 + 12 : l3 + 16], "big")
     out["ipv4_dst"] = int.from_bytes(inner[l3 + 16 : l3 + 20], "big")
@@ -60,7 +44,7 @@ def header_fields(inner: bytes) -> dict[str, int]:
     out["ttl"] = inner[l3 + 8]
     fragment_offset = int.from_bytes(inner[l3 + 6 : l3 + 8], "big") & 0x1FFF
     l4 = l3 + ihl
-    if protocol in PORT_PROTOCOLS and fragment_offset == 0 and size >= l4 + L4_PORTS:
+    if protocol in PORT_PROTOCOLS and fragment_offset == 0 and len(inner) >= l4 + L4_PORTS:
         out["l4_src"] = int.from_bytes(inner[l4 : l4 + 2], "big")
         out["l4_dst"] = int.from_bytes(inner[l4 + 2 : l4 + 4], "big")
     return out

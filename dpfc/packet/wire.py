@@ -29,6 +29,7 @@ ETHERTYPE_IPV4 = 0x0800
 ETHERTYPE_VLAN = 0x8100
 ETHERTYPE_TEB = 0x6558  # Transparent Ethernet Bridging: the inner frame is Ethernet
 ETHER_HEADER = 14
+VLAN_TAG = 4  # an 802.1Q tag
 IPV4_MIN_HEADER = 20
 UDP_HEADER = 8
 GENEVE_HEADER = 8
@@ -68,6 +69,32 @@ def parse_packet(
     return _parse_checked(data, profile, decode)
 
 
+def ipv4_in_ethernet(data: bytes) -> tuple[int, int, int | None] | None:
+    """Where the IPv4 header of the Ethernet frame ``data`` starts, its length (IHL x 4) and
+    the 802.1Q VLAN id (None untagged): Ethernet with at most one tag, EtherType IPv4,
+    version 4, IHL at least 5 and the whole header present. None when any of that fails;
+    plain indexing that never reads outside ``data``."""
+    size = len(data)
+    if size < ETHER_HEADER:
+        return None
+    ethertype = (data[12] << 8) | data[13]
+    vlan = None
+    ip_start = ETHER_HEADER
+    if ethertype == ETHERTYPE_VLAN:
+        if size < ETHER_HEADER + VLAN_TAG:
+            return None
+        vlan = ((data[14] << 8) | data[15]) & 0x0FFF
+        ethertype = (data[16] << 8) | data[17]
+        ip_start = ETHER_HEADER + VLAN_TAG
+    if ethertype != ETHERTYPE_IPV4 or size < ip_start + IPV4_MIN_HEADER:
+        return None
+    version_ihl = data[ip_start]
+    ihl = (version_ihl & 0xF) * 4
+    if version_ihl >> 4 != 4 or ihl < IPV4_MIN_HEADER or size < ip_start + ihl:
+        return None
+    return ip_start, ihl, vlan
+
+
 def _parse_well_formed(
     data: bytes, profile: TargetProfile, decode: OptionsDecoder | None
 ) -> ParsedPacket | None:
@@ -78,23 +105,10 @@ def _parse_well_formed(
     The options area is split and decoded by the same calls as in the checked parser,
     with the same arguments, so their errors are the same too."""
     size = len(data)
-    if size < 14:
+    found = ipv4_in_ethernet(data)
+    if found is None:
         return None
-    ethertype = (data[12] << 8) | data[13]
-    vlan = None
-    ip_start = ETHER_HEADER
-    if ethertype == ETHERTYPE_VLAN:
-        if size < 18:
-            return None
-        vlan = ((data[14] << 8) | data[15]) & 0x0FFF
-        ethertype = (data[16] << 8) | data[17]
-        ip_start = 18
-    if ethertype != ETHERTYPE_IPV4 or size < ip_start + IPV4_MIN_HEADER:
-        return None
-    version_ihl = data[ip_start]
-    ihl = (version_ihl & 0xF) * 4
-    if version_ihl >> 4 != 4 or ihl < IPV4_MIN_HEADER or size < ip_start + ihl:
-        return None
+    ip_start, ihl, vlan = found
     total_length = (data[ip_start + 2] << 8) | data[ip_start + 3]
     if (
         total_length < ihl + UDP_HEADER
