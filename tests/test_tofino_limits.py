@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from dpfc.backends.p4 import ToolchainMissing
+from dpfc.backends.p4 import TOFINO_TARGETS, ToolchainMissing
 from dpfc.backends.p4.barefoot import compile_tna, find_barefoot
-from dpfc.backends.p4.tofino_limits import CHIPS, LIMITS, Limit
+from dpfc.backends.p4.tofino_limits import LIMITS, Limit
 
 
 def _barefoot() -> Path:
@@ -32,7 +32,7 @@ def test_every_probe_grows_with_its_size() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("chip", sorted(CHIPS))
+@pytest.mark.parametrize("chip", sorted(TOFINO_TARGETS))
 @pytest.mark.parametrize("limit", LIMITS, ids=lambda limit: limit.name)
 def test_the_probe_compiles_at_the_limit_and_is_refused_beyond(
     limit: Limit, chip: str, tmp_path: Path
@@ -40,7 +40,7 @@ def test_the_probe_compiles_at_the_limit_and_is_refused_beyond(
     barefoot = _barefoot()
     for size, accepted in ((limit.value, True), (limit.value + 1, False)):
         source = tmp_path / f"{limit.name}_{size}.p4"
-        source.write_text(limit.program(size, CHIPS[chip]))
+        source.write_text(limit.program(size, TOFINO_TARGETS[chip]))
         run = compile_tna(barefoot, source, chip, tmp_path / f"out_{size}")
         if accepted:
             assert run.errors == (), (limit.name, size)

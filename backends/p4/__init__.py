@@ -1,6 +1,7 @@
 """The P4 back end: the SwitchVM data plane generated for bmv2 (v1model) and Tofino (TNA)
 from one model, the bmv2 control, and BF-RT scripts that install images (docs/p4.md)."""
 
+from dpfc.backends.p4.barefoot import TARGETS as TOFINO_TARGETS
 from dpfc.backends.p4.barefoot import BarefootRun, compile_tna, find_barefoot
 from dpfc.backends.p4.bfrt import bfrt_script
 from dpfc.backends.p4.bmv2 import (
@@ -18,6 +19,7 @@ from dpfc.backends.p4.simple_switch_cli import Cli, CliModules, find_cli_modules
 
 __all__ = [
     "ARCHITECTURES",
+    "TOFINO_TARGETS",
     "BarefootRun",
     "Bmv2Control",
     "Cli",

@@ -22,12 +22,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-CHIPS = {"tofino": "tna", "tofino2": "t2na"}
-
 
 @dataclass(frozen=True)
 class Limit:
-    """One limit of an MAU stage, the same on every chip of :data:`CHIPS` unless ``chips``."""
+    """One limit of an MAU stage, measured alike on Tofino-1 and Tofino-2."""
 
     name: str
     value: int

@@ -7,8 +7,8 @@ examples|corpus|all] [--runs R] [--markdown]``: compile times and schedules; ``l
 N] [--tenants T] [--runs R]``: linking many DPFs; ``p4 [--packets N] [--runs R] [--json
 FILE]``: the SwitchVM program on bmv2 next to the simulator (needs p4c-bm2-ss and
 simple_switch, docs/p4.md); ``p4 --tofino [--tna FILE --chip C]``: the TNA programs (or
-FILE) compiled by p4c-barefoot, with its stage count and Table 3 figures; ``startup [--runs R]``: how long ``dpfc --help``, ``--version``
-and a command's help take to start; ``all``: every one of them that can run here. Each prints a
+FILE) compiled by p4c-barefoot, with its stage count and Table 3 figures; ``startup [--runs
+R]``: how long ``dpfc --help``, ``--version`` and a command's help take to start; ``all``: every one of them that can run here. Each prints a
 table and writes its rows to ``--results`` (default ``bench/results.json``)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dpfc.backends.p4 import ToolchainMissing
+from dpfc.backends.p4 import TOFINO_TARGETS, ToolchainMissing
 from dpfc.diagnostics import DiagnosticError
 from dpfc.switch import SwitchRefused
 
@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p4.add_argument("--tna", type=Path, default=None, help="with --tofino: this TNA source instead")
     p4.add_argument(
-        "--chip", choices=["tofino", "tofino2"], default="tofino", help="with --tna: the chip"
+        "--chip", choices=sorted(TOFINO_TARGETS), default="tofino", help="with --tna: the chip"
     )
     startup = commands.add_parser("startup", help="how long dpfc --help and --version take")
     startup.add_argument("--runs", type=int, default=10, help="starts per row (median)")

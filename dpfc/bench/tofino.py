@@ -27,7 +27,7 @@ SCRATCH_PATH = re.compile(r"^\S*/(?=[^/\s]+\.p4\()")  # the scratch directory of
 
 @dataclass(frozen=True)
 class TofinoRow:
-    profile: str
+    program: str  # a built-in profile's TNA program, or the file name of a TNA source
     chip: str
     run: BarefootRun
 
@@ -53,9 +53,7 @@ def tofino_results(rows: list[TofinoRow]) -> list[Result]:
     return [
         time_result(
             "p4",
-            f"{row.profile} TNA program, p4c-barefoot --target {row.chip}"
-            if not row.profile.endswith(".p4")
-            else f"{row.profile}, p4c-barefoot --target {row.chip}",
+            f"{row.program} compiled for {row.chip}",
             "p4c-barefoot",
             [row.run.seconds],
         )
@@ -67,7 +65,7 @@ def format_tofino_table(rows: list[TofinoRow]) -> str:
     lines = ["SwitchVM TNA programs compiled by p4c-barefoot (-g); Table 3 figures from its logs"]
     for row in rows:
         run = row.run
-        head = f"{row.profile} on {row.chip}: {run.seconds:.1f} s, "
+        head = f"{row.program} on {row.chip}: {run.seconds:.1f} s, "
         if run.resources is None:
             first = run.errors[0] if run.errors else "refused"
             lines.append(head + f"refused: {SCRATCH_PATH.sub('', first.strip())}")
