@@ -37,12 +37,14 @@ class TableNames:
 
     def key_arguments(self) -> set[str]:
         """The keyword arguments a key can take: each key, a ternary key's mask, the
-        priority (BF-RT's ``$MATCH_PRIORITY`` is ``MATCH_PRIORITY`` in bfrt_python)."""
+        priority (BF-RT's ``$MATCH_PRIORITY`` is ``MATCH_PRIORITY`` in bfrt_python). The
+        SwitchVM programs have exact and ternary keys only; an argument of another match
+        kind (an LPM prefix length) is reported unknown rather than guessed."""
         out: set[str] = set()
         for name, kind in self.keys.items():
             out.add(name.lstrip("$"))
-            if kind in ("Ternary", "LPM", "Range"):
-                out.add(f"{name}_mask" if kind == "Ternary" else f"{name}_prefix_len")
+            if kind == "Ternary":
+                out.add(f"{name}_mask")
         return out
 
 
