@@ -72,33 +72,33 @@ def compare(form: Form, x: int, y: int) -> Comparison:
 class Entry:
     """One TCAM entry: a control op (and difference direction), tests, an outcome.
 
-    A test left ``None`` is a wildcard. ``xor_zero``/``and_zero``/``difference_zero`` test a
-    word against zero, ``signs_differ`` the top bit of ``x ^ y``."""
+    ``xor_zero``/``and_zero``/``difference_zero`` set: that word must be zero (a TCAM entry
+    cannot ask for non-zero: that is what the next entry gets). ``signs_differ`` tests the top
+    bit of ``x ^ y`` when it is not ``None``."""
 
     ctrl: CtrlOp
     reversed: bool
     outcome: Outcome
-    xor_zero: bool | None = None
+    xor_zero: bool = False
     signs_differ: bool | None = None
-    and_zero: bool | None = None
-    difference_zero: bool | None = None
+    and_zero: bool = False
+    difference_zero: bool = False
 
     def matches(self, op: CtrlOp, words: Comparison) -> bool:
         if (op, words.reversed) != (self.ctrl, self.reversed):
             return False
-        tests = (
-            (self.xor_zero, words.xor == 0),
-            (self.signs_differ, bool(words.xor & SIGN)),
-            (self.and_zero, words.and_ == 0),
-            (self.difference_zero, words.difference == 0),
+        zeros = (
+            (self.xor_zero, words.xor),
+            (self.and_zero, words.and_),
+            (self.difference_zero, words.difference),
         )
-        return all(want is None or want == got for want, got in tests)
+        if any(tested and word != 0 for tested, word in zeros):
+            return False
+        return self.signs_differ is None or self.signs_differ == bool(words.xor & SIGN)
 
     def ternary(self) -> dict[str, tuple[int, int]]:
         """(value, mask) per key field: ``ctrl``, ``reversed``, ``xor``, ``and``, ``difference``."""
-        xor_value, xor_mask = 0, 0
-        if self.xor_zero is not None:
-            xor_value, xor_mask = (0, WORD) if self.xor_zero else (0, 0)
+        xor_value, xor_mask = 0, WORD if self.xor_zero else 0
         if self.signs_differ is not None:
             xor_value |= SIGN if self.signs_differ else 0
             xor_mask |= SIGN
@@ -136,7 +136,7 @@ def _signed(op: CtrlOp, rev: bool, *, strict_less: bool) -> list[Entry]:
         *(
             Entry(op, rev, e.outcome, signs_differ=True, difference_zero=e.difference_zero)
             for e in differ
-            if e.xor_zero is None  # equal words never have different signs
+            if not e.xor_zero  # equal words never have different signs
         ),
         *_order(op, rev, strict_less=strict_less),
     ]
