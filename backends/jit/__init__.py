@@ -1,4 +1,4 @@
-"""The llvmlite JIT of the simulator's ingress pass (issue 14; docs/simulator.md §8).
+"""The llvmlite JIT of the simulator's ingress pass (docs/simulator.md §8).
 
 :class:`JitSwitch` runs a :class:`dpfc.backends.sim.Switch`'s packets as native code over
 batches held in one buffer, with the interpreter's results; :func:`missing` says why it

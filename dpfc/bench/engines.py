@@ -1,5 +1,5 @@
 """The engines the simulator benchmarks time, by name: a registry, so that a new engine (the
-llvmlite JIT of issue 14, when it exists) adds a column of figures by registering itself.
+llvmlite JIT, when it is installed) adds a column of figures by registering itself.
 
 An :class:`Engine` prepares, for a configured simulator switch (code installed, memory
 mapped, the control plane's tables filled) and a workload's frames, a run of N packets

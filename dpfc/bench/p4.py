@@ -14,7 +14,7 @@ and the table says how many were identical. Cases:
 
 A baseline is measured the same way: simple_switch running :data:`ONE_TABLE_P4`, a
 v1model program with one exact-match table on the ingress port whose action sets the
-egress port (the "one-table program" that issue 14 compares the JIT with), on the
+egress port (the "one-table program" docs/performance.md compares the JIT with), on the
 counter's frames.
 
 Numbers depend on the machine and its load; nothing asserts a speed.
