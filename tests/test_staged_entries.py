@@ -20,10 +20,16 @@ from dpfc.backends.p4.staged import StagePlan, generate
 from dpfc.backends.p4.staged.entries import (
     Entry,
     EntryError,
+    Ternary,
+    direct_entry,
+    epilog_entries,
     eu_entries,
     fixed_entries,
+    fold16,
+    hint,
     name,
     prolog_entries,
+    segment_entry,
 )
 from dpfc.encoding import encode_pc
 from dpfc.isa import (
@@ -32,11 +38,13 @@ from dpfc.isa import (
     Bundle,
     Control,
     CtrlOp,
+    EpilogBundle,
     Imm,
     MemOp,
     Register,
     Selector,
     SelectorKind,
+    Steering,
 )
 from dpfc.isa.semantics import alu, branch_taken, hash_word, memory
 from dpfc.target import BUILTIN_PROFILES
@@ -56,6 +64,7 @@ PROFILE = replace(
 )
 PLAN = StagePlan.for_profile(PROFILE)
 PC_T, PC_N = PC(False, 12), PC(False, 13)
+WORD = 0xFFFF_FFFF
 Case = tuple[Bundle, dict[str, int], int, int]
 Outcome = tuple[dict[str, int], int, bool, bool]
 FIXED = fixed_entries(PROFILE, PLAN)
@@ -152,10 +161,48 @@ def test_every_entry_names_a_table_key_and_action_of_the_program() -> None:
         Control(CtrlOp.JMP, PC_T),
     )
     entries += prolog_entries(PROFILE, PLAN, 5, prolog)
+    epilog = EpilogBundle((Register.b(1), Register.a(0)), Steering("forward", Imm(9)), PC_T)
+    entries += epilog_entries(PROFILE, PLAN, 2, epilog)
+    entries += epilog_entries(
+        PROFILE, PLAN, 3, EpilogBundle(steering=Steering("forward", Register.a(1)))
+    )
+    entries += [direct_entry(PLAN, 0, 1, 3, 77, 5), segment_entry(PLAN, 3, 0, 1, 0x100, 0x100, 0)]
     for entry in entries:
         keys, actions = tables[entry.table]
         assert {k for k, _ in entry.keys} == keys, entry.table
         assert entry.action in actions, (entry.table, entry.action)
+
+
+@given(words(), st.integers(0, 45_055))
+def test_a_direct_entry_gives_the_physical_word_as_the_register_index(
+    virtual: int, physical: int
+) -> None:
+    entry = direct_entry(PLAN, 0, 1, 3, virtual, physical)
+    assert dict(entry.keys) == {"slot": 3, "r_a1": virtual}
+    assert fold16(virtual) ^ dict(entry.params)["entry"] == physical
+
+
+@given(st.integers(0, 16), words(), st.integers(0, 45_055), st.data())
+def test_a_segment_entry_adds_the_offset_to_its_base(
+    log_size: int, virtual: int, physical: int, data: st.DataObject
+) -> None:
+    size = 1 << log_size
+    virtual, physical = virtual - virtual % size, physical - physical % size
+    entry = segment_entry(PLAN, 1, 0, 2, virtual, size, physical)
+    offset = data.draw(st.integers(0, size - 1))
+    key = dict(entry.keys)["r_a0"]
+    assert isinstance(key, Ternary)
+    address = virtual + offset
+    assert address & key.mask == key.value
+    assert (address + size) & key.mask != key.value or address + size > WORD
+    assert fold16(address) ^ dict(entry.params)["entry"] == physical + offset
+
+
+def test_a_segment_not_aligned_to_its_size_is_refused() -> None:
+    with pytest.raises(EntryError, match="multiple of its size"):
+        segment_entry(PLAN, 0, 0, 0, 0x1000, 0x2000, 0)
+    with pytest.raises(EntryError, match="powers of two"):
+        segment_entry(PLAN, 0, 0, 0, 0, 3, 0)
 
 
 def test_a_selector_the_program_lacks_is_refused() -> None:
@@ -167,3 +214,8 @@ def test_a_selector_the_program_lacks_is_refused() -> None:
     )
     with pytest.raises(EntryError, match="LOAD_MD 9"):
         prolog_entries(PROFILE, PLAN, 0, bundle)
+
+
+def test_the_successor_hint_names_the_register_of_the_steering_value() -> None:
+    assert hint(EpilogBundle(steering=Steering("forward", Register.b(1)))) == 0x11 + 1
+    assert hint(EpilogBundle(steering=Steering("forward", Imm(3)))) == 0

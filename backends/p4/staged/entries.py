@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from dpfc.backends.p4.branch_tcam import RESOLUTION, Form, Outcome, compare, plan_branch
 from dpfc.encoding import encode_pc
-from dpfc.isa import AluOp, Bundle, Imm, MemOp, Register, SelectorKind
+from dpfc.isa import AluOp, Bundle, EpilogBundle, Imm, MemOp, Register, SelectorKind
 from dpfc.target import TargetProfile
 
 from .ends import METADATA_SOURCES
@@ -289,3 +289,85 @@ def _packet_selector(
 def _byte(plan: StagePlan, operand: str | int) -> Ternary:
     value = operand if isinstance(operand, int) else plan.register_code(operand)
     return Ternary(value, 0xFF)
+
+
+def epilog_entries(
+    profile: TargetProfile, plan: StagePlan, slot: int, bundle: EpilogBundle
+) -> list[Entry]:
+    """The epilog's entries for ``bundle`` in epilog code slot ``slot``. A steering value
+    held in a register is read by the register's own table, which the successor hint of
+    the EU that leads here chooses (:func:`hint`)."""
+    where = f"epilog slot {slot}"
+    if bundle.hdr_mod:
+        raise EntryError(f"{where}: HDR_MOD is not on this program")
+    if isinstance(bundle.next_pc, Register):
+        raise EntryError(f"{where}: NEXT_PC from a register is not on this program")
+    epc = _pc_key("epc", slot)
+    out = []
+    for j, register in enumerate(bundle.push):
+        table, push = f"epilog_push{j}", f"ep_push{j}"
+        push_keys = (epc, (f"{push}_valid", ANY), (f"{push}_r", ANY))
+        out.append(Entry(table, push_keys, f"{table}_{name(register)}"))
+    count = (epc, ("ep_head_n_push", ANY))
+    out.append(Entry("epilog_pushes", count, f"epilog_pushes{len(bundle.push)}"))
+    action = profile.steering_by_name(bundle.steering.action)
+    if action is None:
+        raise EntryError(f"{where}: no steering action `{bundle.steering.action}`")
+    steer = action.code
+    keys = (epc, ("ep_next_pc_valid", ANY))
+    if bundle.next_pc is None:
+        out.append(Entry("epilog_code", keys, "epilog_switch_stay", (("steer", steer),)))
+    else:
+        params = (("steer", steer), ("next", encode_pc(bundle.next_pc)))
+        out.append(Entry("epilog_code", keys, "epilog_switch", params))
+    value = bundle.steering.value
+    if not isinstance(value, Register):
+        given = value.value if isinstance(value, Imm) else 0
+        out.append(Entry("epilog_values", (epc,), "epilog_value", (("value", given & 0xFFFF),)))
+    return out
+
+
+def hint(bundle: EpilogBundle) -> int:
+    """The successor hint of an EU code entry whose PC leads to ``bundle``: the code of the
+    register that holds its steering value, plus one; 0 when the value is not a register."""
+    value = bundle.steering.value
+    return value.code + 1 if isinstance(value, Register) else 0
+
+
+def direct_entry(
+    plan: StagePlan, eu: int, lane: int, tenant: int, virtual: int, physical: int
+) -> Entry:
+    """Direct mapping of ``virtual`` to word ``physical`` of the lane register. The register
+    index is the XOR of A's two halves and the two translation words (XOR16), so the entry
+    holds ``physical`` XOR A's fold: the index comes out as ``physical``."""
+    keys = (("slot", tenant), (f"r_a{lane}", virtual & WORD))
+    word = physical ^ fold16(virtual)
+    return Entry(plan.direct(eu, lane), keys, f"{plan.direct(eu, lane)}_hit", (("entry", word),))
+
+
+def segment_entry(
+    plan: StagePlan,
+    eu: int,
+    lane: int,
+    tenant: int,
+    virtual: int,
+    size: int,
+    physical: int,
+    priority: int = 0,
+) -> Entry:
+    """A segment of ``size`` words (a power of two, at most 2^16) at ``virtual`` (a multiple
+    of ``size``) mapped to ``physical`` (a multiple of ``size``): A's fold XOR the entry's
+    word is ``physical`` plus A's offset in the segment."""
+    if size & (size - 1) or not 0 < size <= 1 << 16:
+        raise EntryError(f"a segment of {size} words: this program maps powers of two up to 65536")
+    if virtual % size or physical % size:
+        raise EntryError(f"a segment of {size} words must start at a multiple of its size")
+    keys = (("slot", tenant), (f"r_a{lane}", Ternary(virtual, WORD & ~(size - 1))))
+    word = physical ^ fold16(virtual)
+    table = plan.segment(eu, lane)
+    return Entry(table, keys, f"{table}_hit", (("entry", word),), priority)
+
+
+def fold16(word: int) -> int:
+    """XOR of a 32-bit word's two halves (what the XOR16 hash unit makes of it)."""
+    return ((word >> 16) ^ word) & 0xFFFF
