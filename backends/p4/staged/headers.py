@@ -6,9 +6,9 @@ emits, :func:`headers_struct` the program's header struct in deparse order and
 stage (``packet_bundles_per_stage`` is 1 on the profiles this program serves): the bundle
 head (tag 0xFB, stage byte, the v1 bytes 0 and 1, pc_taken), the branch part, one selector
 per register, the ALU and memory groups and the immediates, each part after its tag
-(docs/encoding.md, format version 2); the code is one option, its end byte and padding
-after the last bundle (:mod:`.parser` says why), so the deparser re-emits it byte for
-byte. The EUs' selected copies of the registers are the push headers: the
+(docs/encoding.md, format version 2); the code is one option, whose end byte and padding
+after the last bundle stay payload (:mod:`.parser` says why), so the deparser re-emits it
+byte for byte. The EUs' selected copies of the registers are the push headers: the
 epilog writes the pushed words into them at the end of the pass, when no EU reads them.
 """
 
@@ -108,9 +108,6 @@ def header_types(plan: StagePlan) -> list[Header]:
         _h("selector_t", [("dest", 5), ("kind", 3), ("operand", 8)]),
         _h("group_t", [("tag", 8), *nibbles], "An ALU or memory group: one opcode per lane."),
         _h("immediate_t", [("tag", 8), ("v", 32)]),
-        _h("pad1_t", [("p", 8)]),
-        _h("pad2_t", [("p", 16)]),
-        _h("pad3_t", [("p", 24)]),
         _h(
             "epilog_t",
             [
@@ -147,13 +144,7 @@ def epilog_fields(plan: StagePlan) -> list[tuple[str, str]]:
     out += [(f"ep_push{j}", "reg_byte_t") for j in range(2 * plan.lanes)]
     out += [("ep_steer_imm", "tag16_t"), ("ep_steer_reg", "tag8_t")]
     out += [("ep_next_pc", "tag16_t"), ("ep_next_reg", "tag8_t")]
-    return [
-        *out,
-        ("code_end", "pad1_t"),
-        ("end_pad1", "pad1_t"),
-        ("end_pad2", "pad2_t"),
-        ("end_pad3", "pad3_t"),
-    ]
+    return out
 
 
 def headers_struct(plan: StagePlan, stack_depth: int) -> Header:

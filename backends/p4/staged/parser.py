@@ -7,7 +7,8 @@ header's ``stack_depth`` hint (the top ``2L`` also copied into ``meta.pop<j>`` f
 prolog); then the code loop reads bundles: ``0xFB, stage << 3`` starts the bundle of that
 stage, whose parts are selectors (first byte below 0xF8: the destination register's code),
 the ALU group (0xF8), the memory group (0xF9) and the immediates (0xFA, 0xFC); 0xFF ends
-the code, followed by its padding (0xFE). The in-packet code is one code option
+the code (its padding, 0xFE, follows): the parser stops there, and the end byte, the
+padding and the rest of the packet stay payload, which the deparser sends as it came. The in-packet code is one code option
 (the fit profiles allow one): a second option's header and padding between two
 bundles would each need headers of their own in every bundle slot, and a header's valid
 bit is a POV bit, of which the Tofino-2 ingress has 128 (8 EUs with such slots need 176:
@@ -24,7 +25,7 @@ from .headers import slots
 from .plan import StagePlan
 
 hdr, meta, pkt = n("hdr"), n("meta"), n("pkt")
-BUNDLE_TAG, PAD, END = 0xFB, 0xFE, 0xFF
+BUNDLE_TAG, END = 0xFB, 0xFF
 ALU_TAG, MEM_TAG, IMM_TAGS = 0xF8, 0xF9, (0xFA, 0xFC)
 STEER_IMM, STEER_REG, NEXT_PC, NEXT_REG = 0xF6, 0xF7, 0xF4, 0xF5
 EPILOG_STAGE = 31
@@ -103,13 +104,12 @@ def parser_states(plan: StagePlan, stack_depth: int) -> list[State]:
         for i, slot in enumerate(slots(plan))
     ]
     cases.append((f"0x{BUNDLE_TAG:02X}{(EPILOG_STAGE << 3):02X}", "parse_ep_head"))
-    cases += [(f"0x{END:02X}00 &&& 0xFF00", "parse_code_end"), ("default", "accept")]
+    # the end byte and its padding stay payload: extracting them would cost POV bits
+    cases += [(f"0x{END:02X}00 &&& 0xFF00", "accept"), ("default", "accept")]
     states.append(State("code", [], Select([look(16)], cases)))
     for slot in slots(plan):
         states += _bundle(plan, slot)
     states += _epilog(plan)
-    states += _pads("end", "accept")
-    states.append(_go("code_end", "end_tail"))
     return states
 
 
@@ -142,18 +142,6 @@ def _bundle(plan: StagePlan, slot: str) -> list[State]:
     cases.append(("default", "code"))
     out.append(State(parts, [], Select([look(8)], cases)))
     return out
-
-
-def _pads(slot: str, then: str) -> list[State]:
-    """``slot``'s padding: 0..3 bytes 0xFE, as one header of their length."""
-    cases = [
-        ("0xFEFEFE", f"parse_{slot}_pad3"),
-        ("0xFEFE00 &&& 0xFFFF00", f"parse_{slot}_pad2"),
-        ("0xFE0000 &&& 0xFF0000", f"parse_{slot}_pad1"),
-        ("default", then),
-    ]
-    out = [State(f"{slot}_tail", [], Select([look(24)], cases))]
-    return out + [_go(f"{slot}_pad{k}", then) for k in (1, 2, 3)]
 
 
 def _epilog(plan: StagePlan) -> list[State]:
