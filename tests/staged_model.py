@@ -158,5 +158,5 @@ def _compare(
     if y_name == "imm":
         v = params["v"]
         return {"xr": x ^ v, "an": x & v, "dd": max(v - x, 0), "rev": 1}
-    y = state.ci[1] if y_name == "ci1" else regs[y_name]
+    y = state.ci[0] if y_name == "ci0" else regs[y_name]
     return {"xr": x ^ y, "an": x & y, "dd": max(x - y, 0), "rev": params["rev"]}

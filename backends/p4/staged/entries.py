@@ -29,7 +29,7 @@ WORD = 0xFFFF_FFFF
 PC_MASK = 0xFFFF
 IN_PACKET_PC = 0x8000  # @packet:0, the one in-packet bundle of a stage
 IMMEDIATE_OPERAND = 0x80  # a branch operand byte naming immediate slot k is 0x80 | k
-BRANCH_SLOT = 1  # format version 2: an in-packet branch immediate is in slot 1
+BRANCH_SLOT = 0  # format version 2: an in-packet branch immediate is in slot 0
 RANDOM_WORDS = 2
 SHIFTS = (AluOp.LSH, AluOp.RSH)
 ALU_ACTIONS = {
@@ -254,7 +254,7 @@ def _packet_entries(plan: StagePlan, eu: int) -> list[Entry]:
         pairs: list[tuple[str | int, str | int, int, str]] = []
         for y in plan.registers[at + 1 :]:
             pairs += [(x, y, 0, f"{x}_{y}"), (y, x, 1, f"{x}_{y}")]
-        pairs += [(x, imm, 0, f"{x}_ci1"), (imm, x, 1, f"{x}_ci1")]
+        pairs += [(x, imm, 0, f"{x}_ci0"), (imm, x, 1, f"{x}_ci0")]
         for first, second, rev, action in pairs:
             keys = (pc, (xy[0], _byte(plan, first)), (xy[1], _byte(plan, second)))
             out.append(Entry(table, keys, f"{table}_{action}", (("rev", rev),)))

@@ -159,9 +159,9 @@ def _comparison(part: Part, profile: TargetProfile, plan: StagePlan, k: int) -> 
         v = n("v")
         body = words(reg(x), v, v, reg(x), lit(1))
         acts.append(part.action(f"{name}_{x}_imm", ["bit<32> v"], body))
-        ci = meta.dot("ci1")  # an in-packet branch immediate is slot 1 (format version 2)
+        ci = meta.dot("ci0")  # an in-packet branch immediate is slot 0 (format version 2)
         acts.append(
-            part.action(f"{name}_{x}_ci1", ["bit<8> rev"], words(reg(x), ci, reg(x), ci, rev))
+            part.action(f"{name}_{x}_ci0", ["bit<8> rev"], words(reg(x), ci, reg(x), ci, rev))
         )
     const = [Assign(meta.dot(f), n(f)) for f in ("xr", "an", "dd", "rev")]
     acts.append(
