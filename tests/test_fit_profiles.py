@@ -172,6 +172,23 @@ def test_dpf_example(example: str, profile: str) -> None:
     assert _compiled(example, profile) == expected
 
 
+@pytest.mark.parametrize(
+    ("profile", "named"),
+    [
+        ("tofino1_fit", "(--target tofino2 or --target tofino2_fit)"),
+        ("tofino1", "(--target tofino2)"),
+    ],
+)
+def test_the_hint_names_profiles_with_enough_lanes(profile: str, named: str) -> None:
+    # five hashes in a chain need 5 EUs; the 2-lane tofino2_fit is no hint for a 4-lane DPF
+    path = ROOT / "tests" / "schedule_errors" / "002_chain_of_hashes.dpf"
+    with pytest.raises(DiagnosticError) as raised:
+        compile_source(path, CompileOptions(target=BUILTIN_PROFILES[profile]))
+    (diagnostic,) = raised.value.diagnostics
+    assert diagnostic.code == codes.SCHEDULE_DEPENDENCE_CHAIN
+    assert diagnostic.hint is not None and named in diagnostic.hint
+
+
 # -- examples/asm ----------------------------------------------------------------------------
 
 REGISTERS = (codes.ISA_NO_SUCH_REGISTER,)  # A2, A3, B2, B3 of a 4-lane program
