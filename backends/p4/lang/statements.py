@@ -176,10 +176,13 @@ class Table(Decl):
     comment: str = ""
     # The control plane's name of each key (``@name``), in key order; none: p4c's own.
     key_names: Sequence[str] = ()
+    # Annotations written before the table (``@stage(3)``: a placement the compiler honours).
+    annotations: Sequence[str] = ()
 
     def lines(self, indent: str) -> list[str]:
         inner = indent + "    "
         out = Comment(self.comment).lines(indent) if self.comment else []
+        out += [f"{indent}{note}" for note in self.annotations]
         out.append(f"{indent}table {self.name} {{")
         if self.keys:
             names = [f' @name("{name}")' for name in self.key_names] or [""] * len(self.keys)

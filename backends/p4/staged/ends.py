@@ -1,0 +1,257 @@
+"""The stages around the EUs: permissions, prolog, epilog and steering.
+
+Contract: :func:`permissions_stage`, :func:`prolog_stage`, :func:`epilog_stage` and
+:func:`steering_stage` return the tables of those stages (:mod:`.plan` numbers them).
+
+* **Permissions (stage 0).** The tenant's row (VNI, app id) gives its slot; the stage also
+  draws the prolog's two random words and loads the switch metadata the prolog reads into
+  32-bit fields (:data:`METADATA_SOURCES`: identity hash units, no PHV move).
+* **Prolog.** One table per register keyed by the prolog PC and the in-packet selector:
+  POP/PEEK read the stack word the parser copied (``meta.pop<j>``: the j-th word from the
+  top), LOAD_MD a metadata field, RAND a random word; the prolog code table gives EU0's PC
+  and how many words the prolog pops.
+* **Epilog.** One table per push position picks the register it pushes into that push
+  header; the epilog code table sets the push count, the steering action and value and the
+  next DPF pointer. A steering value held in a register comes through one 16-bit identity
+  hash per register, chosen by ``meta.nsrc``, which the last EU's branch (or a HALT)
+  writes from its code's hint.
+* **Steering.** Forwarding and multicast entries per tenant, routes for ``pass``, and the
+  special actions (return to sender, set_port, recirculate with gas, drop).
+"""
+
+from __future__ import annotations
+
+from dpfc.backends.p4.lang import Assign, Do, Expr, Lit, Stmt, Var, chain, lit, n
+from dpfc.target import TargetProfile
+
+from . import externs
+from .eu import code_size, load_immediates, reg
+from .plan import StagePlan
+from .units import Part
+
+meta, hdr = n("meta"), n("hdr")
+ig_intr_md, ig_tm_md, ig_dprsr_md = n("ig_intr_md"), n("ig_tm_md"), n("ig_dprsr_md")
+
+# LOAD_MD index -> where the stage-0 loader reads it (the other indices: not on this program).
+METADATA_SOURCES: dict[int, Expr] = {
+    0: ig_intr_md.dot("ingress_port"),
+    1: ig_intr_md.dot("ingress_mac_tstamp").slice(31, 0),
+    4: hdr.dot("ipv4").dot("total_len"),
+}
+RECIRCULATION_PORT = 68
+STEER_FORWARD, STEER_MULTICAST, STEER_PASS = 3, 4, 0
+FORWARDING_SIZE, MULTICAST_SIZE, ROUTES_SIZE = 32_768, 4_096, 4_096
+
+
+def permissions_stage(profile: TargetProfile, plan: StagePlan) -> Part:
+    part, stage = Part(), plan.permissions
+    grant = part.action(
+        "grant",
+        ["bit<10> slot"],
+        [
+            Assign(meta.dot("slot"), n("slot")),
+            Assign(meta.dot("ppc"), hdr.dot("sv").dot("dpf_ptr")),
+        ],
+    )
+    deny = part.action("deny", [], [Assign(ig_dprsr_md.dot("drop_ctl"), Lit(1, 3))])
+    keys = [(hdr.dot("geneve").dot("vni"), "exact"), (hdr.dot("sv").dot("app_id"), "exact")]
+    part.table("permissions", stage, keys, [grant, deny], "deny()", profile.permission_entries)
+    for q in (0, 1):
+        part.decls += externs.random_unit(f"rng{q}")
+        part.always(f"draw{q}", stage, [Assign(meta.dot(f"rnd{q}"), externs.random_get(f"rng{q}"))])
+    for index, source in METADATA_SOURCES.items():
+        unit = f"md{index}_unit"
+        part.decls += externs.identity_unit(unit)
+        body = [Assign(meta.dot(f"md{index}"), externs.hash_get(unit, source))]
+        part.always(f"load_md{index}", stage, body)
+    return part
+
+
+def prolog_stage(profile: TargetProfile, plan: StagePlan) -> Part:
+    part, stage, size = Part(), plan.prolog, code_size(profile)
+    for r in plan.registers:
+        name, target = plan.prolog_selector(r), reg(r)
+        acts = [part.action(f"{name}_zero", [], [Assign(target, lit(0))])]
+        for j in range(2 * plan.lanes):
+            acts.append(part.action(f"{name}_pop{j}", [], [Assign(target, meta.dot(f"pop{j}"))]))
+        for index in METADATA_SOURCES:
+            body = [Assign(target, meta.dot(f"md{index}"))]
+            acts.append(part.action(f"{name}_md{index}", [], body))
+        for q in (0, 1):
+            acts.append(part.action(f"{name}_rnd{q}", [], [Assign(target, meta.dot(f"rnd{q}"))]))
+        sel = hdr.dot(f"pro_sel_{r}")
+        keys = [(meta.dot("ppc"), "ternary"), (sel.dot("isValid").call(), "ternary")]
+        keys += [(sel.dot("kind"), "ternary"), (sel.dot("operand"), "ternary")]
+        part.table(name, stage, keys, acts, f"{name}_zero()", size)
+    code = [Assign(meta.dot("pc0"), n("pc")), Assign(meta.dot("npops"), n("npops"))]
+    switch = part.action("prolog_switch", ["bit<16> pc", "bit<8> npops"], code)
+    packet = part.action(
+        "prolog_packet",
+        ["bit<8> npops"],
+        [
+            Assign(meta.dot("pc0"), hdr.dot("pro_head").dot("pct")),
+            Assign(meta.dot("npops"), n("npops")),
+        ],
+    )
+    keys = [(meta.dot("ppc"), "ternary")]
+    keys += [(hdr.dot(f"pro_sel_{r}").dot("kind"), "ternary") for r in plan.registers]
+    part.table("prolog_code", stage, keys, [switch, packet, "NoAction"], "NoAction()", size)
+    part.add(load_immediates(plan, 0, stage))
+    return part
+
+
+def epilog_stage(profile: TargetProfile, plan: StagePlan) -> Part:
+    part, stage, size = Part(), plan.epilog, code_size(profile)
+    for j in range(2 * plan.lanes):
+        name, push = f"epilog_push{j}", hdr.dot(f"ep_push{j}")
+        acts = [part.action(f"{name}_{r}", [], [Assign(_push(j), reg(r))]) for r in plan.registers]
+        keys = [(meta.dot("epc"), "ternary"), (push.dot("isValid").call(), "ternary")]
+        keys += [(push.dot("r"), "ternary")]
+        part.table(name, stage, keys, [*acts, "NoAction"], "NoAction()", size)
+    counts = []
+    for count in range(2 * plan.lanes + 1):
+        body: list[Stmt] = [Do(_slot(j).dot("setValid").call()) for j in range(count)]
+        body += [Do(_slot(j).dot("setInvalid").call()) for j in range(count, 2 * plan.lanes)]
+        counts.append(part.action(f"epilog_pushes{count}", [], body))
+    head = hdr.dot("ep_head")
+    keys = [(meta.dot("epc"), "ternary"), (head.dot("n_push"), "ternary")]
+    part.table("epilog_pushes", stage, keys, counts, "epilog_pushes0()", size)
+    code = part.action(
+        "epilog_switch",
+        ["bit<8> steer", "bit<16> next"],
+        [Assign(meta.dot("steer"), n("steer")), Assign(hdr.dot("sv").dot("dpf_ptr"), n("next"))],
+    )
+    packet = part.action(
+        "epilog_packet",
+        [],
+        [
+            Assign(meta.dot("steer"), head.dot("steer").cast(8)),
+            Assign(hdr.dot("sv").dot("dpf_ptr"), hdr.dot("ep_next_pc").dot("v")),
+        ],
+    )
+    epc = [(meta.dot("epc"), "ternary")]
+    part.table("epilog_code", stage, epc, [code, packet], "epilog_packet()", size)
+    # The steering value: an immediate (action data or the packet's), or a register's low
+    # 16 bits through that register's identity hash. The tables write one field, so they
+    # are alternatives of one if-chain on meta.nsrc (the successor hint the last EU's
+    # branch wrote) or on the in-packet epilog's register byte.
+    value = part.action("epilog_value", ["bit<16> value"], [Assign(meta.dot("sval"), n("value"))])
+    packet_value = part.action(
+        "epilog_packet_value", [], [Assign(meta.dot("sval"), hdr.dot("ep_steer_imm").dot("v"))]
+    )
+    values = Part()
+    values.table("epilog_values", stage, epc, [value, packet_value], "epilog_packet_value()", size)
+    part.decls += values.decls
+    cases: list[tuple[Expr, list[Stmt]]] = []
+    steer_reg = hdr.dot("ep_steer_reg")
+    for r in plan.registers:
+        unit, code_r = f"steer_{r}_unit", plan.register_code(r)
+        part.decls += externs.identity_unit(unit, 16)
+        inner = Part()
+        inner.always(
+            f"steer_from_{r}", stage, [Assign(meta.dot("sval"), externs.hash_get(unit, reg(r)))]
+        )
+        part.decls += inner.decls
+        from_packet = steer_reg.dot("isValid").call().land(steer_reg.dot("v").eq(code_r))
+        cases.append((meta.dot("nsrc").eq(code_r + 1).lor(from_packet), inner.apply))
+    part.apply += chain(cases, values.apply)
+    return part
+
+
+def _slot(j: int) -> Expr:
+    return hdr.dot("push").at(j)
+
+
+def _push(j: int) -> Expr:
+    return _slot(j).dot("w")
+
+
+def steering_stage(profile: TargetProfile, plan: StagePlan) -> Part:
+    part, stage, slot, sval = Part(), plan.steering, meta.dot("slot"), meta.dot("sval")
+    port = ig_tm_md.dot("ucast_egress_port")
+    to_port = part.action(
+        "to_port",
+        ["PortId_t port", "bit<48> dmac", "bit<32> dip"],
+        [
+            Assign(port, n("port")),
+            Assign(hdr.dot("ethernet").dot("dst"), n("dmac")),
+            Assign(hdr.dot("ipv4").dot("dst"), n("dip")),
+        ],
+    )
+    forwarding, multicast, routes, special = Part(), Part(), Part(), Part()
+    forwarding.table(
+        "forwarding",
+        stage,
+        [(slot, "exact"), (sval, "exact")],
+        [to_port, "NoAction"],
+        "NoAction()",
+        FORWARDING_SIZE,
+    )
+    group = part.action(
+        "to_group", ["MulticastGroupId_t group"], [Assign(ig_tm_md.dot("mcast_grp_a"), n("group"))]
+    )
+    multicast.table(
+        "multicast",
+        stage,
+        [(slot, "exact"), (sval, "exact")],
+        [group, "NoAction"],
+        "NoAction()",
+        MULTICAST_SIZE,
+    )
+    route = part.action(
+        "route",
+        ["PortId_t port", "bit<48> dmac"],
+        [Assign(port, n("port")), Assign(hdr.dot("ethernet").dot("dst"), n("dmac"))],
+    )
+    routes.table(
+        "routes",
+        stage,
+        [(hdr.dot("ipv4").dot("dst"), "lpm")],
+        [route, "NoAction"],
+        "NoAction()",
+        ROUTES_SIZE,
+    )
+    eth, ip = hdr.dot("ethernet"), hdr.dot("ipv4")
+    ret = part.action(
+        "return_to_sender",
+        [],
+        [
+            Var("bit<32>", "ip_src", ip.dot("src")),
+            Assign(ip.dot("src"), ip.dot("dst")),
+            Assign(ip.dot("dst"), n("ip_src")),
+            Var("bit<48>", "eth_src", eth.dot("src")),
+            Assign(eth.dot("src"), eth.dot("dst")),
+            Assign(eth.dot("dst"), n("eth_src")),
+            Assign(port, ig_intr_md.dot("ingress_port")),
+        ],
+    )
+    set_port = part.action("set_port", [], [Assign(port, sval.slice(8, 0))])
+    gas = hdr.dot("sv").dot("gas")
+    recirculate = part.action(
+        "recirculate", [], [Assign(port, Lit(RECIRCULATION_PORT, 9)), Assign(gas, gas - 1)]
+    )
+    drop = part.action("drop", [], [Assign(ig_dprsr_md.dot("drop_ctl"), Lit(1, 3))])
+    special.table(
+        "special",
+        stage,
+        [(meta.dot("steer"), "exact")],
+        [ret, set_port, recirculate, drop, "NoAction"],
+        "NoAction()",
+        16,
+    )
+    part.decls += forwarding.decls + multicast.decls + routes.decls + special.decls
+    steer = meta.dot("steer")
+    faults = [meta.dot(f"fault{i}").ne(0) for i in range(plan.lanes)]
+    any_fault = faults[0]
+    for fault in faults[1:]:
+        any_fault = any_fault.lor(fault)
+    part.apply += chain(
+        [
+            (any_fault, [Assign(ig_dprsr_md.dot("drop_ctl"), Lit(1, 3))]),
+            (steer.eq(STEER_FORWARD), forwarding.apply),
+            (steer.eq(STEER_MULTICAST), multicast.apply),
+            (steer.eq(STEER_PASS), routes.apply),
+        ],
+        special.apply,
+    )
+    return part

@@ -1,0 +1,199 @@
+"""The headers and metadata of the stage-structured SwitchVM program (code format version 2).
+
+Contract: :func:`header_types` declares every header the parser extracts and the deparser
+emits, :func:`headers_struct` the program's header struct in deparse order and
+:func:`metadata` its metadata fields. In-packet code sits in fixed fields, one set per
+stage (``packet_bundles_per_stage`` is 1 on the profiles this program serves): the bundle
+head (tag 0xFB, stage byte, the v1 bytes 0 and 1, pc_taken), the branch part, one selector
+per register, the ALU and memory groups and the immediates, each part after its tag
+(docs/encoding.md, format version 2). Each bundle slot also holds the padding and the next
+code option's header that may follow it, so that the deparser re-emits the code options
+byte for byte. The EUs' selected copies of the registers are the push headers: the
+epilog writes the pushed words into them at the end of the pass, when no EU reads them.
+"""
+
+from __future__ import annotations
+
+from dpfc.backends.p4.lang import Header, struct
+
+from .plan import StagePlan
+
+BIT = "bit<{}>"
+
+
+def _h(name: str, fields: list[tuple[str, int]], comment: str = "") -> Header:
+    return Header(name, [(f, BIT.format(w)) for f, w in fields], comment)
+
+
+# A code bundle's slot: prolog (stage 0) and EU k (stage k + 1), in deparse order.
+BUNDLE_PARTS = ("head", "br")
+
+
+def slots(plan: StagePlan) -> list[str]:
+    """The in-packet bundle slots that hold selectors: the prolog, then each EU."""
+    return ["pro"] + [f"eu{k}" for k in range(plan.num_eus)]
+
+
+def header_types(plan: StagePlan) -> list[Header]:
+    half = (plan.lanes + 1) // 2
+    nibbles = [(f"op{i}", 4) for i in range(2 * half)]
+    return [
+        _h("ethernet_t", [("dst", 48), ("src", 48), ("ether_type", 16)]),
+        _h(
+            "ipv4_t",
+            [
+                ("version_ihl", 8),
+                ("tos", 8),
+                ("total_len", 16),
+                ("id", 16),
+                ("frag", 16),
+                ("ttl", 8),
+                ("protocol", 8),
+                ("checksum", 16),
+                ("src", 32),
+                ("dst", 32),
+            ],
+        ),
+        _h("udp_t", [("src_port", 16), ("dst_port", 16), ("len", 16), ("checksum", 16)]),
+        _h(
+            "geneve_t",
+            [
+                ("ver", 2),
+                ("opt_len", 6),
+                ("o", 1),
+                ("c", 1),
+                ("rsvd", 6),
+                ("proto", 16),
+                ("vni", 24),
+                ("rsvd2", 8),
+            ],
+        ),
+        _h(
+            "sv_header_t",
+            [
+                ("cls", 16),
+                ("type", 8),
+                ("r", 3),
+                ("len", 5),
+                ("version", 4),
+                ("flags", 4),
+                ("gas", 8),
+                ("depth", 8),
+                ("n_code", 4),
+                ("n_stack", 4),
+                ("app_id", 32),
+                ("dpf_ptr", 16),
+                ("egress_ptr", 16),
+            ],
+            "The header option (docs/encoding.md §2.1) with its option header.",
+        ),
+        _h("option_t", [("cls", 16), ("type", 8), ("r", 3), ("len", 5)]),
+        _h("word_t", [("w", 32)], "A stack entry, or a register's selected copy or push."),
+        _h(
+            "head_t",
+            [
+                ("tag", 8),
+                ("stage", 8),
+                ("ctrl", 4),
+                ("n_imm", 2),
+                ("has_alu", 1),
+                ("has_mem", 1),
+                ("n_sel", 5),
+                ("rsvd", 3),
+                ("pct", 16),
+            ],
+            "A bundle's start: tag 0xFB, stage << 3, v1 bytes 0 and 1, pc_taken.",
+        ),
+        _h("branch_t", [("x", 8), ("y", 8), ("pcn", 16)]),
+        _h("selector_t", [("dest", 5), ("kind", 3), ("operand", 8)]),
+        _h("group_t", [("tag", 8), *nibbles], "An ALU or memory group: one opcode per lane."),
+        _h("immediate_t", [("tag", 8), ("v", 32)]),
+        _h("pad1_t", [("p", 8)]),
+        _h("pad2_t", [("p", 16)]),
+        _h("pad3_t", [("p", 24)]),
+        _h(
+            "epilog_t",
+            [
+                ("tag", 8),
+                ("stage", 8),
+                ("n_push", 5),
+                ("steer", 3),
+                ("hdr_mod", 1),
+                ("steer_src", 1),
+                ("next_src", 2),
+                ("rsvd", 4),
+            ],
+        ),
+        _h("reg_byte_t", [("r", 8)], "A register code byte (a push)."),
+        _h("tag16_t", [("tag", 8), ("v", 16)]),
+        _h("tag8_t", [("tag", 8), ("v", 8)]),
+    ]
+
+
+def bundle_fields(plan: StagePlan, slot: str) -> list[tuple[str, str]]:
+    """The fields of one bundle slot, in deparse order."""
+    out = [(f"{slot}_head", "head_t")]
+    if slot != "pro":
+        out.append((f"{slot}_br", "branch_t"))
+    out += [(f"{slot}_sel_{r}", "selector_t") for r in plan.registers]
+    if slot != "pro":
+        out += [(f"{slot}_alu", "group_t"), (f"{slot}_mem", "group_t")]
+        out += [(f"{slot}_imm0", "immediate_t"), (f"{slot}_imm1", "immediate_t")]
+    return out + _tail(slot)
+
+
+def _tail(slot: str) -> list[tuple[str, str]]:
+    pads = [(f"{slot}_pad{n}", f"pad{n}_t") for n in (1, 2, 3)]
+    return [*pads, (f"{slot}_opt", "option_t")]
+
+
+def epilog_fields(plan: StagePlan) -> list[tuple[str, str]]:
+    out = [("ep_head", "epilog_t")]
+    out += [(f"ep_push{j}", "reg_byte_t") for j in range(2 * plan.lanes)]
+    out += [("ep_steer_imm", "tag16_t"), ("ep_steer_reg", "tag8_t")]
+    out += [("ep_next_pc", "tag16_t"), ("ep_next_reg", "tag8_t")]
+    return [
+        *out,
+        ("code_end", "pad1_t"),
+        ("end_pad1", "pad1_t"),
+        ("end_pad2", "pad2_t"),
+        ("end_pad3", "pad3_t"),
+    ]
+
+
+def headers_struct(plan: StagePlan, stack_depth: int) -> Header:
+    fields = [
+        ("ethernet", "ethernet_t"),
+        ("ipv4", "ipv4_t"),
+        ("udp", "udp_t"),
+        ("geneve", "geneve_t"),
+        ("sv", "sv_header_t"),
+        ("stack_opt", "option_t"),
+        ("push", f"word_t[{2 * plan.lanes}]"),
+        ("stack", f"word_t[{stack_depth}]"),
+        ("code_opt", "option_t"),
+    ]
+    for slot in slots(plan):
+        fields += bundle_fields(plan, slot)
+    fields += epilog_fields(plan)
+    return struct("headers_t", fields)
+
+
+def metadata(plan: StagePlan, sources: int) -> list[tuple[str, str]]:
+    """The metadata fields: registers, prolog sources, the EUs' scratch, the PCs."""
+    regs = plan.registers
+    out = [(f"r_{r}", "bit<32>") for r in regs]
+    out += [(f"pop{j}", "bit<32>") for j in range(2 * plan.lanes)]
+    out += [(f"md{m}", "bit<32>") for m in range(sources)] + [("rnd0", "bit<32>")]
+    out += [("rnd1", "bit<32>"), ("slot", "bit<10>"), ("ppc", "bit<16>"), ("epc", "bit<16>")]
+    out += [("sval", "bit<16>"), ("steer", "bit<8>"), ("nsrc", "bit<8>"), ("npops", "bit<8>")]
+    for i in range(plan.lanes):
+        out += [(f"daddr{i}", "bit<16>"), (f"saddr{i}", "bit<16>")]
+        out += [(f"dok{i}", "bit<8>"), (f"sok{i}", "bit<8>")]
+        out += [(f"alu{i}", "bit<8>"), (f"mem{i}", "bit<8>")]
+    out += [("xr", "bit<32>"), ("an", "bit<32>"), ("dd", "bit<32>"), ("rev", "bit<8>")]
+    out += [("ci0", "bit<32>"), ("ci1", "bit<32>")]
+    out += [("ctrl", "bit<8>"), ("pct", "bit<16>"), ("pcn", "bit<16>"), ("halt", "bit<8>")]
+    out += [("hint_t", "bit<8>"), ("hint_n", "bit<8>")]
+    out += [(f"pc{k}", "bit<16>") for k in range(plan.num_eus + 1)]
+    return out

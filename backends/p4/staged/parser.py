@@ -1,0 +1,181 @@
+"""The ingress parser of the stage-structured program: in-packet code (format version 2)
+into fixed fields, every decision a lookahead of the next part's own first bytes.
+
+Contract: :func:`parser_states` returns the states, ``start`` first. After the outer
+headers and the SwitchVM header option, the stack option's words are extracted by the
+header's ``stack_depth`` hint (the top ``2L`` also copied into ``meta.pop<j>`` for the
+prolog); then the code loop reads bundles: ``0xFB, stage << 3`` starts the bundle of that
+stage, whose parts are selectors (first byte below 0xF8: the destination register's code),
+the ALU group (0xF8), the memory group (0xF9) and the immediates (0xFA, 0xFC); padding
+(0xFE) and the next code option's header (0xFFF002) may follow a bundle; 0xFF ends the
+code. Why lookaheads only: a Tofino-1 parser has one 16-bit and two 8-bit match
+registers, so a count or presence bitmap saved across states runs out of them.
+"""
+
+from __future__ import annotations
+
+from dpfc.backends.p4.lang import Assign, Do, Expr, Select, State, Stmt, n
+
+from .headers import slots
+from .plan import StagePlan
+
+hdr, meta, pkt = n("hdr"), n("meta"), n("pkt")
+BUNDLE_TAG, PAD, END = 0xFB, 0xFE, 0xFF
+ALU_TAG, MEM_TAG, IMM_TAGS = 0xF8, 0xF9, (0xFA, 0xFC)
+STEER_IMM, STEER_REG, NEXT_PC, NEXT_REG = 0xF6, 0xF7, 0xF4, 0xF5
+EPILOG_STAGE = 31
+CODE_OPTION, HEADER_OPTION = 0xFFF002, 0xFFF001
+
+
+def look(bits: int) -> Expr:
+    return n(f"pkt.lookahead<bit<{bits}>>").call()
+
+
+def extract(field: str) -> Stmt:
+    return Do(pkt.dot("extract").call(hdr.dot(field)))
+
+
+def _go(field: str, then: str | Select, extra: list[Stmt] | None = None) -> State:
+    return State(f"parse_{field}", [*(extra or []), extract(field)], then)
+
+
+def parser_states(plan: StagePlan, stack_depth: int) -> list[State]:
+    states = [
+        State(
+            "start",
+            [
+                Do(pkt.dot("extract").call(n("ig_intr_md"))),
+                Do(n("pkt.advance").call(n("PORT_METADATA_SIZE"))),
+            ],
+            "parse_ethernet",
+        ),
+        _go(
+            "ethernet",
+            Select(
+                [hdr.dot("ethernet").dot("ether_type")],
+                [("0x0800", "parse_ipv4"), ("default", "accept")],
+            ),
+        ),
+        _go(
+            "ipv4",
+            Select([hdr.dot("ipv4").dot("protocol")], [("17", "parse_udp"), ("default", "accept")]),
+        ),
+        _go(
+            "udp",
+            Select(
+                [hdr.dot("udp").dot("dst_port")], [("6081", "parse_geneve"), ("default", "accept")]
+            ),
+        ),
+        _go(
+            "geneve", Select([look(24)], [(hex(HEADER_OPTION), "parse_sv"), ("default", "accept")])
+        ),
+        _go(
+            "sv",
+            Select(
+                [hdr.dot("sv").dot("depth")], [("0", "code_start"), ("default", "parse_stack_opt")]
+            ),
+        ),
+        _go("stack_opt", "stack0"),
+    ]
+    depth = hdr.dot("sv").dot("depth")
+    for j in range(stack_depth):
+        copy = [Assign(meta.dot(f"pop{j}"), look(32))] if j < 2 * plan.lanes else []
+        then: str | Select = "code_start"
+        if j + 1 < stack_depth:
+            then = Select([depth], [(str(j + 1), "code_start"), ("default", f"stack{j + 1}")])
+        states.append(
+            State(f"stack{j}", [*copy, Do(pkt.dot("extract").call(hdr.dot("stack").at(j)))], then)
+        )
+    states.append(
+        State(
+            "code_start",
+            [],
+            Select([look(24)], [(hex(CODE_OPTION), "parse_code_opt"), ("default", "accept")]),
+        )
+    )
+    states.append(_go("code_opt", "code"))
+    cases = [
+        (f"0x{BUNDLE_TAG:02X}{(i << 3):02X}", f"parse_{slot}_head")
+        for i, slot in enumerate(slots(plan))
+    ]
+    cases.append((f"0x{BUNDLE_TAG:02X}{(EPILOG_STAGE << 3):02X}", "parse_ep_head"))
+    cases += [(f"0x{END:02X}00 &&& 0xFF00", "parse_code_end"), ("default", "accept")]
+    states.append(State("code", [], Select([look(16)], cases)))
+    for slot in slots(plan):
+        states += _bundle(plan, slot)
+    states += _epilog(plan)
+    states += _pads("end", "accept")
+    states.append(_go("code_end", "end_tail"))
+    return states
+
+
+def _bundle(plan: StagePlan, slot: str) -> list[State]:
+    parts = f"{slot}_parts"
+    if slot == "pro":
+        out = [_go(f"{slot}_head", parts)]
+    else:
+        ctrl = hdr.dot(f"{slot}_head").dot("ctrl")
+        out = [
+            _go(
+                f"{slot}_head",
+                Select([ctrl], [("0", parts), ("1", parts), ("default", f"parse_{slot}_br")]),
+            ),
+            _go(f"{slot}_br", parts),
+        ]
+    cases = [
+        (f"0x{plan.register_code(r) << 3:02X} &&& 0xF8", f"parse_{slot}_sel_{r}")
+        for r in plan.registers
+    ]
+    out += [_go(f"{slot}_sel_{r}", parts) for r in plan.registers]
+    if slot != "pro":
+        tags = [
+            (ALU_TAG, "alu"),
+            (MEM_TAG, "mem"),
+            *((t, f"imm{j}") for j, t in enumerate(IMM_TAGS)),
+        ]
+        cases += [(f"0x{tag:02X}", f"parse_{slot}_{part}") for tag, part in tags]
+        out += [_go(f"{slot}_{part}", parts) for _, part in tags]
+    cases.append(("default", f"{slot}_tail"))
+    out.append(State(parts, [], Select([look(8)], cases)))
+    out += _pads(slot, f"{slot}_next")
+    out.append(
+        State(
+            f"{slot}_next",
+            [],
+            Select([look(24)], [(hex(CODE_OPTION), f"parse_{slot}_opt"), ("default", "code")]),
+        )
+    )
+    out.append(_go(f"{slot}_opt", "code"))
+    return out
+
+
+def _pads(slot: str, then: str) -> list[State]:
+    """``slot``'s padding: 0..3 bytes 0xFE, as one header of their length."""
+    cases = [
+        ("0xFEFEFE", f"parse_{slot}_pad3"),
+        ("0xFEFE00 &&& 0xFFFF00", f"parse_{slot}_pad2"),
+        ("0xFE0000 &&& 0xFF0000", f"parse_{slot}_pad1"),
+        ("default", then),
+    ]
+    out = [State(f"{slot}_tail", [], Select([look(24)], cases))]
+    return out + [_go(f"{slot}_pad{k}", then) for k in (1, 2, 3)]
+
+
+def _epilog(plan: StagePlan) -> list[State]:
+    out = [_go("ep_head", "ep_pushes0")]
+    pushes = 2 * plan.lanes
+    for j in range(pushes + 1):
+        cases = [("0x00 &&& 0xE0", f"parse_ep_push{j}")] if j < pushes else []
+        out.append(State(f"ep_pushes{j}", [], Select([look(8)], [*cases, ("default", "ep_steer")])))
+        if j < pushes:
+            out.append(_go(f"ep_push{j}", f"ep_pushes{j + 1}"))
+    steer = [
+        (f"0x{STEER_IMM:02X}", "parse_ep_steer_imm"),
+        (f"0x{STEER_REG:02X}", "parse_ep_steer_reg"),
+    ]
+    out.append(State("ep_steer", [], Select([look(8)], [*steer, ("default", "ep_next")])))
+    out += [_go("ep_steer_imm", "ep_next"), _go("ep_steer_reg", "ep_next")]
+    nxt = [(f"0x{NEXT_PC:02X}", "parse_ep_next_pc"), (f"0x{NEXT_REG:02X}", "parse_ep_next_reg")]
+    out.append(State("ep_next", [], Select([look(8)], [*nxt, ("default", "code")])))
+    out += [_go("ep_next_pc", "code"), _go("ep_next_reg", "code")]
+    return out

@@ -1,0 +1,63 @@
+"""A stage of the model: its tables and units, and what applying it runs.
+
+Contract: :class:`Part` collects the declarations (units, actions, tables) and the apply
+statements of one piece of the pipeline; :func:`table` declares a table placed in a given
+stage (``@stage``: the compiler honours the model's layout, or warns) and returns the
+statement that applies it. :func:`guarded` runs statements only while no EU has halted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from dpfc.backends.p4.lang import Decl, Do, Expr, Function, If, Stmt, Table, action, n
+
+meta, hdr = n("meta"), n("hdr")
+KEY_KINDS = ("exact", "ternary", "lpm")
+
+
+@dataclass
+class Part:
+    """Declarations and apply statements of one piece of the pipeline."""
+
+    decls: list[Decl] = field(default_factory=list)
+    apply: list[Stmt] = field(default_factory=list)
+
+    def add(self, other: Part) -> None:
+        self.decls += other.decls
+        self.apply += other.apply
+
+    def action(self, name: str, params: Sequence[str], body: Sequence[Stmt]) -> str:
+        self.decls.append(action(name, params, body))
+        return name
+
+    def table(
+        self,
+        name: str,
+        stage: int,
+        keys: Sequence[tuple[Expr, str]],
+        actions: Sequence[str],
+        default: str,
+        size: int,
+        comment: str = "",
+    ) -> None:
+        assert all(kind in KEY_KINDS for _, kind in keys)
+        self.decls.append(
+            Table(name, keys, actions, default, size, comment, annotations=[f"@stage({stage})"])
+        )
+        self.apply.append(Do(n(f"{name}.apply").call()))
+
+    def always(self, name: str, stage: int, body: Sequence[Stmt]) -> None:
+        """A keyless table whose one action runs ``body`` (a unit a stage runs every pass)."""
+        self.decls.append(action(name, [], body))
+        self.table(f"{name}_t", stage, [], [name], f"{name}()", 1)
+
+
+def guarded(stmts: Sequence[Stmt]) -> list[Stmt]:
+    """``stmts`` while no EU has halted (HALT skips the remaining EUs)."""
+    return [If(meta.dot("halt").eq(0), list(stmts))] if stmts else []
+
+
+def actions_of(decls: Sequence[Decl]) -> list[str]:
+    return [d.name for d in decls if isinstance(d, Function) and d.ret == "action"]
