@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import fields
+from dataclasses import fields, replace
 from functools import cache
 from pathlib import Path
 
 import pytest
 
 from dpfc.asm import assemble_module
+from dpfc.backends.p4.staged import PlanError, StagePlan
 from dpfc.backends.p4.tofino_limits import LIMITS
 from dpfc.backends.testing import CaseResult, Target, load_test_file, run_case
 from dpfc.catalog import codes
@@ -82,6 +83,15 @@ def test_the_values_fit_the_measured_limits() -> None:
         # every amount 1..31 is a sum of them: the compiler writes any constant shift
         assert {sum(a for a in shifts if k & a) for k in range(32)} == set(range(32))
     assert actions < ALU_OTHER_ACTIONS + 2 * 31  # why not every amount
+
+
+@pytest.mark.parametrize("name", FIT)
+def test_the_stage_structured_plan_fills_the_pipeline(name: str) -> None:
+    # 2 stages per EU and 4 around them: 12 on Tofino-1, 20 on Tofino-2; one EU more is refused
+    profile = BUILTIN_PROFILES[name]
+    assert StagePlan.for_profile(profile).stages == profile.hardware_stages
+    with pytest.raises(PlanError):
+        StagePlan.for_profile(replace(profile, num_eus=profile.num_eus + 1))
 
 
 def test_the_other_built_ins_keep_their_fingerprints() -> None:
