@@ -6,7 +6,9 @@
   its unit; no table with more actions than Tofino gives one container (32); at most four
   RegisterActions per register; the parser's bundle starts for every stage;
 * p4c-barefoot (when found; skipped with the reason otherwise) compiles the Tofino-1 fit
-  profile with no error into at most 12 stages, every table in its planned stage.
+  profile with no error into at most 12 stages, and the control plane's entries (the fixed
+  ones and a sample of code slots) name only tables, keys, actions and parameters of the
+  compiler's BF-RT schema.
 """
 
 from __future__ import annotations
@@ -19,12 +21,37 @@ import pytest
 
 from dpfc.backends.p4 import ToolchainMissing
 from dpfc.backends.p4.barefoot import compile_tna, find_barefoot
+from dpfc.backends.p4.bfrt_names import check_script, read_bfrt_json
 from dpfc.backends.p4.lang import Block, Implementation, Table
 from dpfc.backends.p4.staged import PlanError, StagePlan, generate
+from dpfc.backends.p4.staged.bfrt import bfrt_calls
+from dpfc.backends.p4.staged.entries import eu_entries, fixed_entries, prolog_entries
 from dpfc.backends.p4.staged.program import program
+from dpfc.isa import PC, AluOp, Bundle, Control, CtrlOp, MemOp, Register, Selector, SelectorKind
 from dpfc.target import BUILTIN_PROFILES, TargetProfile
 
-MAX_ACTIONS = 32  # tofino_limits: actions of one table writing one container
+MAX_ACTIONS = 32
+TAKEN, NOT_TAKEN = PC(False, 1), PC(True, 0)
+SAMPLE_EU = Bundle(
+    (
+        Selector(Register.a(0), SelectorKind.HASH),
+        Selector(Register.b(0), SelectorKind.LOAD_IMM, value=5),
+        Selector(Register.b(1), SelectorKind.MOV, source=Register.a(1)),
+    ),
+    (AluOp.LSH, AluOp.ADD),
+    (MemOp.FAADD, MemOp.STORE),
+    Control(CtrlOp.BSGT, TAKEN, Register.b(1), Register.a(0), NOT_TAKEN),
+)
+SAMPLE_PROLOG = Bundle(
+    (
+        Selector(Register.a(0), SelectorKind.POP),
+        Selector(Register.a(1), SelectorKind.LOAD_MD, value=0),
+        Selector(Register.b(0), SelectorKind.RAND),
+    ),
+    (AluOp.NOP, AluOp.NOP),
+    (MemOp.NOP, MemOp.NOP),
+    Control(CtrlOp.JMP, TAKEN),
+)  # tofino_limits: actions of one table writing one container
 
 
 def fit(num_eus: int = 4, stages: int = 12) -> TargetProfile:
@@ -142,3 +169,11 @@ def test_the_tofino1_fit_program_compiles_into_12_stages(tmp_path: Path) -> None
     assert run.errors == ()
     assert run.resources is not None
     assert run.resources.stages <= 12
+    # every table, key, action and parameter the control plane writes is the compiler's
+    assert run.bfrt_json is not None
+    profile = fit()
+    plan = StagePlan.for_profile(profile)
+    entries = fixed_entries(profile, plan) + eu_entries(profile, plan, 2, 7, SAMPLE_EU)
+    entries += prolog_entries(profile, plan, 3, SAMPLE_PROLOG)
+    script = "\n".join(bfrt_calls(entries, "switchvm"))
+    assert check_script(script, read_bfrt_json(run.bfrt_json), "switchvm") == []

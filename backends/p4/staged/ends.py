@@ -121,16 +121,21 @@ def epilog_stage(profile: TargetProfile, plan: StagePlan) -> Part:
         ["bit<8> steer", "bit<16> next"],
         [Assign(meta.dot("steer"), n("steer")), Assign(hdr.dot("sv").dot("dpf_ptr"), n("next"))],
     )
+    # without NEXT_PC the DPF pointer stays (docs/simulator.md, the epilog)
+    stay = part.action(
+        "epilog_switch_stay", ["bit<8> steer"], [Assign(meta.dot("steer"), n("steer"))]
+    )
+    packet_steer = Assign(meta.dot("steer"), head.dot("steer").cast(8))
     packet = part.action(
         "epilog_packet",
         [],
-        [
-            Assign(meta.dot("steer"), head.dot("steer").cast(8)),
-            Assign(hdr.dot("sv").dot("dpf_ptr"), hdr.dot("ep_next_pc").dot("v")),
-        ],
+        [packet_steer, Assign(hdr.dot("sv").dot("dpf_ptr"), hdr.dot("ep_next_pc").dot("v"))],
     )
+    packet_stay = part.action("epilog_packet_stay", [], [packet_steer])
     epc = [(meta.dot("epc"), "ternary")]
-    part.table("epilog_code", stage, epc, [code, packet], "epilog_packet()", size)
+    keys = [*epc, (hdr.dot("ep_next_pc").dot("isValid").call(), "ternary")]
+    acts = [code, stay, packet, packet_stay]
+    part.table("epilog_code", stage, keys, acts, "epilog_packet_stay()", size)
     # The steering value: an immediate (action data or the packet's), or a register's low
     # 16 bits through that register's identity hash. The tables write one field, so they
     # are alternatives of one if-chain on meta.nsrc (the successor hint the last EU's

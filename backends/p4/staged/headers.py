@@ -6,9 +6,9 @@ emits, :func:`headers_struct` the program's header struct in deparse order and
 stage (``packet_bundles_per_stage`` is 1 on the profiles this program serves): the bundle
 head (tag 0xFB, stage byte, the v1 bytes 0 and 1, pc_taken), the branch part, one selector
 per register, the ALU and memory groups and the immediates, each part after its tag
-(docs/encoding.md, format version 2). Each bundle slot also holds the padding and the next
-code option's header that may follow it, so that the deparser re-emits the code options
-byte for byte. The EUs' selected copies of the registers are the push headers: the
+(docs/encoding.md, format version 2); the code is one option, its end byte and padding
+after the last bundle (:mod:`.parser` says why), so the deparser re-emits it byte for
+byte. The EUs' selected copies of the registers are the push headers: the
 epilog writes the pushed words into them at the end of the pass, when no EU reads them.
 """
 
@@ -139,12 +139,7 @@ def bundle_fields(plan: StagePlan, slot: str) -> list[tuple[str, str]]:
     if slot != "pro":
         out += [(f"{slot}_alu", "group_t"), (f"{slot}_mem", "group_t")]
         out += [(f"{slot}_imm0", "immediate_t"), (f"{slot}_imm1", "immediate_t")]
-    return out + _tail(slot)
-
-
-def _tail(slot: str) -> list[tuple[str, str]]:
-    pads = [(f"{slot}_pad{n}", f"pad{n}_t") for n in (1, 2, 3)]
-    return [*pads, (f"{slot}_opt", "option_t")]
+    return out
 
 
 def epilog_fields(plan: StagePlan) -> list[tuple[str, str]]:

@@ -6,10 +6,14 @@ headers and the SwitchVM header option, the stack option's words are extracted b
 header's ``stack_depth`` hint (the top ``2L`` also copied into ``meta.pop<j>`` for the
 prolog); then the code loop reads bundles: ``0xFB, stage << 3`` starts the bundle of that
 stage, whose parts are selectors (first byte below 0xF8: the destination register's code),
-the ALU group (0xF8), the memory group (0xF9) and the immediates (0xFA, 0xFC); padding
-(0xFE) and the next code option's header (0xFFF002) may follow a bundle; 0xFF ends the
-code. Why lookaheads only: a Tofino-1 parser has one 16-bit and two 8-bit match
-registers, so a count or presence bitmap saved across states runs out of them.
+the ALU group (0xF8), the memory group (0xF9) and the immediates (0xFA, 0xFC); 0xFF ends
+the code, followed by its padding (0xFE). The in-packet code is one code option
+(the fit profiles allow one): a second option's header and padding between two
+bundles would each need headers of their own in every bundle slot, and a header's valid
+bit is a POV bit, of which the Tofino-2 ingress has 128 (8 EUs with such slots need 176:
+p4c-barefoot 9.13.4 stops with "Total size of containers used for ingress POV
+allocation is 176b"). Why lookaheads only: a Tofino-1 parser has one 16-bit and two 8-bit
+match registers, so a count or presence bitmap saved across states runs out of them.
 """
 
 from __future__ import annotations
@@ -135,17 +139,8 @@ def _bundle(plan: StagePlan, slot: str) -> list[State]:
         ]
         cases += [(f"0x{tag:02X}", f"parse_{slot}_{part}") for tag, part in tags]
         out += [_go(f"{slot}_{part}", parts) for _, part in tags]
-    cases.append(("default", f"{slot}_tail"))
+    cases.append(("default", "code"))
     out.append(State(parts, [], Select([look(8)], cases)))
-    out += _pads(slot, f"{slot}_next")
-    out.append(
-        State(
-            f"{slot}_next",
-            [],
-            Select([look(24)], [(hex(CODE_OPTION), f"parse_{slot}_opt"), ("default", "code")]),
-        )
-    )
-    out.append(_go(f"{slot}_opt", "code"))
     return out
 
 

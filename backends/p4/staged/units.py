@@ -8,6 +8,7 @@ statement that applies it. :func:`guarded` runs statements only while no EU has 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -44,7 +45,16 @@ class Part:
     ) -> None:
         assert all(kind in KEY_KINDS for _, kind in keys)
         self.decls.append(
-            Table(name, keys, actions, default, size, comment, annotations=[f"@stage({stage})"])
+            Table(
+                name,
+                keys,
+                actions,
+                default,
+                size,
+                comment,
+                key_names=[key_name(key) for key, _ in keys],
+                annotations=[f"@stage({stage})"],
+            )
         )
         self.apply.append(Do(n(f"{name}.apply").call()))
 
@@ -52,6 +62,23 @@ class Part:
         """A keyless table whose one action runs ``body`` (a unit a stage runs every pass)."""
         self.decls.append(action(name, [], body))
         self.table(f"{name}_t", stage, [], [name], f"{name}()", 1)
+
+
+def key_name(key: Expr) -> str:
+    """The control plane's name of a key, an identifier as BF-RT's Python takes it: a
+    metadata field's name (``meta.pc0``: ``pc0``), ``<header>_<field>`` for a header field,
+    ``<header>_valid`` for a header's validity, ``selected<j>`` for the j-th selected copy
+    (a push header's word)."""
+    text = key.p4()
+    if text.endswith(".isValid()"):
+        return text.removesuffix(".isValid()").rsplit(".", 1)[-1] + "_valid"
+    found = re.fullmatch(r"hdr\.push\[(\d+)\]\.w", text)
+    if found is not None:
+        return f"selected{found.group(1)}"
+    parts = text.split(".")
+    if parts[0] == "hdr" and len(parts) == 3:
+        return f"{parts[1]}_{parts[2]}"
+    return parts[-1]
 
 
 def guarded(stmts: Sequence[Stmt]) -> list[Stmt]:

@@ -1,0 +1,373 @@
+"""The control plane of the stage-structured program: code and fixed units as table entries.
+
+Contract: :func:`eu_entries` turns an EU bundle installed in code-memory slot ``slot`` into
+the entries of that EU's selector, comparison and code tables (keyed by the EU's PC);
+:func:`prolog_entries` does the same for a prolog bundle; :func:`fixed_entries` returns the
+entries every switch holds from the start: the ALU tables (one action per opcode, a shift
+per listed amount, any other amount a fault), the memory tables (opcode and translation
+hits to one of the lane register's actions), the branch-resolution TCAM of
+:mod:`dpfc.backends.p4.branch_tcam`, and the entries that run in-packet code
+(format version 2: the packet's fields in the key). Every entry names its table, keys,
+action and parameters as the program does (:mod:`.plan`, :func:`.units.key_name`);
+a bundle the program cannot run is refused with :class:`EntryError` saying why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dpfc.backends.p4.branch_tcam import RESOLUTION, Form, Outcome, compare, plan_branch
+from dpfc.encoding import encode_pc
+from dpfc.isa import AluOp, Bundle, EpilogBundle, Imm, MemOp, Register, SelectorKind
+from dpfc.target import TargetProfile
+
+from .ends import METADATA_SOURCES
+from .externs import REGISTER_ACTIONS
+from .plan import StagePlan
+
+WORD = 0xFFFF_FFFF
+PC_MASK = 0xFFFF
+IN_PACKET_PC = 0x8000  # @packet:0, the one in-packet bundle of a stage
+IMMEDIATE_OPERAND = 0x80  # a branch operand byte naming immediate slot k is 0x80 | k
+BRANCH_SLOT = 1  # format version 2: an in-packet branch immediate is in slot 1
+RANDOM_WORDS = 2
+SHIFTS = (AluOp.LSH, AluOp.RSH)
+ALU_ACTIONS = {
+    AluOp.ADD: "add",
+    AluOp.SUB: "sub",
+    AluOp.AND: "and",
+    AluOp.OR: "or",
+    AluOp.XOR: "xor",
+    AluOp.NEG: "neg",
+    AluOp.MIN: "min",
+    AluOp.MAX: "max",
+}
+
+
+@dataclass(frozen=True)
+class Ternary:
+    value: int
+    mask: int
+
+
+ANY = Ternary(0, 0)
+Key = int | Ternary
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One table entry; among a ternary table's entries the lower ``priority`` matches first."""
+
+    table: str
+    keys: tuple[tuple[str, Key], ...]
+    action: str
+    params: tuple[tuple[str, int], ...] = ()
+    priority: int = 0
+
+
+class EntryError(ValueError):
+    """A bundle this program cannot run (the message says which unit and why)."""
+
+
+def name(register: Register) -> str:
+    return f"{register.cls.name.lower()}{register.lane}"
+
+
+def _pc_key(pc_field: str, slot: int) -> tuple[str, Key]:
+    return (pc_field, Ternary(slot, PC_MASK))
+
+
+def eu_entries(
+    profile: TargetProfile,
+    plan: StagePlan,
+    eu: int,
+    slot: int,
+    bundle: Bundle,
+    hints: tuple[int, int] = (0, 0),
+) -> list[Entry]:
+    """EU ``eu``'s entries for ``bundle`` in code slot ``slot``; ``hints``: the successor
+    hints (steering register code + 1 of the epilog each PC leads to, 0 none)."""
+    pc = f"pc{eu}"
+    out: list[Entry] = []
+    for sel in bundle.selectors:
+        table, dest = plan.selector(eu, name(sel.dest)), name(sel.dest)
+        sel_keys = ((f"eu{eu}_sel_{dest}_{f}", ANY) for f in ("valid", "kind", "operand"))
+        keys = (_pc_key(pc, slot), *sel_keys)
+        if sel.kind is SelectorKind.MOV:
+            assert sel.source is not None
+            if sel.source == sel.dest:
+                continue
+            out.append(Entry(table, keys, f"{table}_mov_{name(sel.source)}"))
+        elif sel.kind is SelectorKind.HASH:
+            out.append(Entry(table, keys, f"{table}_hash"))
+        elif sel.kind is SelectorKind.LOAD_IMM:
+            out.append(Entry(table, keys, f"{table}_imm", (("v", sel.value & WORD),)))
+        else:
+            raise EntryError(f"EU{eu} slot {slot}: {sel.kind.name} is not on this program")
+    ctrl = bundle.control
+    op = ctrl.op
+    if op.conditional:
+        assert ctrl.x is not None and ctrl.y is not None
+        branch = plan_branch(op, ctrl.x, ctrl.y)
+        op = branch.op
+        out.append(_compare_entry(plan, eu, (_pc_key(pc, slot),), branch.form, branch.x, branch.y))
+    alu = {f"alu{i}": int(bundle.alu[i]) for i in range(plan.lanes)}
+    mem = {f"mem{i}": int(bundle.mem[i]) for i in range(plan.lanes)}
+    params = {**alu, **mem, "ctrl": int(op), "pct": encode_pc(ctrl.taken)}
+    params["pcn"] = encode_pc(ctrl.not_taken) if ctrl.not_taken is not None else 0
+    params["hint_t"], params["hint_n"] = hints
+    code = plan.code(eu)
+    keys = (_pc_key(pc, slot), (f"eu{eu}_alu_valid", ANY), (f"eu{eu}_mem_valid", ANY))
+    out.append(Entry(code, keys, f"{code}_switch", tuple(params.items())))
+    return out
+
+
+def _compare_entry(
+    plan: StagePlan, eu: int, keys: tuple[tuple[str, Key], ...], form: Form, x: object, y: object
+) -> Entry:
+    table = plan.compare(eu)
+    keys = (*keys, (f"eu{eu}_br_x", ANY), (f"eu{eu}_br_y", ANY))
+    if form is Form.CONSTANT:
+        assert isinstance(x, Imm) and isinstance(y, Imm)
+        words = compare(form, x.value, y.value)
+        params = (("xr", words.xor), ("an", words.and_), ("dd", words.difference), ("rev", 0))
+        return Entry(table, keys, f"{table}_const", params)
+    assert isinstance(x, Register)
+    if form is Form.IMMEDIATE_Y:
+        assert isinstance(y, Imm)
+        return Entry(table, keys, f"{table}_{name(x)}_imm", (("v", y.value & WORD),))
+    assert isinstance(y, Register)
+    first, second = sorted((x, y), key=lambda r: plan.registers.index(name(r)))
+    rev = int(first != x)
+    return Entry(table, keys, f"{table}_{name(first)}_{name(second)}", (("rev", rev),))
+
+
+def prolog_entries(
+    profile: TargetProfile, plan: StagePlan, slot: int, bundle: Bundle
+) -> list[Entry]:
+    """The prolog's entries for ``bundle`` in prolog code slot ``slot``."""
+    out: list[Entry] = []
+    pops = rands = 0
+    for sel in bundle.selectors:
+        table = plan.prolog_selector(name(sel.dest))
+        fields = ("valid", "kind", "operand")
+        keys = (_pc_key("ppc", slot), *((f"pro_sel_{name(sel.dest)}_{f}", ANY) for f in fields))
+        if sel.kind in (SelectorKind.POP, SelectorKind.PEEK):
+            action = f"{table}_pop{pops}"
+            pops += sel.kind is SelectorKind.POP
+        elif sel.kind is SelectorKind.RAND:
+            if rands == RANDOM_WORDS:
+                raise EntryError(f"prolog slot {slot}: more than {RANDOM_WORDS} RAND selectors")
+            action, rands = f"{table}_rnd{rands}", rands + 1
+        elif sel.kind is SelectorKind.LOAD_MD:
+            if sel.value not in METADATA_SOURCES:
+                known = ", ".join(map(str, METADATA_SOURCES))
+                raise EntryError(
+                    f"prolog slot {slot}: LOAD_MD {sel.value} (this program loads {known})"
+                )
+            action = f"{table}_md{sel.value}"
+        else:
+            raise EntryError(f"prolog slot {slot}: {sel.kind.name} is not a prolog selector")
+        out.append(Entry(table, keys, action))
+    kinds = tuple((f"pro_sel_{r}_kind", ANY) for r in plan.registers)
+    params = (("pc", encode_pc(bundle.control.taken)), ("npops", pops))
+    out.append(Entry("prolog_code", (_pc_key("ppc", slot), *kinds), "prolog_switch", params))
+    return out
+
+
+def fixed_entries(profile: TargetProfile, plan: StagePlan) -> list[Entry]:
+    """The entries every switch holds (module docstring)."""
+    out: list[Entry] = []
+    for eu in range(plan.num_eus):
+        for lane in range(plan.lanes):
+            out += _alu_entries(profile, plan, eu, lane)
+            out += _memory_entries(plan, eu, lane)
+        out += _branch_entries(plan, eu)
+        out += _packet_entries(plan, eu)
+    return out
+
+
+def _alu_entries(profile: TargetProfile, plan: StagePlan, eu: int, lane: int) -> list[Entry]:
+    table, selected = plan.alu(eu, lane), f"selected{plan.registers.index(f'b{lane}')}"
+    out: list[Entry] = []
+
+    def add(
+        op: AluOp, amount: Ternary, action: str, params: tuple[tuple[str, int], ...] = ()
+    ) -> None:
+        keys = ((f"alu{lane}", Ternary(int(op), 0xFF)), (selected, amount))
+        out.append(Entry(table, keys, f"{table}_{action}", params, len(out)))
+
+    for op, action in ALU_ACTIONS.items():
+        add(op, ANY, action)
+    for op in SHIFTS:
+        add(op, Ternary(0, 0x1F), "keep", (("fault", 0),))
+        for amount in profile.shift_amounts:
+            add(op, Ternary(amount, 0x1F), f"{op.name.lower()}{amount}")
+        add(op, ANY, "keep", (("fault", 1),))  # any other amount: a fault (R14)
+    return out
+
+
+def _memory_entries(plan: StagePlan, eu: int, lane: int) -> list[Entry]:
+    table = plan.memory(eu, lane)
+    action_of = {op: action for action, ops in REGISTER_ACTIONS for op in ops}
+    out: list[Entry] = []
+    for op in MemOp:
+        if op is MemOp.NOP:
+            continue
+        for direct, segment in ((1, 0), (0, 1), (0, 0)):
+            keys = ((f"mem{lane}", int(op)), (f"dok{lane}", direct), (f"sok{lane}", segment))
+            if direct or segment:
+                out.append(Entry(table, keys, f"{table}_{action_of[op]}"))
+            else:  # unmapped: STORE changes nothing, LOAD and FA* give 0 (R11)
+                mask = WORD if op is MemOp.STORE else 0
+                out.append(Entry(table, keys, f"{table}_keep", (("mask", mask),)))
+    return out
+
+
+def _branch_entries(plan: StagePlan, eu: int) -> list[Entry]:
+    table = plan.branch(eu)
+    action = {Outcome.TAKEN: "taken", Outcome.NOT_TAKEN: "not_taken", Outcome.HALT: "halt"}
+    names = {"ctrl": "ctrl", "reversed": "rev", "xor": "xr", "and": "an", "difference": "dd"}
+    out = []
+    for at, entry in enumerate(RESOLUTION):
+        keys = tuple((names[k], Ternary(*vm)) for k, vm in entry.ternary().items())
+        out.append(Entry(table, keys, f"{table}_{action[entry.outcome]}", (), at))
+    return out
+
+
+def _packet_entries(plan: StagePlan, eu: int) -> list[Entry]:
+    """In-packet code of EU ``eu``: the packet's fields choose the actions."""
+    out: list[Entry] = []
+    pc = (f"pc{eu}", Ternary(IN_PACKET_PC, PC_MASK))
+    for r in plan.registers:
+        sources = [(SelectorKind.MOV, plan.register_code(y), f"mov_{y}") for y in plan.registers]
+        sources = [s for s in sources if s[2] != f"mov_{r}"]
+        if r.startswith("a"):
+            sources.append((SelectorKind.HASH, 0, "hash"))
+        else:
+            sources += [(SelectorKind.LOAD_IMM, j, f"ci{j}") for j in (0, 1)]
+        out += [_packet_selector(plan, eu, r, pc, *source) for source in sources]
+    table = plan.compare(eu)
+    imm = IMMEDIATE_OPERAND | BRANCH_SLOT
+    xy = (f"eu{eu}_br_x", f"eu{eu}_br_y")
+    for at, x in enumerate(plan.registers):
+        pairs: list[tuple[str | int, str | int, int, str]] = []
+        for y in plan.registers[at + 1 :]:
+            pairs += [(x, y, 0, f"{x}_{y}"), (y, x, 1, f"{x}_{y}")]
+        pairs += [(x, imm, 0, f"{x}_ci1"), (imm, x, 1, f"{x}_ci1")]
+        for first, second, rev, action in pairs:
+            keys = (pc, (xy[0], _byte(plan, first)), (xy[1], _byte(plan, second)))
+            out.append(Entry(table, keys, f"{table}_{action}", (("rev", rev),)))
+    code = plan.code(eu)
+    for alu in (0, 1):
+        for mem in (0, 1):
+            suffix = ("a" if alu else "") + ("m" if mem else "")
+            valid = ((f"eu{eu}_alu_valid", Ternary(alu, 1)), (f"eu{eu}_mem_valid", Ternary(mem, 1)))
+            out.append(Entry(code, (pc, *valid), f"{code}_packet{suffix}"))
+    return out
+
+
+def _packet_selector(
+    plan: StagePlan,
+    eu: int,
+    register: str,
+    pc: tuple[str, Key],
+    kind: SelectorKind,
+    operand: int,
+    action: str,
+) -> Entry:
+    table, head = plan.selector(eu, register), f"eu{eu}_sel_{register}"
+    keys = (
+        pc,
+        (f"{head}_valid", Ternary(1, 1)),
+        (f"{head}_kind", Ternary(int(kind), 0x7)),
+        (f"{head}_operand", Ternary(operand, 0xFF)),
+    )
+    return Entry(table, keys, f"{table}_{action}")
+
+
+def _byte(plan: StagePlan, operand: str | int) -> Ternary:
+    value = operand if isinstance(operand, int) else plan.register_code(operand)
+    return Ternary(value, 0xFF)
+
+
+def epilog_entries(
+    profile: TargetProfile, plan: StagePlan, slot: int, bundle: EpilogBundle
+) -> list[Entry]:
+    """The epilog's entries for ``bundle`` in epilog code slot ``slot``. A steering value
+    held in a register is read by the register's own table, which the successor hint of
+    the EU that leads here chooses (:func:`hint`)."""
+    where = f"epilog slot {slot}"
+    if bundle.hdr_mod:
+        raise EntryError(f"{where}: HDR_MOD is not on this program")
+    if isinstance(bundle.next_pc, Register):
+        raise EntryError(f"{where}: NEXT_PC from a register is not on this program")
+    epc = _pc_key("epc", slot)
+    out = []
+    for j, register in enumerate(bundle.push):
+        table, push = f"epilog_push{j}", f"ep_push{j}"
+        push_keys = (epc, (f"{push}_valid", ANY), (f"{push}_r", ANY))
+        out.append(Entry(table, push_keys, f"{table}_{name(register)}"))
+    count = (epc, ("ep_head_n_push", ANY))
+    out.append(Entry("epilog_pushes", count, f"epilog_pushes{len(bundle.push)}"))
+    action = profile.steering_by_name(bundle.steering.action)
+    if action is None:
+        raise EntryError(f"{where}: no steering action `{bundle.steering.action}`")
+    steer = action.code
+    keys = (epc, ("ep_next_pc_valid", ANY))
+    if bundle.next_pc is None:
+        out.append(Entry("epilog_code", keys, "epilog_switch_stay", (("steer", steer),)))
+    else:
+        params = (("steer", steer), ("next", encode_pc(bundle.next_pc)))
+        out.append(Entry("epilog_code", keys, "epilog_switch", params))
+    value = bundle.steering.value
+    if not isinstance(value, Register):
+        given = value.value if isinstance(value, Imm) else 0
+        out.append(Entry("epilog_values", (epc,), "epilog_value", (("value", given & 0xFFFF),)))
+    return out
+
+
+def hint(bundle: EpilogBundle) -> int:
+    """The successor hint of an EU code entry whose PC leads to ``bundle``: the code of the
+    register that holds its steering value, plus one; 0 when the value is not a register."""
+    value = bundle.steering.value
+    return value.code + 1 if isinstance(value, Register) else 0
+
+
+def direct_entry(
+    plan: StagePlan, eu: int, lane: int, tenant: int, virtual: int, physical: int
+) -> Entry:
+    """Direct mapping of ``virtual`` to word ``physical`` of the lane register. The register
+    index is the XOR of A's two halves and the two translation words (XOR16), so the entry
+    holds ``physical`` XOR A's fold: the index comes out as ``physical``."""
+    keys = (("slot", tenant), (f"r_a{lane}", virtual & WORD))
+    word = physical ^ fold16(virtual)
+    return Entry(plan.direct(eu, lane), keys, f"{plan.direct(eu, lane)}_hit", (("entry", word),))
+
+
+def segment_entry(
+    plan: StagePlan,
+    eu: int,
+    lane: int,
+    tenant: int,
+    virtual: int,
+    size: int,
+    physical: int,
+    priority: int = 0,
+) -> Entry:
+    """A segment of ``size`` words (a power of two, at most 2^16) at ``virtual`` (a multiple
+    of ``size``) mapped to ``physical`` (a multiple of ``size``): A's fold XOR the entry's
+    word is ``physical`` plus A's offset in the segment."""
+    if size & (size - 1) or not 0 < size <= 1 << 16:
+        raise EntryError(f"a segment of {size} words: this program maps powers of two up to 65536")
+    if virtual % size or physical % size:
+        raise EntryError(f"a segment of {size} words must start at a multiple of its size")
+    keys = (("slot", tenant), (f"r_a{lane}", Ternary(virtual, WORD & ~(size - 1))))
+    word = physical ^ fold16(virtual)
+    table = plan.segment(eu, lane)
+    return Entry(table, keys, f"{table}_hit", (("entry", word),), priority)
+
+
+def fold16(word: int) -> int:
+    """XOR of a 32-bit word's two halves (what the XOR16 hash unit makes of it)."""
+    return ((word >> 16) ^ word) & 0xFFFF

@@ -1,0 +1,162 @@
+"""A model of the stage-structured program's tables, to check its control plane.
+
+``run_eu`` executes one EU the way the program does: it looks up each table with the
+entries :mod:`dpfc.backends.p4.staged.entries` writes (first match by priority, else the
+table's default) and applies the action the program declares under that name, with the
+meaning its P4 body has (read from the action's name: ``_mov_b1``, ``_lsh4`` ...). The
+tests compare it with the instruction set's semantics (:mod:`dpfc.isa.semantics`), so a
+wrong entry, a missing one or a wrong priority shows as a different register, memory word
+or next PC. Memory is one dict per lane addressed by A (translation is not modelled).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from dpfc.backends.p4.staged.entries import Entry, Ternary
+from dpfc.backends.p4.staged.plan import StagePlan
+from dpfc.isa import MemOp
+from dpfc.isa.semantics import hash_word, memory
+from dpfc.target import TargetProfile
+
+WORD = 0xFFFF_FFFF
+
+
+def lookup(entries: Sequence[Entry], table: str, keys: Mapping[str, int]) -> Entry | None:
+    found = [e for e in entries if e.table == table and _matches(e, keys)]
+    return min(found, key=lambda e: e.priority) if found else None
+
+
+def _matches(entry: Entry, keys: Mapping[str, int]) -> bool:
+    for key, want in entry.keys:
+        value = keys.get(key, 0)  # a field the pass did not set: an invalid header, 0
+        if isinstance(want, Ternary):
+            if value & want.mask != want.value & want.mask:
+                return False
+        elif value != want:
+            return False
+    return True
+
+
+@dataclass
+class EuState:
+    registers: dict[str, int]
+    memory: dict[int, dict[int, int]] = field(default_factory=dict)  # lane -> A -> word
+    packet: dict[str, int] = field(default_factory=dict)  # in-packet fields (key names)
+    ci: tuple[int, int] = (0, 0)  # the in-packet immediates
+
+
+@dataclass(frozen=True)
+class EuResult:
+    registers: dict[str, int]
+    next_pc: int
+    halted: bool
+    fault: bool
+
+
+def run_eu(
+    profile: TargetProfile,
+    plan: StagePlan,
+    eu: int,
+    entries: Sequence[Entry],
+    pc: int,
+    state: EuState,
+) -> EuResult:
+    regs = state.registers
+    keys: dict[str, int] = {f"pc{eu}": pc, **state.packet}
+    selected: dict[str, int] = {}
+    for r in plan.registers:
+        table = plan.selector(eu, r)
+        entry = lookup(entries, table, keys)
+        action = entry.action.removeprefix(f"{table}_") if entry else "keep"
+        params = dict(entry.params) if entry else {}
+        if action == "keep":
+            selected[r] = regs[r]
+        elif action.startswith("mov_"):
+            selected[r] = regs[action.removeprefix("mov_")]
+        elif action == "hash":
+            selected[r] = hash_word(profile.hash_for_lane(int(r[1:])), regs[r])
+        elif action == "imm":
+            selected[r] = params["v"]
+        elif action in ("ci0", "ci1"):
+            selected[r] = state.ci[int(action[2])]
+        else:
+            raise AssertionError(action)
+    words = _compare(plan, eu, entries, keys, regs, state)
+    code = lookup(entries, plan.code(eu), keys)
+    assert code is not None, "no code entry"
+    ops = dict(code.params)
+    assert code.action.endswith("_switch"), code.action  # in-packet code: not modelled here
+    out = dict(regs)
+    fault = False
+    for i in range(plan.lanes):  # memory before the ALU, as the program applies them
+        op = MemOp(ops[f"mem{i}"])
+        lane = state.memory.setdefault(i, {})
+        old = lane.get(regs[f"a{i}"], 0)
+        entry = lookup(
+            entries, plan.memory(eu, i), {f"mem{i}": int(op), f"dok{i}": 1, f"sok{i}": 0}
+        )
+        data = selected[f"b{i}"]
+        if entry is None or entry.action.endswith("_keep"):
+            mask = dict(entry.params)["mask"] if entry else WORD
+            out[f"b{i}"] = data & mask
+        else:
+            new, loaded = memory(op, old, data)
+            lane[regs[f"a{i}"]] = new
+            out[f"b{i}"] = loaded if loaded is not None else data
+        a_key = {f"alu{i}": ops[f"alu{i}"], f"selected{plan.registers.index(f'b{i}')}": data}
+        entry = lookup(entries, plan.alu(eu, i), a_key)
+        action = entry.action.removeprefix(f"{plan.alu(eu, i)}_") if entry else "keep"
+        x, y = selected[f"a{i}"], data
+        if action == "keep":
+            out[f"a{i}"] = x
+            fault |= bool(entry and dict(entry.params)["fault"])
+        else:
+            out[f"a{i}"] = _alu(action, x, y)
+    b_keys = {"ctrl": ops["ctrl"], **words}
+    entry = lookup(entries, plan.branch(eu), b_keys)
+    outcome = entry.action.removeprefix(f"{plan.branch(eu)}_") if entry else "taken"
+    next_pc = ops["pcn"] if outcome == "not_taken" else ops["pct"]
+    return EuResult(out, next_pc, outcome == "halt", fault)
+
+
+def _alu(action: str, x: int, y: int) -> int:
+    if action.startswith(("lsh", "rsh")):
+        amount = int(action[3:])
+        return (x << amount) & WORD if action.startswith("lsh") else x >> amount
+    return {
+        "add": (x + y) & WORD,
+        "sub": (x - y) & WORD,
+        "and": x & y,
+        "or": x | y,
+        "xor": x ^ y,
+        "neg": (-x) & WORD,
+        "min": min(x, y),
+        "max": max(x, y),
+    }[action]
+
+
+def _compare(
+    plan: StagePlan,
+    eu: int,
+    entries: Sequence[Entry],
+    keys: Mapping[str, int],
+    regs: Mapping[str, int],
+    state: EuState,
+) -> dict[str, int]:
+    table = plan.compare(eu)
+    full = {f"eu{eu}_br_x": 0, f"eu{eu}_br_y": 0, **keys}
+    entry = lookup(entries, table, full)
+    if entry is None:
+        return {"xr": 0, "an": 0, "dd": 0, "rev": 0}
+    action, params = entry.action.removeprefix(f"{table}_"), dict(entry.params)
+    if action == "const":
+        return {k: params[k] for k in ("xr", "an", "dd", "rev")}
+    x_name, y_name = action.split("_")
+    x = regs[x_name]
+    if y_name == "imm":
+        v = params["v"]
+        return {"xr": x ^ v, "an": x & v, "dd": max(v - x, 0), "rev": 1}
+    y = state.ci[1] if y_name == "ci1" else regs[y_name]
+    return {"xr": x ^ y, "an": x & y, "dd": max(x - y, 0), "rev": params["rev"]}

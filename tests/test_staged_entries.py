@@ -1,0 +1,221 @@
+"""The stage-structured program's control plane (dpfc.backends.p4.staged.entries).
+
+The entries it writes, run through a model of the program's tables (tests/staged_model.py),
+give what the instruction set says one EU does (docs/isa.md §3, dpfc.isa.semantics): the
+registers after selection, memory and the ALU, the memory words, the next PC, HALT, and
+the shift fault — for random EU bundles in random code slots and random register values.
+Every entry names a table, keys and an action the generated program has.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dpfc.backends.p4.staged import StagePlan, generate
+from dpfc.backends.p4.staged.entries import (
+    Entry,
+    EntryError,
+    Ternary,
+    direct_entry,
+    epilog_entries,
+    eu_entries,
+    fixed_entries,
+    fold16,
+    hint,
+    name,
+    prolog_entries,
+    segment_entry,
+)
+from dpfc.encoding import encode_pc
+from dpfc.isa import (
+    PC,
+    AluOp,
+    Bundle,
+    Control,
+    CtrlOp,
+    EpilogBundle,
+    Imm,
+    MemOp,
+    Register,
+    Selector,
+    SelectorKind,
+    Steering,
+)
+from dpfc.isa.semantics import alu, branch_taken, hash_word, memory
+from dpfc.target import BUILTIN_PROFILES
+from tests.staged_model import EuState, run_eu
+from tests.strategies import draw_bundle, words
+
+PROFILE = replace(
+    BUILTIN_PROFILES["tofino1"],
+    name="staged_fit",
+    lanes=2,
+    code_slots_per_stage=504,
+    segments_per_lane=1024,
+    shift_amounts=(1, 2, 4, 8, 16),
+    const_table_entries=0,
+    packet_bundles_per_stage=1,
+    hash_functions=("crc32", "crc32c"),
+)
+PLAN = StagePlan.for_profile(PROFILE)
+PC_T, PC_N = PC(False, 12), PC(False, 13)
+WORD = 0xFFFF_FFFF
+Case = tuple[Bundle, dict[str, int], int, int]
+Outcome = tuple[dict[str, int], int, bool, bool]
+FIXED = fixed_entries(PROFILE, PLAN)
+
+
+def reference(
+    bundle: Bundle, regs: dict[str, int], lanes_memory: dict[int, dict[int, int]]
+) -> Outcome:
+    """One EU per docs/isa.md §3: (registers, next PC, halted, fault)."""
+    selected = dict(regs)
+    for sel in bundle.selectors:
+        dest = name(sel.dest)
+        if sel.kind is SelectorKind.MOV:
+            assert sel.source is not None
+            selected[dest] = regs[name(sel.source)]
+        elif sel.kind is SelectorKind.HASH:
+            selected[dest] = hash_word(PROFILE.hash_for_lane(sel.dest.lane), regs[dest])
+        else:
+            selected[dest] = sel.value
+    shifts = {0, *PROFILE.shift_amounts}
+    fault = any(
+        op in (AluOp.LSH, AluOp.RSH) and selected[f"b{i}"] & 31 not in shifts
+        for i, op in enumerate(bundle.alu)
+    )
+    out = dict(regs)
+    for i in range(PLAN.lanes):
+        lane = lanes_memory.setdefault(i, {})
+        new, loaded = memory(bundle.mem[i], lane.get(regs[f"a{i}"], 0), selected[f"b{i}"])
+        if bundle.mem[i] is not MemOp.NOP:
+            lane[regs[f"a{i}"]] = new
+        out[f"b{i}"] = selected[f"b{i}"] if loaded is None else loaded
+        out[f"a{i}"] = alu(bundle.alu[i], selected[f"a{i}"], selected[f"b{i}"])
+    ctrl = bundle.control
+
+    def value(operand: object) -> int:
+        return operand.value if isinstance(operand, Imm) else regs[name(operand)]  # type: ignore[arg-type]
+
+    taken = ctrl.op in (CtrlOp.JMP, CtrlOp.HALT) or branch_taken(
+        ctrl.op, value(ctrl.x), value(ctrl.y)
+    )
+    pc = ctrl.taken if taken else ctrl.not_taken
+    assert pc is not None
+    return out, encode_pc(pc), ctrl.op is CtrlOp.HALT, fault
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> Case:
+    bundle = draw_bundle(draw, PROFILE, next_count=1, epilog_count=1)
+    regs = {r: draw(words()) for r in PLAN.registers}
+    if draw(st.booleans()):  # shift amounts that hit the listed ones, and collisions
+        regs["b0"] = draw(st.sampled_from([0, 1, 2, 3, 4, 16, 17, 31, 32]))
+        regs["a1"] = regs["a0"]
+    eu = draw(st.integers(0, PLAN.num_eus - 1))
+    slot = draw(st.integers(0, PROFILE.code_slots_per_stage - 1))
+    return bundle, regs, eu, slot
+
+
+@given(cases())
+def test_the_entries_run_an_eu_as_the_instruction_set_says(case: Case) -> None:
+    bundle, regs, eu, slot = case
+    entries = FIXED + eu_entries(PROFILE, PLAN, eu, slot, bundle)
+    model_memory: dict[int, dict[int, int]] = {}
+    got = run_eu(PROFILE, PLAN, eu, entries, slot, EuState(dict(regs), model_memory))
+    want_regs, want_pc, want_halt, want_fault = reference(bundle, regs, {})
+    assert got.fault == want_fault
+    if want_fault:
+        return  # the packet is dropped: nothing else is observable
+    assert (got.registers, got.next_pc, got.halted) == (want_regs, want_pc, want_halt)
+    reference_memory: dict[int, dict[int, int]] = {}
+    reference(bundle, regs, reference_memory)
+    assert {k: v for k, v in model_memory.items() if v} == {
+        k: v for k, v in reference_memory.items() if v
+    }
+
+
+def test_every_entry_names_a_table_key_and_action_of_the_program() -> None:
+    text = generate(PROFILE)
+    tables: dict[str, tuple[set[str], set[str]]] = {}
+    for found in re.finditer(r"table (\w+) \{\s*key = \{(.*?)\}\s*actions = \{(.*?)\}", text, re.S):
+        keys = set(re.findall(r'@name\("(\w+)"\)', found.group(2)))
+        actions = {a.strip() for a in found.group(3).split(";") if a.strip()}
+        tables[found.group(1)] = (keys, actions)
+    bundle = Bundle(
+        (Selector(Register.b(0), SelectorKind.LOAD_IMM, value=7),),
+        (AluOp.ADD, AluOp.NOP),
+        (MemOp.FAADD, MemOp.NOP),
+        Control(CtrlOp.BLT, PC_T, Register.a(0), Imm(9), PC_N),
+    )
+    entries: list[Entry] = FIXED + eu_entries(PROFILE, PLAN, 1, 3, bundle)
+    prolog = Bundle(
+        (Selector(Register.a(0), SelectorKind.POP),),
+        (AluOp.NOP,) * 2,
+        (MemOp.NOP,) * 2,
+        Control(CtrlOp.JMP, PC_T),
+    )
+    entries += prolog_entries(PROFILE, PLAN, 5, prolog)
+    epilog = EpilogBundle((Register.b(1), Register.a(0)), Steering("forward", Imm(9)), PC_T)
+    entries += epilog_entries(PROFILE, PLAN, 2, epilog)
+    entries += epilog_entries(
+        PROFILE, PLAN, 3, EpilogBundle(steering=Steering("forward", Register.a(1)))
+    )
+    entries += [direct_entry(PLAN, 0, 1, 3, 77, 5), segment_entry(PLAN, 3, 0, 1, 0x100, 0x100, 0)]
+    for entry in entries:
+        keys, actions = tables[entry.table]
+        assert {k for k, _ in entry.keys} == keys, entry.table
+        assert entry.action in actions, (entry.table, entry.action)
+
+
+@given(words(), st.integers(0, 45_055))
+def test_a_direct_entry_gives_the_physical_word_as_the_register_index(
+    virtual: int, physical: int
+) -> None:
+    entry = direct_entry(PLAN, 0, 1, 3, virtual, physical)
+    assert dict(entry.keys) == {"slot": 3, "r_a1": virtual}
+    assert fold16(virtual) ^ dict(entry.params)["entry"] == physical
+
+
+@given(st.integers(0, 16), words(), st.integers(0, 45_055), st.data())
+def test_a_segment_entry_adds_the_offset_to_its_base(
+    log_size: int, virtual: int, physical: int, data: st.DataObject
+) -> None:
+    size = 1 << log_size
+    virtual, physical = virtual - virtual % size, physical - physical % size
+    entry = segment_entry(PLAN, 1, 0, 2, virtual, size, physical)
+    offset = data.draw(st.integers(0, size - 1))
+    key = dict(entry.keys)["r_a0"]
+    assert isinstance(key, Ternary)
+    address = virtual + offset
+    assert address & key.mask == key.value
+    assert (address + size) & key.mask != key.value or address + size > WORD
+    assert fold16(address) ^ dict(entry.params)["entry"] == physical + offset
+
+
+def test_a_segment_not_aligned_to_its_size_is_refused() -> None:
+    with pytest.raises(EntryError, match="multiple of its size"):
+        segment_entry(PLAN, 0, 0, 0, 0x1000, 0x2000, 0)
+    with pytest.raises(EntryError, match="powers of two"):
+        segment_entry(PLAN, 0, 0, 0, 0, 3, 0)
+
+
+def test_a_selector_the_program_lacks_is_refused() -> None:
+    bundle = Bundle(
+        (Selector(Register.a(0), SelectorKind.LOAD_MD, value=9),),
+        (AluOp.NOP,) * 2,
+        (MemOp.NOP,) * 2,
+        Control(CtrlOp.JMP, PC_T),
+    )
+    with pytest.raises(EntryError, match="LOAD_MD 9"):
+        prolog_entries(PROFILE, PLAN, 0, bundle)
+
+
+def test_the_successor_hint_names_the_register_of_the_steering_value() -> None:
+    assert hint(EpilogBundle(steering=Steering("forward", Register.b(1)))) == 0x11 + 1
+    assert hint(EpilogBundle(steering=Steering("forward", Imm(3)))) == 0
