@@ -9,7 +9,7 @@ and every file it wrote (text in full, binary as hex) in ``OUT/<job>.txt``. The 
 
 * every ``.dpf`` in ``examples/``, ``tests/`` and ``stdlib/`` (and each ``--extra``
   directory, e.g. generated programs): ``check``, then ``compile`` with every ``--emit``
-  kind and ``--explain``; the example modules also for tofino2 and bmv2;
+  kind and ``--explain``; the example modules also for every other built-in profile;
 * every ``.dpfasm``: ``asm``, then ``disasm`` and ``disasm --source`` of its object;
 * every ``.ir``: ``opt`` with the default pipeline;
 * every scenario (``.toml``/``.json`` under ``examples/scenarios`` and
@@ -44,7 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # the DPF standard library's folder (it once lived inside the package)
 STDLIB = next(p for p in (ROOT / "stdlib", ROOT / "dpfc" / "stdlib") if p.is_dir())
-PROFILES = ("tofino1", "tofino2", "bmv2")
+PROFILES = ("tofino1", "tofino2", "bmv2", "tofino1_fit", "tofino2_fit")  # the built-ins
 TIME = re.compile(r"\b\d+\.\d+ s\b")
 QUIET = ("--no-cache", "--no-progress", "--timeout", "0")
 EMIT = "obj,asm,header,pcap,schedule,ast,ir,opt-ir"

@@ -207,8 +207,11 @@ def test_unknown_target_is_a_user_error(run: Invoke) -> None:
 def test_target_command(run: Invoke) -> None:
     listed = run("target", "--list")
     assert_ok(listed)
-    for name in ("tofino1", "tofino2", "bmv2"):
-        assert name in listed.stdout
+    names = [line.split()[0] for line in listed.stdout.splitlines()]
+    assert names == ["tofino1", "tofino2", "bmv2", "tofino1_fit", "tofino2_fit"]
+    # the descriptions start in one column
+    lines = listed.stdout.splitlines()
+    assert len({len(line) - len(line.split(maxsplit=1)[1]) for line in lines}) == 1
     shown = run("target", "tofino1")
     assert_ok(shown)
     assert "4 EUs x 4 lanes" in shown.stdout

@@ -59,7 +59,10 @@ def test_compile_emit_completes_after_a_comma_without_repeats() -> None:
         ("dpfc asm x.dpfasm --emit p", ["packet", "pcap"]),
         ("dpfc disasm x --input o", ["options", "object"]),
         ("dpfc p4 --arch ", ["v1model", "tna"]),
-        ("dpfc compile x.dpf --target tofino", ["tofino1", "tofino2"]),
+        (
+            "dpfc compile x.dpf --target tofino",
+            ["tofino1", "tofino2", "tofino1_fit", "tofino2_fit"],
+        ),
         ("dpfc --diagnostics-format ", ["text", "json"]),
     ],
 )

@@ -49,4 +49,5 @@ def test_completion_completes_a_target_profile() -> None:
         _DPFC_COMPLETE="bash_complete", COMP_WORDS="dpfc compile --target tof", COMP_CWORD="3"
     )
     run = subprocess.run(["dpfc"], env=env, capture_output=True, text=True)
-    assert run.stdout.splitlines() == ["plain,tofino1", "plain,tofino2"]
+    names = ["tofino1", "tofino2", "tofino1_fit", "tofino2_fit"]
+    assert run.stdout.splitlines() == [f"plain,{name}" for name in names]

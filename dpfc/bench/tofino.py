@@ -1,11 +1,12 @@
 """``python -m dpfc.bench p4 --tofino``: the generated TNA programs judged by the Tofino compiler.
 
-Method: for each built-in Tofino profile (tofino1 on Tofino-1 with TNA, tofino2 on Tofino-2
-with T2NA) the program of ``dpfc p4 --arch tna`` is written to a scratch directory and
-compiled once with ``p4c-barefoot -g`` (dpfc.backends.p4.barefoot). A row gives the compile
-time and, when the compiler accepts the program, the stages it uses and the figures of the
-paper's Table 3 read from the compiler's own logs (used / available over the chip's stages);
-when it refuses the program, the first error. The figures are the compiler's, not dpfc's
+Method: for each of the paper's Tofino profiles (tofino1 on Tofino-1 with TNA, tofino2 on
+Tofino-2 with T2NA; not tofino1_fit and tofino2_fit) the program of ``dpfc p4 --arch tna``
+is written to a scratch directory and compiled once with ``p4c-barefoot -g``
+(dpfc.backends.p4.barefoot). A row gives the compile time and, when the compiler accepts
+the program, the stages it uses and the figures of the paper's Table 3 read from the
+compiler's own logs (used / available over the chip's stages); when it refuses the
+program, the first error. The figures are the compiler's, not dpfc's
 estimates; the time depends on the machine and its load.
 """
 

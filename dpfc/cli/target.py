@@ -18,8 +18,9 @@ from dpfc.target import BUILTIN_PROFILES, load_profile
 def target_command(name: str | None, list_all: bool) -> None:
     """Show a target profile (limits, slot widths, metadata, steering, hashes)."""
     if list_all or name is None:
+        width = max(map(len, BUILTIN_PROFILES))
         for profile in BUILTIN_PROFILES.values():
-            click.echo(f"{profile.name:8} {profile.description}")
+            click.echo(f"{profile.name:{width}}  {profile.description}")
         return
     profile = load_profile(name)
     click.echo(profile.summary())

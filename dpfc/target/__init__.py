@@ -2,9 +2,10 @@
 
 Every other part of dpfc reads EU/lane counts, memory and table capacities, stack depth,
 metadata indices, steering actions, hash functions and the intra-EU timing rules from a
-:class:`TargetProfile`. Built-in profiles are ``tofino1``, ``tofino2`` and ``bmv2``; user
-profiles come from TOML files (see ``docs/targets.md``). :mod:`.profile` defines the profile
-and the built-ins, :mod:`.load` finds one by name or reads one from a TOML file.
+:class:`TargetProfile`. Built-in profiles are ``tofino1``, ``tofino2``, ``bmv2``, and
+``tofino1_fit`` and ``tofino2_fit`` (the largest the Tofino compiler fits); user profiles
+come from TOML files (see ``docs/targets.md``). :mod:`.profile` defines the profile and the
+built-ins, :mod:`.load` finds one by name or reads one from a TOML file.
 """
 
 from dpfc.target.load import load_profile, profile_from_toml

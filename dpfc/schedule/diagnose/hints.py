@@ -23,8 +23,14 @@ AS_WRITTEN = Note(
 def hint(profile: TargetProfile, fits: Callable[[TargetProfile], bool], lacking: str) -> str:
     """What to do about a DPF too big for ``profile``: split it, or target a built-in
     profile that ``fits`` (only one that has enough: named when there is one, else the
-    hint says none has ``lacking``)."""
-    better = [p.name for p in BUILTIN_PROFILES.values() if p.name != profile.name and fits(p)]
+    hint says none has ``lacking``). Only profiles with at least ``profile``'s lanes are
+    named: the DPF may use them all, so one with fewer (tofino2_fit for a DPF of tofino1)
+    could refuse it for another reason."""
+    better = [
+        p.name
+        for p in BUILTIN_PROFILES.values()
+        if p.name != profile.name and p.lanes >= profile.lanes and fits(p)
+    ]
     if better:
         targets = " or ".join(f"--target {name}" for name in better)
         where = f"target a profile with {lacking} ({targets})"
