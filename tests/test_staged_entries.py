@@ -10,7 +10,6 @@ Every entry names a table, keys and an action the generated program has.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -51,17 +50,7 @@ from dpfc.target import BUILTIN_PROFILES
 from tests.staged_model import EuState, run_eu
 from tests.strategies import draw_bundle, words
 
-PROFILE = replace(
-    BUILTIN_PROFILES["tofino1"],
-    name="staged_fit",
-    lanes=2,
-    code_slots_per_stage=504,
-    segments_per_lane=1024,
-    shift_amounts=(1, 2, 4, 8, 16),
-    const_table_entries=0,
-    packet_bundles_per_stage=1,
-    hash_functions=("crc32", "crc32c"),
-)
+PROFILE = BUILTIN_PROFILES["tofino1_fit"]
 PLAN = StagePlan.for_profile(PROFILE)
 PC_T, PC_N = PC(False, 12), PC(False, 13)
 WORD = 0xFFFF_FFFF

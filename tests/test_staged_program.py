@@ -55,19 +55,10 @@ SAMPLE_PROLOG = Bundle(
 
 
 def fit(num_eus: int = 4, stages: int = 12) -> TargetProfile:
-    return replace(
-        BUILTIN_PROFILES["tofino1"],
-        name="staged_fit",
-        num_eus=num_eus,
-        hardware_stages=stages,
-        lanes=2,
-        code_slots_per_stage=504,
-        segments_per_lane=1024,
-        shift_amounts=(1, 2, 4, 8, 16),
-        const_table_entries=0,
-        packet_bundles_per_stage=1,
-        hash_functions=("crc32", "crc32c"),
-    )
+    """The built-in fit profile of that many EUs (tofino1_fit: 4, tofino2_fit: 8)."""
+    profile = BUILTIN_PROFILES["tofino1_fit" if num_eus == 4 else "tofino2_fit"]
+    assert (profile.num_eus, profile.hardware_stages) == (num_eus, stages)
+    return profile
 
 
 def tables(profile: TargetProfile) -> list[Table]:
