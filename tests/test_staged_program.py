@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -228,6 +229,23 @@ def test_bmv2_compiles_and_runs_the_v1model_program(tmp_path: Path) -> None:
     source.write_text(generate(fit(), "v1model"))
     compiled = compile_program(toolchain, source, tmp_path / "switchvm.json")
     assert not [w for w in compiled.warnings if "error" in w]
+    # HASH: one crc32_custom calculation per EU and lane, each in its selector's hash
+    # action, for the control plane to set to the lane's CRC (set_crc32_parameters)
+    program_json = json.loads(compiled.json.read_text())
+    algorithms = {c["name"]: c["algo"] for c in program_json["calculations"]}
+    uses = sorted(
+        (action["name"], parameter["value"])
+        for action in program_json["actions"]
+        for primitive in action["primitives"]
+        for parameter in primitive.get("parameters", [])
+        if parameter.get("type") == "calculation"
+    )
+    plan = StagePlan.for_profile(fit())
+    ingress = architecture("v1model").ingress_name
+    hashes = [f"{ingress}.{plan.selector(k, f'a{i}')}_hash" for k in range(4) for i in range(2)]
+    assert [name for name, _calc in uses] == sorted(hashes)
+    assert {algorithms[calc] for _name, calc in uses} == {"crc32_custom"}
+    assert len({calc for _name, calc in uses}) == len(hashes)
     switch = Switch(toolchain, compiled.json)
     try:
         cli = Cli(toolchain, switch.thrift_port)

@@ -23,8 +23,8 @@ as notes: bmv2 has no stages and p4c-bm2-ss ignores them). Where v1model differs
   ports say);
 * recirculation sets ``meta.recirculate`` and the egress calls
   ``recirculate_preserving_field_list(0)``, with no field kept (TNA keeps no metadata
-  either). bmv2 gives the recirculated packet ingress port 0 where Tofino gives its
-  recirculation port (68): LOAD_MD ``ingress_port`` and return-to-sender see that;
+  either). Tofino gives the recirculated packet its recirculation port (68) as ingress
+  port, bmv2 does not: LOAD_MD ``ingress_port`` and return-to-sender differ after one;
 * the timestamp is bmv2's microseconds times 1000, the low 32 bits.
 
 Neither architecture's frame recomputes the IPv4 checksum (the TNA frame's deparser
