@@ -9,24 +9,31 @@
   profile with no error into at most 12 stages, and the control plane's entries (the fixed
   ones and a sample of code slots) name only tables, keys, actions and parameters of the
   compiler's BF-RT schema.
+* the v1model program: deterministic; the same tables, keys, actions and parameters as the
+  TNA one (one control plane for both); its lane memories run the same register-action
+  statements as TNA's RegisterActions, between a read and a write; p4c-bm2-ss compiles it
+  with no error and simple_switch runs it: a denied packet is dropped even where a route
+  matches, a granted one is routed (slow; skipped with the reason without bmv2).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from dpfc.backends.p4 import ToolchainMissing
+from dpfc.backends.p4 import Cli, Switch, ToolchainMissing, compile_program, find_toolchain
 from dpfc.backends.p4.barefoot import compile_tna, find_barefoot
 from dpfc.backends.p4.bfrt_names import check_script, read_bfrt_json
-from dpfc.backends.p4.lang import Block, Implementation, Table
-from dpfc.backends.p4.staged import PlanError, StagePlan, generate
+from dpfc.backends.p4.lang import Block, Function, Implementation, Table
+from dpfc.backends.p4.staged import ARCHITECTURES, PlanError, StagePlan, generate
 from dpfc.backends.p4.staged.bfrt import bfrt_calls
 from dpfc.backends.p4.staged.entries import eu_entries, fixed_entries, prolog_entries
-from dpfc.backends.p4.staged.program import program
+from dpfc.backends.p4.staged.externs import REGISTER_ACTIONS
+from dpfc.backends.p4.staged.program import architecture, program
 from dpfc.isa import PC, AluOp, Bundle, Control, CtrlOp, MemOp, Register, Selector, SelectorKind
 from dpfc.target import BUILTIN_PROFILES, TargetProfile
 
@@ -61,11 +68,13 @@ def fit(num_eus: int = 4, stages: int = 12) -> TargetProfile:
     return profile
 
 
-def tables(profile: TargetProfile) -> list[Table]:
-    ingress = next(
-        d for d in program(profile).decls if isinstance(d, Block) and d.name == "Ingress"
-    )
-    return [d for d in ingress.locals if isinstance(d, Table)]
+def ingress(profile: TargetProfile, arch: str = "tna") -> Block:
+    name = architecture(arch).ingress_name
+    return next(d for d in program(profile, arch).decls if isinstance(d, Block) and d.name == name)
+
+
+def tables(profile: TargetProfile, arch: str = "tna") -> list[Table]:
+    return [d for d in ingress(profile, arch).locals if isinstance(d, Table)]
 
 
 def stage_of(table: Table) -> int:
@@ -125,9 +134,8 @@ def test_no_table_has_more_actions_than_a_container_allows() -> None:
 
 
 def test_each_lane_memory_has_four_register_actions() -> None:
-    ingress = next(d for d in program(fit()).decls if isinstance(d, Block) and d.name == "Ingress")
     per_register: dict[str, int] = {}
-    for decl in ingress.locals:
+    for decl in ingress(fit()).locals:
         if isinstance(decl, Implementation) and decl.type.startswith("RegisterAction"):
             register = decl.args[0].p4()
             per_register[register] = per_register.get(register, 0) + 1
@@ -168,3 +176,121 @@ def test_the_tofino1_fit_program_compiles_into_12_stages(tmp_path: Path) -> None
     entries += prolog_entries(profile, plan, 3, SAMPLE_PROLOG)
     script = "\n".join(bfrt_calls(entries, "switchvm"))
     assert check_script(script, read_bfrt_json(run.bfrt_json), "switchvm") == []
+
+
+# TNA's typedefs (tna.p4) as the widths v1model writes out.
+TNA_TYPES = {"PortId_t": "bit<9>", "MulticastGroupId_t": "bit<16>"}
+
+
+def actions(profile: TargetProfile, arch: str) -> dict[str, Function]:
+    return {
+        d.name: d
+        for d in ingress(profile, arch).locals
+        if isinstance(d, Function) and d.ret == "action"
+    }
+
+
+def test_the_v1model_program_is_deterministic_and_v1models() -> None:
+    text = generate(fit(), "v1model")
+    assert text == generate(fit(), arch="v1model")
+    assert "#include <v1model.p4>" in text and "tna.p4" not in text
+    assert "ig_intr_md" not in text and "RegisterAction" not in text
+    assert ARCHITECTURES == ("tna", "v1model")
+    with pytest.raises(ValueError, match="unknown architecture `psa`"):
+        generate(fit(), "psa")
+
+
+@pytest.mark.parametrize("profile", [fit(), fit(8, 20)], ids=["4x2", "8x2"])
+def test_both_architectures_have_one_control_plane(profile: TargetProfile) -> None:
+    """Tables (names, keys, match kinds, actions, defaults, sizes, stages) are equal; every
+    action has the same parameters, of the same widths."""
+    assert tables(profile, "v1model") == tables(profile, "tna")
+    tna, v1 = actions(profile, "tna"), actions(profile, "v1model")
+    assert list(v1) == list(tna)
+    for name, action in tna.items():
+        params = []
+        for param in action.params:
+            kind, word = param.rsplit(" ", 1)
+            params.append(f"{TNA_TYPES.get(kind, kind)} {word}")
+        assert list(v1[name].params) == params, name
+
+
+def test_a_v1model_lane_memory_runs_the_register_actions_between_read_and_write() -> None:
+    """What TNA's RegisterAction does to the word, v1model's action does between the
+    register's read (whose word the lane's B register gets) and its write."""
+    tna = {
+        d.name: d.methods[0].body
+        for d in ingress(fit()).locals
+        if isinstance(d, Implementation) and d.args[0].p4() == "eu1_lane0"
+    }
+    v1 = actions(fit(), "v1model")
+    for action, _ops in REGISTER_ACTIONS:
+        body = list(v1[f"eu1_memory0_{action}"].body)
+        text = [line.strip() for stmt in body for line in stmt.lines("")]
+        assert text[2:4] == ["eu1_lane0.read(value, index);", "meta.r_b0 = value;"]
+        assert text[-1] == "eu1_lane0.write(index, value);"
+        assert text[0] == (
+            "bit<32> index = ((bit<32>)((((meta.r_a0[31:16] ^ meta.r_a0[15:0]) ^ "
+            "meta.daddr0) ^ meta.saddr0)));"
+        )
+        register_action = tna[f"eu1_lane0_{action}"]
+        assert register_action[0].lines("") == ["result = value;"]
+        if action == "order":  # TNA's max/min externs are conditionals on v1model
+            (update,) = body[4:-1]
+            assert "((value > hdr.push[2].w) ? value : hdr.push[2].w)" in update.lines("")[0]
+        else:
+            assert body[4:-1] == list(register_action[1:])
+
+
+@pytest.mark.slow
+def test_bmv2_compiles_and_runs_the_v1model_program(tmp_path: Path) -> None:
+    """p4c-bm2-ss compiles the fit profile's v1model program with no error; simple_switch
+    loads it; with no permission a packet is dropped although a route matches (a drop holds,
+    as TNA's drop_ctl); granted, the same packet is routed."""
+    try:
+        toolchain = find_toolchain()
+    except ToolchainMissing as missing:
+        pytest.skip(f"bmv2 not run: {missing}")
+    source = tmp_path / "switchvm.p4"
+    source.write_text(generate(fit(), "v1model"))
+    compiled = compile_program(toolchain, source, tmp_path / "switchvm.json")
+    assert not [w for w in compiled.warnings if "error" in w]
+    # HASH: one crc32_custom calculation per EU and lane, each in its selector's hash
+    # action, for the control plane to set to the lane's CRC (set_crc32_parameters)
+    program_json = json.loads(compiled.json.read_text())
+    algorithms = {c["name"]: c["algo"] for c in program_json["calculations"]}
+    uses = sorted(
+        (action["name"], parameter["value"])
+        for action in program_json["actions"]
+        for primitive in action["primitives"]
+        for parameter in primitive.get("parameters", [])
+        if parameter.get("type") == "calculation"
+    )
+    plan = StagePlan.for_profile(fit())
+    ingress = architecture("v1model").ingress_name
+    hashes = [f"{ingress}.{plan.selector(k, f'a{i}')}_hash" for k in range(4) for i in range(2)]
+    assert [name for name, _calc in uses] == sorted(hashes)
+    assert {algorithms[calc] for _name, calc in uses} == {"crc32_custom"}
+    assert len({calc for _name, calc in uses}) == len(hashes)
+    switch = Switch(toolchain, compiled.json)
+    try:
+        cli = Cli(toolchain, switch.thrift_port)
+        try:
+            _route_and_grant(cli, switch)
+        finally:
+            cli.close()
+    finally:
+        switch.stop()
+
+
+def _route_and_grant(cli: Cli, switch: Switch) -> None:
+    ingress = architecture("v1model").ingress_name
+    cli.run(f"table_add {ingress}.routes {ingress}.route 10.0.0.2/32 => 3 0x0a0b0c0d0e0f")
+    eth = bytes.fromhex("0200000000020200000000010800")
+    ipv4 = bytes([0x45, 0, 0, 46, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2])
+    frame = eth + ipv4 + bytes(26)  # a UDP packet outside Geneve: VNI 0, app 0
+    switch.send(1, frame)
+    assert switch.receive(1, timeout=1.0) == []
+    cli.run(f"table_add {ingress}.permissions {ingress}.grant 0 0 => 5")
+    switch.send(1, frame)
+    assert switch.receive(1) == [(3, bytes.fromhex("0a0b0c0d0e0f") + frame[6:])]

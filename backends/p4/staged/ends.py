@@ -5,7 +5,7 @@ Contract: :func:`permissions_stage`, :func:`prolog_stage`, :func:`epilog_stage` 
 
 * **Permissions (stage 0).** The tenant's row (VNI, app id) gives its slot; the stage also
   draws the prolog's two random words and loads the switch metadata the prolog reads into
-  32-bit fields (:data:`METADATA_SOURCES`: identity hash units, no PHV move).
+  32-bit fields (:func:`metadata_sources`: identity moves, on TNA hash units, no PHV move).
 * **Prolog.** One table per register keyed by the prolog PC and the in-packet selector:
   POP/PEEK read the stack word the parser copied (``meta.pop<j>``: the j-th word from the
   top), LOAD_MD a metadata field, RAND a random word; the prolog code table gives EU0's PC
@@ -13,37 +13,40 @@ Contract: :func:`permissions_stage`, :func:`prolog_stage`, :func:`epilog_stage` 
 * **Epilog.** One table per push position picks the register it pushes into that push
   header; the epilog code table sets the push count, the steering action and value and the
   next DPF pointer. A steering value held in a register comes through one 16-bit identity
-  hash per register, chosen by ``meta.nsrc``, which the last EU's branch (or a HALT)
+  move per register, chosen by ``meta.nsrc``, which the last EU's branch (or a HALT)
   writes from its code's hint.
 * **Steering.** Forwarding and multicast entries per tenant, routes for ``pass``, and the
   special actions (return to sender, set_port, recirculate with gas, drop).
+
+Every architecture-specific piece (units, intrinsic metadata, the packet's fate) comes
+from the :class:`~.arch.StagedArch` each builder is given.
 """
 
 from __future__ import annotations
 
-from dpfc.backends.p4.lang import Assign, Do, Expr, Lit, Stmt, Var, chain, lit, n
+from dpfc.backends.p4.lang import Assign, Do, Expr, Stmt, Var, chain, lit, n
 from dpfc.target import TargetProfile
 
-from . import externs
+from .arch import StagedArch
 from .eu import code_size, load_immediates, reg
 from .plan import StagePlan
 from .units import Part
 
 meta, hdr = n("meta"), n("hdr")
-ig_intr_md, ig_tm_md, ig_dprsr_md = n("ig_intr_md"), n("ig_tm_md"), n("ig_dprsr_md")
 
-# LOAD_MD index -> where the stage-0 loader reads it (the other indices: not on this program).
-METADATA_SOURCES: dict[int, Expr] = {
-    0: ig_intr_md.dot("ingress_port"),
-    1: ig_intr_md.dot("ingress_mac_tstamp").slice(31, 0),
-    4: hdr.dot("ipv4").dot("total_len"),
-}
-RECIRCULATION_PORT = 68
+# The LOAD_MD indices the stage-0 loader reads (the other indices: not on this program).
+METADATA_SOURCES = (0, 1, 4)
 STEER_FORWARD, STEER_MULTICAST, STEER_PASS = 3, 4, 0
 FORWARDING_SIZE, MULTICAST_SIZE, ROUTES_SIZE = 32_768, 4_096, 4_096
 
 
-def permissions_stage(profile: TargetProfile, plan: StagePlan) -> Part:
+def metadata_sources(arch: StagedArch) -> dict[int, Expr]:
+    """LOAD_MD index -> where the stage-0 loader reads it."""
+    sources = [arch.ingress_port(), arch.timestamp(), hdr.dot("ipv4").dot("total_len")]
+    return dict(zip(METADATA_SOURCES, sources, strict=True))
+
+
+def permissions_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> Part:
     part, stage = Part(), plan.permissions
     grant = part.action(
         "grant",
@@ -53,21 +56,21 @@ def permissions_stage(profile: TargetProfile, plan: StagePlan) -> Part:
             Assign(meta.dot("ppc"), hdr.dot("sv").dot("dpf_ptr")),
         ],
     )
-    deny = part.action("deny", [], [Assign(ig_dprsr_md.dot("drop_ctl"), Lit(1, 3))])
+    deny = part.action("deny", [], [arch.drop()])
     keys = [(hdr.dot("geneve").dot("vni"), "exact"), (hdr.dot("sv").dot("app_id"), "exact")]
     part.table("permissions", stage, keys, [grant, deny], "deny()", profile.permission_entries)
     for q in (0, 1):
-        part.decls += externs.random_unit(f"rng{q}")
-        part.always(f"draw{q}", stage, [Assign(meta.dot(f"rnd{q}"), externs.random_get(f"rng{q}"))])
-    for index, source in METADATA_SOURCES.items():
-        unit = f"md{index}_unit"
-        part.decls += externs.identity_unit(unit)
-        body = [Assign(meta.dot(f"md{index}"), externs.hash_get(unit, source))]
+        decls, draw = arch.random(f"rng{q}", meta.dot(f"rnd{q}"))
+        part.decls += decls
+        part.always(f"draw{q}", stage, draw)
+    for index, source in metadata_sources(arch).items():
+        decls, body = arch.identity(f"md{index}_unit", meta.dot(f"md{index}"), source)
+        part.decls += decls
         part.always(f"load_md{index}", stage, body)
     return part
 
 
-def prolog_stage(profile: TargetProfile, plan: StagePlan) -> Part:
+def prolog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> Part:
     part, stage, size = Part(), plan.prolog, code_size(profile)
     for r in plan.registers:
         name, target = plan.prolog_selector(r), reg(r)
@@ -96,11 +99,11 @@ def prolog_stage(profile: TargetProfile, plan: StagePlan) -> Part:
     keys = [(meta.dot("ppc"), "ternary")]
     keys += [(hdr.dot(f"pro_sel_{r}").dot("kind"), "ternary") for r in plan.registers]
     part.table("prolog_code", stage, keys, [switch, packet, "NoAction"], "NoAction()", size)
-    part.add(load_immediates(plan, 0, stage))
+    part.add(load_immediates(plan, 0, stage, arch))
     return part
 
 
-def epilog_stage(profile: TargetProfile, plan: StagePlan) -> Part:
+def epilog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> Part:
     part, stage, size = Part(), plan.epilog, code_size(profile)
     for j in range(2 * plan.lanes):
         name, push = f"epilog_push{j}", hdr.dot(f"ep_push{j}")
@@ -150,12 +153,11 @@ def epilog_stage(profile: TargetProfile, plan: StagePlan) -> Part:
     cases: list[tuple[Expr, list[Stmt]]] = []
     steer_reg = hdr.dot("ep_steer_reg")
     for r in plan.registers:
-        unit, code_r = f"steer_{r}_unit", plan.register_code(r)
-        part.decls += externs.identity_unit(unit, 16)
+        code_r = plan.register_code(r)
+        decls, move = arch.identity(f"steer_{r}_unit", meta.dot("sval"), reg(r), 16)
+        part.decls += decls
         inner = Part()
-        inner.always(
-            f"steer_from_{r}", stage, [Assign(meta.dot("sval"), externs.hash_get(unit, reg(r)))]
-        )
+        inner.always(f"steer_from_{r}", stage, move)
         part.decls += inner.decls
         from_packet = steer_reg.dot("isValid").call().land(steer_reg.dot("v").eq(code_r))
         cases.append((meta.dot("nsrc").eq(code_r + 1).lor(from_packet), inner.apply))
@@ -171,14 +173,13 @@ def _push(j: int) -> Expr:
     return _slot(j).dot("w")
 
 
-def steering_stage(profile: TargetProfile, plan: StagePlan) -> Part:
+def steering_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> Part:
     part, stage, slot, sval = Part(), plan.steering, meta.dot("slot"), meta.dot("sval")
-    port = ig_tm_md.dot("ucast_egress_port")
     to_port = part.action(
         "to_port",
-        ["PortId_t port", "bit<48> dmac", "bit<32> dip"],
+        [f"{arch.port_type} port", "bit<48> dmac", "bit<32> dip"],
         [
-            Assign(port, n("port")),
+            arch.send_to(n("port")),
             Assign(hdr.dot("ethernet").dot("dst"), n("dmac")),
             Assign(hdr.dot("ipv4").dot("dst"), n("dip")),
         ],
@@ -192,9 +193,7 @@ def steering_stage(profile: TargetProfile, plan: StagePlan) -> Part:
         "NoAction()",
         FORWARDING_SIZE,
     )
-    group = part.action(
-        "to_group", ["MulticastGroupId_t group"], [Assign(ig_tm_md.dot("mcast_grp_a"), n("group"))]
-    )
+    group = part.action("to_group", [f"{arch.group_type} group"], [arch.multicast(n("group"))])
     multicast.table(
         "multicast",
         stage,
@@ -205,8 +204,8 @@ def steering_stage(profile: TargetProfile, plan: StagePlan) -> Part:
     )
     route = part.action(
         "route",
-        ["PortId_t port", "bit<48> dmac"],
-        [Assign(port, n("port")), Assign(hdr.dot("ethernet").dot("dst"), n("dmac"))],
+        [f"{arch.port_type} port", "bit<48> dmac"],
+        [arch.send_to(n("port")), Assign(hdr.dot("ethernet").dot("dst"), n("dmac"))],
     )
     routes.table(
         "routes",
@@ -227,15 +226,13 @@ def steering_stage(profile: TargetProfile, plan: StagePlan) -> Part:
             Var("bit<48>", "eth_src", eth.dot("src")),
             Assign(eth.dot("src"), eth.dot("dst")),
             Assign(eth.dot("dst"), n("eth_src")),
-            Assign(port, ig_intr_md.dot("ingress_port")),
+            arch.send_to(arch.ingress_port()),
         ],
     )
-    set_port = part.action("set_port", [], [Assign(port, sval.slice(8, 0))])
+    set_port = part.action("set_port", [], [arch.send_to(sval.slice(8, 0))])
     gas = hdr.dot("sv").dot("gas")
-    recirculate = part.action(
-        "recirculate", [], [Assign(port, Lit(RECIRCULATION_PORT, 9)), Assign(gas, gas - 1)]
-    )
-    drop = part.action("drop", [], [Assign(ig_dprsr_md.dot("drop_ctl"), Lit(1, 3))])
+    recirculate = part.action("recirculate", [], [*arch.recirculate(), Assign(gas, gas - 1)])
+    drop = part.action("drop", [], [arch.drop()])
     special.table(
         "special",
         stage,
@@ -252,7 +249,7 @@ def steering_stage(profile: TargetProfile, plan: StagePlan) -> Part:
         any_fault = any_fault.lor(fault)
     part.apply += chain(
         [
-            (any_fault, [Assign(ig_dprsr_md.dot("drop_ctl"), Lit(1, 3))]),
+            (any_fault, [arch.drop()]),
             (steer.eq(STEER_FORWARD), forwarding.apply),
             (steer.eq(STEER_MULTICAST), multicast.apply),
             (steer.eq(STEER_PASS), routes.apply),

@@ -17,7 +17,9 @@ Contract: :func:`eu_stages` returns EU ``k``'s two stages (:mod:`.plan` numbers 
   shift amount, so a shift is an action of its own), and the branch table is the
   resolution TCAM. The in-packet immediates of the next EU are loaded here.
 
-Selected copies are the push headers (:mod:`.headers`); registers are ``meta.r_*``.
+Selected copies are the push headers (:mod:`.headers`); registers are ``meta.r_*``. The
+units (CRC, identity moves, lane memories, ``min`` / ``max``) are the
+:class:`~.arch.StagedArch`'s.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from dpfc.backends.p4.lang import Assign, Bin, Expr, Lit, Stmt, lit, n
 from dpfc.target import TargetProfile
 
 from . import externs
+from .arch import StagedArch
 from .plan import StagePlan
 from .units import Part, guarded
 
@@ -50,36 +53,38 @@ def code_size(profile: TargetProfile) -> int:
     return profile.code_slots_per_stage + CODE_ENTRIES_IN_PACKET
 
 
-def eu_stages(profile: TargetProfile, plan: StagePlan, k: int) -> Part:
+def eu_stages(profile: TargetProfile, plan: StagePlan, k: int, arch: StagedArch) -> Part:
     part = Part()
     stage1, stage2 = Part(), Part()
-    _selectors(stage1, profile, plan, k)
+    _selectors(stage1, profile, plan, k, arch)
     _translation(stage1, profile, plan, k)
     _comparison(stage1, profile, plan, k)
     _code(stage1, profile, plan, k)
-    _memory(stage2, profile, plan, k)
-    _alu(stage2, profile, plan, k)
+    _memory(stage2, profile, plan, k, arch)
+    _alu(stage2, profile, plan, k, arch)
     _branch(stage2, plan, k)
     part.decls += stage1.decls + stage2.decls
     part.apply += guarded(stage1.apply + stage2.apply)
     if k + 1 < plan.num_eus:
-        part.add(load_immediates(plan, k + 1, plan.execute(k)))
+        part.add(load_immediates(plan, k + 1, plan.execute(k), arch))
     return part
 
 
-def load_immediates(plan: StagePlan, k: int, stage: int) -> Part:
+def load_immediates(plan: StagePlan, k: int, stage: int, arch: StagedArch) -> Part:
     """EU ``k``'s in-packet immediates into meta.ci0/ci1, in ``stage`` (before EU k)."""
     del plan
     part = Part()
     for j in (0, 1):
-        unit = f"eu{k}_imm{j}_unit"
-        part.decls += externs.identity_unit(unit)
-        value = externs.hash_get(unit, hdr.dot(f"eu{k}_imm{j}").dot("v"))
-        part.always(f"eu{k}_load_imm{j}", stage, [Assign(meta.dot(f"ci{j}"), value)])
+        source = hdr.dot(f"eu{k}_imm{j}").dot("v")
+        decls, load = arch.identity(f"eu{k}_imm{j}_unit", meta.dot(f"ci{j}"), source)
+        part.decls += decls
+        part.always(f"eu{k}_load_imm{j}", stage, load)
     return part
 
 
-def _selectors(part: Part, profile: TargetProfile, plan: StagePlan, k: int) -> None:
+def _selectors(
+    part: Part, profile: TargetProfile, plan: StagePlan, k: int, arch: StagedArch
+) -> None:
     for r in plan.registers:
         target = copy(plan, r)
         name = plan.selector(k, r)
@@ -88,10 +93,10 @@ def _selectors(part: Part, profile: TargetProfile, plan: StagePlan, k: int) -> N
             if y != r:
                 acts.append(part.action(f"{name}_mov_{y}", [], [Assign(target, reg(y))]))
         if r.startswith("a"):
-            unit = f"eu{k}_crc_{r}"
-            part.decls += externs.crc_unit(unit, profile.hash_for_lane(int(r[1:])))
-            crc = externs.hash_get(unit, reg(r))
-            acts.append(part.action(f"{name}_hash", [], [Assign(target, crc)]))
+            crc = profile.hash_for_lane(int(r[1:]))
+            decls, body = arch.crc(f"eu{k}_crc_{r}", crc, target, reg(r))
+            part.decls += decls
+            acts.append(part.action(f"{name}_hash", [], body))
         else:
             acts.append(part.action(f"{name}_imm", ["bit<32> v"], [Assign(target, n("v"))]))
             for j in (0, 1):
@@ -207,19 +212,16 @@ def _code(part: Part, profile: TargetProfile, plan: StagePlan, k: int) -> None:
     part.table(name, plan.select(k), keys, [*acts, "NoAction"], "NoAction()", code_size(profile))
 
 
-def _memory(part: Part, profile: TargetProfile, plan: StagePlan, k: int) -> None:
+def _memory(part: Part, profile: TargetProfile, plan: StagePlan, k: int, arch: StagedArch) -> None:
     for i in range(plan.lanes):
         name, b = plan.memory(k, i), reg(f"b{i}")
         op, data = meta.dot(f"mem{i}"), copy(plan, f"b{i}")
         unit, index_unit = f"eu{k}_lane{i}", f"eu{k}_index{i}"
-        part.decls += externs.lane_memory(unit, profile.memory_words_per_lane, op, data)
-        part.decls += externs.xor16_unit(index_unit)
-        index = externs.hash_get(
-            index_unit, reg(f"a{i}"), meta.dot(f"daddr{i}"), meta.dot(f"saddr{i}")
-        )
+        part.decls += arch.lane_memory(unit, index_unit, profile.memory_words_per_lane, op, data)
+        index = [(reg(f"a{i}"), 32), (meta.dot(f"daddr{i}"), 16), (meta.dot(f"saddr{i}"), 16)]
         acts = []
         for action, _ops in externs.REGISTER_ACTIONS:
-            body = [Assign(b, externs.execute(unit, action, index))]
+            body = arch.memory_access(unit, index_unit, action, index, op, data, b)
             acts.append(part.action(f"{name}_{action}", [], body))
         # keep: mask all ones; LOAD or FA* of an unmapped address: 0 (docs/simulator.md R11)
         keep = [Assign(b, data & n("mask"))]
@@ -228,7 +230,7 @@ def _memory(part: Part, profile: TargetProfile, plan: StagePlan, k: int) -> None
         part.table(name, plan.execute(k), keys, acts, f"{name}_keep(0xFFFFFFFF)", 64)
 
 
-def _alu(part: Part, profile: TargetProfile, plan: StagePlan, k: int) -> None:
+def _alu(part: Part, profile: TargetProfile, plan: StagePlan, k: int, arch: StagedArch) -> None:
     for i in range(plan.lanes):
         name, a = plan.alu(k, i), reg(f"a{i}")
         x, y = copy(plan, f"a{i}"), copy(plan, f"b{i}")
@@ -240,8 +242,8 @@ def _alu(part: Part, profile: TargetProfile, plan: StagePlan, k: int) -> None:
             "or": x | y,
             "xor": x ^ y,
             "neg": Lit(0, 32) - x,
-            "min": n("min").call(x, y),
-            "max": n("max").call(x, y),
+            "min": arch.minimum(x, y),
+            "max": arch.maximum(x, y),
         }
         for amount in profile.shift_amounts:
             results[f"lsh{amount}"] = x << amount

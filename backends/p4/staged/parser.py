@@ -1,7 +1,8 @@
 """The ingress parser of the stage-structured program: in-packet code (format version 2)
 into fixed fields, every decision a lookahead of the next part's own first bytes.
 
-Contract: :func:`parser_states` returns the states, ``start`` first. After the outer
+Contract: :func:`parser_states` returns the states, ``start`` first (it begins with what
+the architecture's intrinsic metadata needs: :meth:`~.arch.StagedArch.parser_start`). After the outer
 headers and the SwitchVM header option, the stack option's words are extracted by the
 header's ``stack_depth`` hint (the top ``2L`` also copied into ``meta.pop<j>`` for the
 prolog); then the code loop reads bundles: ``0xFB, stage << 3`` starts the bundle of that
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 from dpfc.backends.p4.lang import Assign, Do, Expr, Select, State, Stmt, n
 
+from .arch import StagedArch
 from .headers import slots
 from .plan import StagePlan
 
@@ -44,16 +46,9 @@ def _go(field: str, then: str | Select, extra: list[Stmt] | None = None) -> Stat
     return State(f"parse_{field}", [*(extra or []), extract(field)], then)
 
 
-def parser_states(plan: StagePlan, stack_depth: int) -> list[State]:
+def parser_states(plan: StagePlan, stack_depth: int, arch: StagedArch) -> list[State]:
     states = [
-        State(
-            "start",
-            [
-                Do(pkt.dot("extract").call(n("ig_intr_md"))),
-                Do(n("pkt.advance").call(n("PORT_METADATA_SIZE"))),
-            ],
-            "parse_ethernet",
-        ),
+        State("start", arch.parser_start(), "parse_ethernet"),
         _go(
             "ethernet",
             Select(
