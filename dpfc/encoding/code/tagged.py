@@ -54,15 +54,15 @@ from dpfc.encoding.layouts import (
 from dpfc.isa import EPILOG_STAGE, CtrlOp, EpilogBundle, StageBundle
 from dpfc.target import TAGGED_FORMAT, TargetProfile
 
-TAG_NAMES: dict[int, str] = {
-    TAG_BUNDLE: "bundle start",
-    TAG_ALU: "ALU group",
-    TAG_MEM: "memory group",
+TAG_NAMES: dict[int, str] = {  # what each tag opens, for messages
+    TAG_BUNDLE: "a bundle",
+    TAG_ALU: "the ALU group",
+    TAG_MEM: "the memory group",
     **{tag: f"immediate {slot}" for slot, tag in enumerate(TAG_IMMEDIATES)},
-    TAG_STEER_IMM: "steering immediate",
-    TAG_STEER_REG: "steering register",
-    TAG_NEXT_PC_IMM: "NEXT_PC PC",
-    TAG_NEXT_PC_REG: "NEXT_PC register",
+    TAG_STEER_IMM: "the steering immediate",
+    TAG_STEER_REG: "the steering register",
+    TAG_NEXT_PC_IMM: "the NEXT_PC PC",
+    TAG_NEXT_PC_REG: "the NEXT_PC register",
 }
 # A selector's first byte is dest:5 | kind:3; one whose dest bits are all set is a tag.
 _TAG_DEST = SELECTOR.field("dest").mask
@@ -71,7 +71,7 @@ _TAG_DEST = SELECTOR.field("dest").mask
 def tag_name(byte: int) -> str:
     """A byte for an error message: ``0xf8 (the ALU group's tag)`` or ``0x12``."""
     name = TAG_NAMES.get(byte)
-    return f"{byte:#04x}" + (f" (the tag of the {name})" if name else "")
+    return f"{byte:#04x}" + (f" (the tag of {name})" if name else "")
 
 
 def tag_positions(stage: int, v1: bytes, profile: TargetProfile) -> tuple[tuple[int, int], ...]:
@@ -156,10 +156,10 @@ class _Stripper:
 
     def tag(self, expected: int, why: str) -> None:
         at = self.reader.offset
-        found = self.reader.u8(f"tag of the {TAG_NAMES[expected]}")
+        found = self.reader.u8(f"tag of {TAG_NAMES[expected]}")
         if found != expected:
             raise DecodeError(
-                f"expected {expected:#04x}, the tag of the {TAG_NAMES[expected]} ({why}), "
+                f"expected {expected:#04x}, the tag of {TAG_NAMES[expected]} ({why}), "
                 f"found {tag_name(found)}: a part is missing, out of order or mistagged",
                 at,
                 codes.DECODE_PART_TAG,
