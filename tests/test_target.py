@@ -7,7 +7,9 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from dpfc.cli.main import main
 from dpfc.target import (
     BUILTIN_PROFILES,
     BranchOperands,
@@ -276,6 +278,15 @@ def test_code_format_loads_and_leaves_version_1_fingerprints_alone() -> None:
     assert profile_from_toml('base = "tofino2"\nname = "t2"\ncode_format = 1\n').fingerprint() == (
         dataclasses.replace(TOFINO2, name="t2").fingerprint()
     )
+
+
+def test_dpfc_target_names_format_2(tmp_path: Path) -> None:
+    path = tmp_path / "v2.toml"
+    path.write_text("code_format = 2\n", encoding="utf-8")
+    shown = CliRunner().invoke(main, ["target", str(path)])
+    assert shown.exit_code == 0
+    assert "in-packet code format: version 2" in shown.output
+    assert "code format" not in CliRunner().invoke(main, ["target", "tofino1"]).output
 
 
 def test_format_2_limits_are_the_tags() -> None:
