@@ -30,6 +30,7 @@ from dpfc.encoding import (
     decode_slot,
     encode_options,
     encode_slot,
+    restack,
     slot_bytes,
     stage_kind,
 )
@@ -197,6 +198,11 @@ def test_header_decode_encode_is_identity_in_format_2(
         assert size == sizes[(stage, index)] + 2 + tagged_parts(bundles[(stage, index)])
     _version_refused(encoded.data, v1_profile)
     _version_refused(v1.data, profile)
+    # the simulator's shortcut for a header whose stack alone changed
+    for stack in ((), header.stack[1:], (7, *header.stack)):
+        again = replace(header, stack=stack)
+        if fits(again, profile):
+            assert restack(encoded, stack, profile) == encode_options(again, profile).data
 
 
 @given(programs())
