@@ -95,6 +95,16 @@ PROFILES: dict[str, TargetProfile] = {
 }
 PROFILE_NAMES = sorted(PROFILES)
 
+
+def tagged(profile: TargetProfile) -> TargetProfile:
+    """``profile`` with its in-packet code in format version 2 (docs/encoding.md §9), under
+    the same name (so that messages naming the profile read the same in both versions)."""
+    return replace(profile, code_format=2)
+
+
+# Every profile above in format version 2, by the name of its version-1 original.
+TAGGED_PROFILES: dict[str, TargetProfile] = {name: tagged(p) for name, p in PROFILES.items()}
+
 BOUNDARY_WORDS = (0, 1, 2, 31, 32, 33, 255, 256, 0x7FFF_FFFF, 0x8000_0000, WORD_MAX)
 
 

@@ -6,7 +6,9 @@ Every input is fed to :func:`dpfc.packet.wire.parse_packet` or
 gives back exactly the SwitchVM option bytes (the decoder accepts only canonical bytes).
 Seeds are the example DPFs' packets with stacks of 0, 1 and 16 entries. With the default
 hypothesis profile the properties below run > 7,000 examples, plus a deterministic sweep of
-20,000 seeded mutations; in-switch code words get the same treatment.
+20,000 seeded mutations; in-switch code words get the same treatment. The seeds encoded in
+format version 2 (a tofino1 copy with ``code_format = 2``) get flips, edits and tags
+written over their bytes, and random code options rich in tag bytes.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ import random
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from dpfc.asm import assemble_text
+from dpfc.catalog import codes
 from dpfc.encoding import (
     OPTION_CLASS,
     DecodeError,
@@ -391,3 +394,66 @@ def test_fuzz_helpers_detect_a_lying_decoder(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(wire, "decode_options", lying)
     with pytest.raises(AssertionError):
         check_packet(SEEDS[1].frame)
+
+
+# -- format version 2 (docs/encoding.md §9) ----------------------------------------------------
+TAGGED = replace(TOFINO1, code_format=2)
+
+
+def _tagged_seeds() -> list[Seed]:
+    out = []
+    for name in EXAMPLES:
+        text = (ROOT / "examples" / "asm" / f"{name}.dpfasm").read_text(encoding="utf-8")
+        program = assemble_text(text, f"{name}.dpfasm", TAGGED)
+        for stack in STACKS:
+            built = build_packet(PacketSpec(7, program.header(stack), b"fuzz"), TAGGED)
+            out.append(Seed(f"{name}/{len(stack)}", built.frame, built.options.data))
+    return out
+
+
+TAGGED_SEEDS = _tagged_seeds()
+# the bytes format version 2 gives a meaning to, drawn often
+TAG_BYTES = st.sampled_from([0xF4, 0xF5, 0xF6, 0xF7, 0xF8, 0xF9, 0xFA, 0xFB, 0xFC, 0xFD, 0xFF])
+
+
+def test_tagged_seeds_are_valid_and_refused_by_the_other_version() -> None:
+    for seed in TAGGED_SEEDS:
+        assert check_packet(seed.frame, TAGGED), seed.name
+        assert check_options(seed.options, TAGGED), seed.name
+        with pytest.raises(DecodeError) as caught:
+            decode_options(seed.options, TOFINO1)
+        assert caught.value.code == codes.DECODE_FORMAT_VERSION
+
+
+@st.composite
+def tagged_mutants(draw: st.DrawFn) -> bytes:
+    """A version-2 seed packet with flips, edits, or a byte overwritten with a tag."""
+    seed = draw(st.sampled_from(TAGGED_SEEDS))
+    frame = bytearray(seed.frame)
+    end = 50 + len(seed.options)
+    for _ in range(draw(st.integers(1, 4))):
+        if not frame:
+            break
+        position = draw(st.integers(50, end - 1)) % len(frame)
+        what = draw(st.sampled_from(["flip", "tag", "edit"]))
+        if what == "flip":
+            frame[position] ^= 1 << draw(st.integers(0, 7))
+        elif what == "tag":
+            frame[position] = draw(TAG_BYTES)
+        else:
+            frame = bytearray(_edit(bytes(frame), draw))
+    return bytes(frame)
+
+
+@given(tagged_mutants())
+def test_mutations_of_format_2_packets(frame: bytes) -> None:
+    check_packet(frame, TAGGED)
+
+
+@given(st.lists(TAG_BYTES | st.integers(0, 255), max_size=124), st.integers(0, 3))
+def test_random_format_2_code(code: list[int], depth: int) -> None:
+    """A version-2 header, a stack, then a code option of random bytes rich in tags."""
+    data = bytes(code) + bytes([0xFF]) * (-len(code) % 4)
+    area = option(1, header_data(depth=depth, n_code=1, n_stack=1 if depth else 0, version=2))
+    area += option(3, bytes(4 * depth)) if depth else b""
+    check_options(area + option(2, data[:124]), TAGGED)

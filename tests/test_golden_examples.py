@@ -1,11 +1,14 @@
 """Golden byte vectors of the paper's DPFs, hand-written in assembly (examples/asm/).
 
 Each golden file holds, for one example on tofino1 and a fixed input stack, the SwitchVM
-Geneve options in hex (one option per line) and, for in-switch code, every code-memory word.
+Geneve options in hex (one option per line) and, for in-switch code, every code-memory word;
+``NAME.format2.txt`` the same on tofino1 with in-packet code format version 2.
 docs/encoding.md lists the vectors of counter, cache_get, lb3_client and paxos_acceptor.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
@@ -21,10 +24,11 @@ from dpfc.encoding import (
 )
 from dpfc.isa.bundle import EPILOG_STAGE, PC, PROLOG_STAGE, EpilogBundle, stage_name
 from dpfc.machine import format_program
-from dpfc.target import BUILTIN_PROFILES
+from dpfc.target import BUILTIN_PROFILES, TargetProfile
 from tests.conftest import ROOT, assert_golden
 
 TOFINO1 = BUILTIN_PROFILES["tofino1"]
+TAGGED = replace(TOFINO1, code_format=2)
 EXAMPLES = {
     # name: input stack (top first) of the packet that invokes it
     "counter": (42,),
@@ -42,13 +46,19 @@ EXAMPLES = {
 }
 
 
-def _vector(name: str) -> str:
+# the examples docs/encoding.md lists, in format version 2 as well
+TAGGED_EXAMPLES = ["cache_get", "counter", "lb3_client", "paxos_acceptor"]
+
+
+def _vector(name: str, profile: TargetProfile = TOFINO1) -> str:
     path = ROOT / "examples" / "asm" / f"{name}.dpfasm"
-    program = assemble_text(path.read_text(), str(path.relative_to(ROOT)), TOFINO1)
+    program = assemble_text(path.read_text(), str(path.relative_to(ROOT)), profile)
     stack = EXAMPLES[name]
-    encoded = encode_options(program.header(stack), TOFINO1)
+    encoded = encode_options(program.header(stack), profile)
+    version = "" if profile.code_format == 1 else f" (code format {profile.code_format})"
     lines = [
-        f"# {name} on tofino1, placement {program.placement.value}, entry {program.entry}",
+        f"# {name} on {profile.name}{version}, placement {program.placement.value}, "
+        f"entry {program.entry}",
         "# input stack (top first): " + (", ".join(f"{v:#x}" for v in stack) or "empty"),
         f"# SwitchVM options: {len(encoded.data)} bytes (header {encoded.header_bytes}, "
         f"code {encoded.code_bytes}, stack {encoded.stack_bytes})",
@@ -59,7 +69,7 @@ def _vector(name: str) -> str:
     ]
     for stage, slots in sorted(program.switch_slots().items()):
         for slot, bundle in sorted(slots.items()):
-            word = encode_slot(stage_kind(stage), bundle, TOFINO1)
+            word = encode_slot(stage_kind(stage), bundle, profile)
             lines.append(f"slot {stage_name(stage)} @{slot} ({len(word)} bytes): {word.hex()}")
     return "\n".join(lines) + "\n"
 
@@ -67,6 +77,13 @@ def _vector(name: str) -> str:
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_golden_vector(name: str) -> None:
     assert_golden(ROOT / "tests" / "golden" / "encoding" / f"{name}.txt", _vector(name))
+
+
+@pytest.mark.parametrize("name", TAGGED_EXAMPLES)
+def test_golden_vector_in_format_2(name: str) -> None:
+    """The same DPFs in format version 2 (docs/encoding.md §9): header, stack, code options."""
+    golden = ROOT / "tests" / "golden" / "encoding" / f"{name}.format2.txt"
+    assert_golden(golden, _vector(name, TAGGED))
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))

@@ -7,6 +7,8 @@
   the RAND state equal the interpreter's on a twin switch, including batches that mix
   packets the native path runs with packets it hands to the interpreter (malformed,
   unauthorized, unmapped, foreign tenants).
+* The same in-packet code format version 2 (a tofino1 copy with ``code_format = 2``): every
+  workload frame runs natively, with the interpreter's results and bytes.
 * A table change made between batches is seen by the next batch (the control plane's
   generation), and every ControlPlane method is classified as a table change or not.
 * ``dpfc run --jit`` reports what ``--no-jit`` reports on every example scenario.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -132,6 +135,35 @@ def test_batches_equal_the_interpreter(name: str) -> None:
         assert mine.executed == theirs.executed and mine.egress_ptr == theirs.egress_ptr
     assert _state(native_switch) == _state(twin)
     assert jit.native >= len(frames) * 3
+
+
+FORMAT_2 = replace(PROFILE, code_format=2)
+FORMAT_2_WORKLOADS: dict[str, Setup] = {
+    "counter_packet": lambda: w.counter(FORMAT_2, "packet"),
+    "cache_hits": lambda: w.cache_get(FORMAT_2, hits=True),
+    "cache_misses": lambda: w.cache_get(FORMAT_2, hits=False),
+    "lb3": lambda: w.lb3(FORMAT_2),
+    "paxos": lambda: w.paxos_acceptor(FORMAT_2, "switch"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORMAT_2_WORKLOADS))
+def test_format_2_batches_run_natively_as_the_interpreter(name: str) -> None:
+    """In-packet code format version 2 (header, stack, code options; tagged bundles): the
+    native path parses, runs and deparses it without the interpreter, with its bytes."""
+    _, native_switch, frames = FORMAT_2_WORKLOADS[name]()
+    _, twin, _ = FORMAT_2_WORKLOADS[name]()
+    jit = JitSwitch(native_switch)
+    batch = jit.run_batch(frames, 0)
+    for index, frame in enumerate(frames):
+        mine, theirs = batch.result(index), twin.process(frame, 0)
+        assert (mine.verdict, mine.reason, mine.outputs) == (
+            theirs.verdict,
+            theirs.reason,
+            theirs.outputs,
+        )
+    assert _state(native_switch) == _state(twin)
+    assert (jit.native, jit.deopts) == (len(frames), 0)
 
 
 def test_a_table_change_between_batches_is_seen() -> None:

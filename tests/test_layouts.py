@@ -5,17 +5,22 @@ the bytes written out below, computed by hand from docs/encoding.md §2 (and its
 example, §5), and unpacks back to that value with every other field 0. A reserved field
 packs to zeros and reads back from set bits. A few answers go through the real bundle
 codecs, and the limits derived from the tables are checked against the numbers the docs
-give.
+give. Format version 2 (§9) gets the same: its tables and tags, and the worked example's
+bytes written out by hand.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from dpfc.asm import assemble_text
 from dpfc.encoding import (
     BLOCK_HEAD,
     BRANCH,
     BUNDLE_HEAD,
+    BUNDLE_START,
     CODE_OPTION_HEAD,
     EPILOG_HEAD,
     HEADER_OPTION,
@@ -29,6 +34,7 @@ from dpfc.encoding import (
     OPTION_DATA_WORDS,
     OPTION_HEAD,
     OPTIONS_MAX,
+    PART_TAG,
     PC_FORMAT,
     REGISTER_BYTE,
     SELECTOR,
@@ -36,8 +42,20 @@ from dpfc.encoding import (
     STACK_ENTRY,
     STEER_IMMEDIATE,
     TABLES,
+    TAG_ALU,
+    TAG_BUNDLE,
+    TAG_IMMEDIATES,
+    TAG_MEM,
+    TAG_NEXT_PC_IMM,
+    TAG_NEXT_PC_REG,
+    TAG_PADDING,
+    TAG_STEER_IMM,
+    TAG_STEER_REG,
+    TAGGED_TABLES,
     ByteLayout,
     ByteReader,
+    decode_options,
+    encode_options,
     imm_group,
     op_group,
 )
@@ -45,6 +63,7 @@ from dpfc.encoding.code import decode_bundle, decode_epilog, encode_bundle, enco
 from dpfc.isa.bundle import PC, Bundle, Control, EpilogBundle, Register, Steering
 from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp
 from dpfc.target.profile import BUILTIN_PROFILES
+from tests.conftest import ROOT
 
 TOFINO1 = BUILTIN_PROFILES["tofino1"]
 OP_GROUP_4 = op_group(4)
@@ -245,3 +264,71 @@ def test_bundle_known_answer(case: tuple[Bundle | EpilogBundle, str]) -> None:
         assert encode_bundle(bundle, TOFINO1).hex() == expected
         assert decode_bundle(reader, TOFINO1) == bundle
     assert reader.remaining() == 0
+
+
+# -- format version 2 (docs/encoding.md §9) ---------------------------------------------------------
+TAGGED_PROFILE = replace(TOFINO1, code_format=2)
+KNOWN_TAGGED: list[tuple[ByteLayout, str, int, str]] = [
+    # bundle start: tag:8 | stage:5 | R:3 (the epilog's stage byte is 31 << 3 = 0xf8)
+    (BUNDLE_START, "tag", TAG_BUNDLE, "fb00"),
+    (BUNDLE_START, "stage", 31, "00f8"),
+    (PART_TAG, "tag", TAG_ALU, "f8"),
+]
+
+
+@pytest.mark.parametrize("case", KNOWN_TAGGED, ids=_id)
+def test_tagged_field_known_answer(case: tuple[ByteLayout, str, int, str]) -> None:
+    test_field_known_answer(case)
+
+
+def test_tagged_tables_and_tags() -> None:
+    covered = {(id(layout), name) for layout, name, _, _ in KNOWN_TAGGED}
+    for layout in TAGGED_TABLES:
+        for field in layout.fields:
+            assert field.reserved or (id(layout), field.name) in covered
+    assert BUNDLE_START.unpack(bytes.fromhex("fb07")) == {"tag": 0xFB, "stage": 0, "reserved": 7}
+    tags = (
+        TAG_ALU,
+        TAG_MEM,
+        *TAG_IMMEDIATES,
+        TAG_BUNDLE,
+        TAG_PADDING,
+        TAG_NEXT_PC_IMM,
+        TAG_NEXT_PC_REG,
+        TAG_STEER_IMM,
+        TAG_STEER_REG,
+    )
+    assert tags == (0xF8, 0xF9, 0xFA, 0xFC, 0xFD, 0xFB, 0xFF, 0xF4, 0xF5, 0xF6, 0xF7)
+    # what may follow a selector is a tag whose top five bits are set, as no selector's are
+    assert all(tag >> 3 == 0x1F for tag in (TAG_ALU, TAG_MEM, *TAG_IMMEDIATES, TAG_BUNDLE))
+    assert SELECTOR.pack(dest=Register.b(14).code, kind=7, operand=0)[0] >> 3 == 0x1E
+
+
+# §9's worked example: cache_get (stack 0x2a) on tofino1 with code_format = 2, by hand from
+# the version-1 bytes of §5: a bundle start before each bundle, a tag before each part.
+CACHE_GET_TAGGED = (
+    "fff00103 20080111004b56018000ffff"  # header option: version 2
+    "fff00301 0000002a"  # the stack option, right after the header option
+    "fff0021a"  # the code option: 26 words
+    "fb00 0008800004 00"  # prolog get: POP A0; JMP
+    "fb08 01008000 f91000"  # EU0 fetch: memory group
+    "fb10 3a388000 10818001 0010081010101800 82008a009200"  # EU1 check: head, branch, sels
+    "f83330 fa7fffffff fc80000000"  # EU1: ALU group, immediates 0 and 1
+    "fb18 01008000 f91110"  # EU2 hit
+    "fb18 10008001"  # EU2 miss: HALT
+    "fb20 05108000 82009810 f93000 fa00000001"  # EU3 count_hit
+    "fbf8 2280 03131112"  # epilog reply: 4 pushes
+    "fbf8 0810 03 f40001"  # epilog to_sketch: PUSH A3, NEXT_PC @switch:1
+    "ff"  # padding to 104 data bytes
+).replace(" ", "")
+
+
+def test_worked_example_in_format_2() -> None:
+    path = ROOT / "examples" / "asm" / "cache_get.dpfasm"
+    program = assemble_text(path.read_text(encoding="utf-8"), path.name, TAGGED_PROFILE)
+    encoded = encode_options(program.header((0x2A,)), TAGGED_PROFILE)
+    assert encoded.data.hex() == CACHE_GET_TAGGED
+    assert (len(encoded.data), encoded.code_bytes, encoded.stack_bytes) == (132, 108, 8)
+    assert decode_options(encoded.data, TAGGED_PROFILE) == program.header((0x2A,))
+    v1 = encode_options(program.header((0x2A,)), TOFINO1)
+    assert (len(v1.data), v1.code_bytes) == (116, 92)  # §5

@@ -99,6 +99,10 @@ def test_cli_user_errors(run: Callable[..., Result], tmp_path: Path) -> None:
     deep = tmp_path / "deep.toml"
     deep.write_text('base = "tofino1"\nname = "deep"\nstack_max_depth = 40\n', encoding="utf-8")
     assert_user_error(run("p4", "--target", str(deep)), "needs two stack options")
+    tagged = tmp_path / "tagged.toml"
+    tagged.write_text('base = "tofino1"\nname = "tagged"\ncode_format = 2\n', encoding="utf-8")
+    assert_user_error(run("p4", "--target", str(tagged)), "code format version 1 only")
+    assert_user_error(run("p4", "--arch", "tna", "--target", str(tagged)), "version 1 only")
     (tmp_path / "file").write_text("", encoding="utf-8")
     assert_user_error(
         run("p4", "-o", "file/build"), "cannot write file/build: file is not a directory"

@@ -2,12 +2,17 @@
 
 Every property runs >= 1,000 examples under the default "ci" hypothesis profile, over the
 built-in profiles tofino1/tofino2 and the custom profiles of :mod:`tests.strategies` (a
-2-lane one built with ``dataclasses.replace`` and a 3-lane one loaded from TOML).
+2-lane one built with ``dataclasses.replace`` and a 3-lane one loaded from TOML). The
+in-packet code format version 2 (docs/encoding.md §9) is held to the same identities on a
+copy of each of them with ``code_format = 2``, and to its relation with version 1: the
+same header, 2 more bytes per bundle and 1 per tagged part, each version refused by a
+profile of the other.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -16,18 +21,29 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from dpfc.asm import assemble_text
+from dpfc.catalog import codes
 from dpfc.encoding import (
+    DecodeError,
     StageKind,
     SwitchVMHeader,
     decode_options,
     decode_slot,
     encode_options,
     encode_slot,
+    restack,
     slot_bytes,
     stage_kind,
 )
-from dpfc.isa.bundle import EPILOG_STAGE, PROLOG_STAGE, CodeImage, EpilogBundle, StageBundle
+from dpfc.isa.bundle import (
+    EPILOG_STAGE,
+    PROLOG_STAGE,
+    Bundle,
+    CodeImage,
+    EpilogBundle,
+    StageBundle,
+)
 from dpfc.isa.check import check_bundle, check_epilog
+from dpfc.isa.opcodes import AluOp, MemOp
 from dpfc.isa.placement import check_image
 from dpfc.machine import encode_program, format_program, program_from_image
 from dpfc.machine.program import MachineProgram
@@ -36,6 +52,7 @@ from dpfc.target.profile import TargetProfile
 from tests.conftest import ROOT
 from tests.strategies import (
     PROFILES,
+    TAGGED_PROFILES,
     GeneratedProgram,
     code_images,
     fits,
@@ -135,6 +152,69 @@ def test_header_decode_encode_is_identity(
     decoded = decode_options(encoded.data, profile, base)
     assert decoded == header
     assert encode_options(decoded, profile).data == encoded.data
+
+
+# -- format version 2 -----------------------------------------------------------------------------
+def tagged_parts(bundle: StageBundle) -> int:
+    """How many parts of ``bundle`` format version 2 tags (docs/encoding.md §9)."""
+    if isinstance(bundle, EpilogBundle):
+        return (bundle.steering.value is not None) + (bundle.next_pc is not None)
+    assert isinstance(bundle, Bundle)
+    has_alu = any(op is not AluOp.NOP for op in bundle.alu)
+    has_mem = any(op is not MemOp.NOP for op in bundle.mem)
+    return has_alu + has_mem + len(bundle.immediates())
+
+
+def _version_refused(data: bytes, profile: TargetProfile) -> None:
+    with pytest.raises(DecodeError) as caught:
+        decode_options(data, profile)
+    assert caught.value.code == codes.DECODE_FORMAT_VERSION
+    assert caught.value.offset == 4  # the version nibble, after the header's option header
+
+
+@given(profile_and(headers), st.integers(0, 1000))
+def test_header_decode_encode_is_identity_in_format_2(
+    case: tuple[TargetProfile, SwitchVMHeader], base: int
+) -> None:
+    v1_profile, header = case
+    profile = TAGGED_PROFILES[v1_profile.name]
+    assume(fits(header, profile))  # version 2 is larger: a few headers no longer fit
+    encoded = encode_options(header, profile)
+    assert len(encoded.data) == encoded.header_bytes + encoded.code_bytes + encoded.stack_bytes
+    decoded = decode_options(encoded.data, profile, base)
+    assert decoded == header
+    assert encode_options(decoded, profile).data == encoded.data
+    # the stack options follow the header option; the code options come last
+    assert encoded.data[encoded.header_bytes :].startswith(
+        encode_options(SwitchVMHeader(stack=header.stack), profile).data[encoded.header_bytes :]
+    )
+    v1 = encode_options(header, v1_profile)
+    sizes = {(stage, index): size for stage, index, size in v1.bundle_sizes}
+    bundles = {
+        (s, i): b for s, stage_list in header.code.stages() for i, b in enumerate(stage_list)
+    }
+    assert [(s, i) for s, i, _ in encoded.bundle_sizes] == list(sizes)
+    for stage, index, size in encoded.bundle_sizes:
+        assert size == sizes[(stage, index)] + 2 + tagged_parts(bundles[(stage, index)])
+    _version_refused(encoded.data, v1_profile)
+    _version_refused(v1.data, profile)
+    # the simulator's shortcut for a header whose stack alone changed
+    for stack in ((), header.stack[1:], (7, *header.stack)):
+        again = replace(header, stack=stack)
+        if fits(again, profile):
+            assert restack(encoded, stack, profile) == encode_options(again, profile).data
+
+
+@given(programs())
+def test_object_round_trip_in_format_2(case: GeneratedProgram) -> None:
+    """An object of a program for a version-2 profile reads back to the same bytes."""
+    profile = TAGGED_PROFILES[case.profile.name]
+    program = replace(case.program, profile=profile)
+    assume(fits(SwitchVMHeader(code=program.image()), profile))
+    data = write_object(ObjectFile.of_program(encode_program(program)))
+    [dpf] = read_object(data, "prog.dpfo", profile).dpfs
+    assert format_program(dpf.program) == format_program(program)
+    assert program_bytes(dpf.program) == program_bytes(program)
 
 
 # -- in-switch words --------------------------------------------------------------------------

@@ -7,7 +7,9 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from dpfc.cli.main import main
 from dpfc.target import (
     BUILTIN_PROFILES,
     BranchOperands,
@@ -233,6 +235,14 @@ BAD_TOML = [
     ),
     ('[[metadata]]\nname = "queue-depth"\nindex = 1', "metadata names must be unique"),
     ('name = "my-target"', "name `my-target` must be a letter or `_`"),
+    ("code_format = 3", "code_format must be 1 or 2, got 3"),
+    ("code_format = 0", "code_format must be 1 or 2, got 0"),
+    ('code_format = "2"', "`code_format` must be int, got str"),
+    ("code_format = 2\nlanes = 16", "code_format 2 needs lanes <= 15"),
+    (
+        "code_format = 2\nimmediates_per_bundle = 4",
+        "code_format 2 needs immediates_per_bundle <= 3",
+    ),
     ('name = ""', "name `` must be a letter"),
 ]
 
@@ -251,6 +261,46 @@ def test_a_toml_error_lists_every_problem() -> None:
         profile_from_toml("lanes = 0\nnum_eus = 99\n", "two.toml")
     assert "lanes must be 1..15" in str(info.value)
     assert "num_eus must be 1..30" in str(info.value)
+
+
+# -- the in-packet code format (docs/encoding.md §9) ---------------------------------------------
+def test_code_format_loads_and_leaves_version_1_fingerprints_alone() -> None:
+    assert {p.code_format for p in BUILTIN_PROFILES.values()} == {1}
+    # the digests the built-in profiles had before the field existed (objects record them)
+    assert {name: p.fingerprint() for name, p in BUILTIN_PROFILES.items()} == {
+        "tofino1": "652ccc66c3fe2d5b",
+        "tofino2": "dd4bdb1d7cd6f200",
+        "bmv2": "f3e2d28ef6f0809b",
+    }
+    tagged = profile_from_toml('base = "tofino2"\nname = "t2"\ncode_format = 2\n')
+    assert tagged == dataclasses.replace(TOFINO2, name="t2", code_format=2)
+    assert dataclasses.replace(tagged, name="tofino2").fingerprint() != TOFINO2.fingerprint()
+    assert profile_from_toml('base = "tofino2"\nname = "t2"\ncode_format = 1\n').fingerprint() == (
+        dataclasses.replace(TOFINO2, name="t2").fingerprint()
+    )
+
+
+def test_dpfc_target_names_format_2(tmp_path: Path) -> None:
+    path = tmp_path / "v2.toml"
+    path.write_text("code_format = 2\n", encoding="utf-8")
+    shown = CliRunner().invoke(main, ["target", str(path)])
+    assert shown.exit_code == 0
+    assert "in-packet code format: version 2" in shown.output
+    assert "code format" not in CliRunner().invoke(main, ["target", "tofino1"]).output
+
+
+def test_format_2_limits_are_the_tags() -> None:
+    """A selector's first byte must never be a tag: register codes stay below 0x1F, and
+    there are three immediate tags. Both limits hold for every profile that loads today
+    (at most 15 lanes, 3 immediates), and format version 2 states its own."""
+    with pytest.raises(TargetError, match="0x1F would make a selector's first byte look like"):
+        dataclasses.replace(TOFINO1, code_format=2, lanes=MAX_LANES + 1)
+    with pytest.raises(TargetError, match="three immediate tags"):
+        dataclasses.replace(TOFINO1, code_format=2, immediates_per_bundle=4)
+    widest = dataclasses.replace(
+        TOFINO1, code_format=2, lanes=MAX_LANES, hash_functions=("crc32",) * MAX_LANES
+    )
+    assert widest.problems() == []
 
 
 # -- load_profile ----------------------------------------------------------------------------

@@ -241,7 +241,8 @@ def _decode_code(code_options: bytes, profile: Any) -> CodeImage | None:
     while at + 4 <= len(code_options):
         at += 4 + (code_options[at + 3] & 0x1F) * 4
         n_code += 1
-    head = bytes([0x10, 0, 0, n_code << 4]) + bytes(4) + b"\xff\xff\xff\xff"
+    # no stack: header and code options are in the same order in either format version
+    head = bytes([profile.code_format << 4, 0, 0, n_code << 4]) + bytes(4) + b"\xff\xff\xff\xff"
     options = b"\xff\xf0\x01\x03" + head + code_options
     try:
         return decode_options(options, profile).code

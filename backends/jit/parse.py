@@ -2,7 +2,8 @@
 
 Contract: :class:`ParseGen` writes the IR of :func:`dpfc.packet.wire.parse_packet` and
 :func:`dpfc.encoding.decode_options` for the frames they accept whose Geneve options
-are SwitchVM's alone (anything else leaves for DEOPT), loads the stack into the state,
+are SwitchVM's alone (anything else leaves for DEOPT), in the profile's format version (the
+order of the options), loads the stack into the state,
 checks the pointers (``pointer_problem``) and finds the packet's compiled code by its
 digest (NEED_CODE when the engine has not seen it). It sets the header fields the later
 parts read (:class:`~.packetgen.PacketGen`'s attributes).
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpfc.target import HEADER_FIELD_NAMES
+from dpfc.target import HEADER_FIELD_NAMES, TAGGED_FORMAT
 
 from .emit import I32, I64, c32, c64, declare
 from .layout import (
@@ -70,7 +71,7 @@ class ParseGen(PacketGen):
         self.fail_if(self.ne(e.be(p, opts, 4), 0xFFF0_0103))
         h = b.add(opts, c32(4))
         head = e.byte(p, h)
-        self.fail_if(self.ne(b.lshr(head, c32(4)), 1))
+        self.fail_if(self.ne(b.lshr(head, c32(4)), self.profile.code_format))
         gas = e.byte(p, b.add(h, c32(1)))
         depth = e.byte(p, b.add(h, c32(2)))
         counts = e.byte(p, b.add(h, c32(3)))
@@ -92,9 +93,15 @@ class ParseGen(PacketGen):
             b.store(after, position)
             return size
 
-        code_start = b.load(position)
-        self.loop(n_code, lambda _: option(0x02))
-        code_end = b.load(position)
+        def code_options() -> tuple[Any, Any]:
+            start = b.load(position)
+            self.loop(n_code, lambda _: option(0x02))
+            return start, b.load(position)
+
+        # format version 1: header, code, stack; version 2: header, stack, code
+        code_first = self.profile.code_format != TAGGED_FORMAT
+        if code_first:
+            code_start, code_end = code_options()
         lay = self.lay
         copied = self.var(c32(0))
 
@@ -120,6 +127,8 @@ class ParseGen(PacketGen):
             b.store(b.add(b.load(copied), entries), copied)
 
         self.loop(n_stack, stack_option)
+        if not code_first:
+            code_start, code_end = code_options()
         self.fail_if(
             self.ne(b.load(copied), 0) if False else b.icmp_unsigned("!=", b.load(copied), depth)
         )

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpfc.target import TAGGED_FORMAT
+
 from .emit import I32, c32, c64
 from .layout import (
     ACTION_CODE,
@@ -120,7 +122,8 @@ class SteerGen(PacketGen):
         e.put_byte(o, geneve, first)
         at = b.add(geneve, c32(8))
         e.put_be(o, at, c32(0xFFF0_0103), 4)
-        e.put_byte(o, b.add(at, c32(4)), b.or_(c32(0x10), self.flags_nibble))
+        version = c32(self.profile.code_format << 4)
+        e.put_byte(o, b.add(at, c32(4)), b.or_(version, self.flags_nibble))
         e.put_byte(o, b.add(at, c32(5)), gas)
         e.put_byte(o, b.add(at, c32(6)), depth)
         e.put_byte(o, b.add(at, c32(7)), b.or_(b.shl(n_code, c32(4)), n_stack))
@@ -128,8 +131,10 @@ class SteerGen(PacketGen):
         e.put_be(o, b.add(at, c32(12)), new_ptr, 2)
         e.put_be(o, b.add(at, c32(14)), egress, 2)
         at = b.add(at, c32(16))
-        e.copy(o, at, p, self.code_start, code_bytes)
-        at = b.add(at, code_bytes)
+        code_first = self.profile.code_format != TAGGED_FORMAT  # version 2: stack, then code
+        if code_first:
+            e.copy(o, at, p, self.code_start, code_bytes)
+            at = b.add(at, code_bytes)
         position = self.var(at)
         top = e.get(lay.top)
 
@@ -149,6 +154,9 @@ class SteerGen(PacketGen):
 
         self.loop(n_stack, chunk)
         at = b.load(position)
+        if not code_first:
+            e.copy(o, at, p, self.code_start, code_bytes)
+            at = b.add(at, code_bytes)
         e.copy(o, at, p, self.opt_end, inner)
         return b.add(at, inner)
 

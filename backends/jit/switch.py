@@ -21,6 +21,7 @@ from collections.abc import Collection, Sequence
 from dpfc.backends.sim import PassResult, Switch, TopologyError, plain_ipv4_destination
 from dpfc.encoding import decode_pc
 from dpfc.isa import PC
+from dpfc.target import TAGGED_FORMAT
 
 from .compiled import CompiledPipe
 from .layout import (
@@ -333,7 +334,7 @@ class JitSwitch:
                 break
             status = res[stop * RESULT_WORDS + R_STATUS]
             if status == NEED_CODE:
-                compiled.add_code(_code_options(frames[stop]))
+                compiled.add_code(_code_options(frames[stop], switch.profile.code_format))
                 start = stop
                 continue
             assert status == DEOPT, status
@@ -359,12 +360,16 @@ def _comes_back(result: PassResult, loop_ports: Collection[int], recirculate: bo
     return any(port in loop_ports for port, _ in result.outputs)
 
 
-def _code_options(frame: bytes) -> bytes:
+def _code_options(frame: bytes, code_format: int) -> bytes:
     """The code options of a frame the native parser accepted (it checked the layout)."""
     l3 = 18 if frame[12:14] == b"\x81\x00" else 14
     ihl = (frame[l3] & 0xF) * 4
     at = l3 + ihl + 8 + 8 + 16  # UDP, Geneve, the header option
-    n_code = frame[at - 16 + 4 + 3] >> 4
+    counts = frame[at - 16 + 4 + 3]
+    n_code = counts >> 4
+    if code_format == TAGGED_FORMAT:  # format version 2: the stack options come first
+        for _ in range(counts & 0xF):
+            at += 4 + (frame[at + 3] & 0x1F) * 4
     start = at
     for _ in range(n_code):
         at += 4 + (frame[at + 3] & 0x1F) * 4

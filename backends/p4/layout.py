@@ -52,6 +52,11 @@ class Layout:
             )
         if self.profile.register_bits != 32:
             raise LayoutError("the P4 back end supports 32-bit registers only")
+        if self.profile.code_format != 1:
+            raise LayoutError(
+                f"{self.profile.name} has code_format {self.profile.code_format}; the P4 back "
+                "end's parser reads in-packet code format version 1 only (docs/encoding.md §9)"
+            )
 
     # -- machine -------------------------------------------------------------------------------
     @property

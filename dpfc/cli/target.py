@@ -41,6 +41,8 @@ def target_command(name: str | None, list_all: bool) -> None:
     )
     click.echo("  hash per lane: " + ", ".join(profile.hash_functions[: profile.lanes]))
     click.echo(f"  shift amounts: {profile.shift_text()}")
+    if profile.code_format != 1:  # the built-in profiles' first format goes without saying
+        click.echo(f"  in-packet code format: version {profile.code_format} (docs/encoding.md §9)")
 
 
 __all__ = ["target_command"]

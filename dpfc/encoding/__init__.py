@@ -8,7 +8,8 @@ public names from ``dpfc.encoding``.
 * :mod:`.layouts`: the byte layouts of the options and the in-packet code as tables of bit
   fields (over :mod:`.bitfields`), which every codec here and the P4 back end's generated
   decoder read their positions and widths from;
-* :mod:`.code` (package): in-packet code: bundles, blocks, packing into code options;
+* :mod:`.code` (package): in-packet code: bundles, blocks (format version 1) or tagged
+  bundles (version 2, the profile's ``code_format``), packing into code options;
 * :mod:`.header` (package): the SwitchVM Geneve options around it;
 * :mod:`.words`: in-switch code-memory words;
 * :mod:`.errors`: :class:`EncodingError`, :class:`DecodeError`, the bounds-checked
@@ -31,7 +32,6 @@ from dpfc.encoding.code import (
 )
 from dpfc.encoding.errors import ByteReader, DecodeError, EncodingError
 from dpfc.encoding.header import (
-    FORMAT_VERSION,
     HEADER_DATA_LEN,
     HEADER_OPTION_BYTES,
     OPTION_CLASS,
@@ -51,6 +51,7 @@ from dpfc.encoding.layouts import (
     BLOCK_HEAD,
     BRANCH,
     BUNDLE_HEAD,
+    BUNDLE_START,
     CODE_OPTION_HEAD,
     EPILOG_HEAD,
     HEADER_OPTION,
@@ -65,6 +66,7 @@ from dpfc.encoding.layouts import (
     OPTION_HEAD,
     OPTION_WORD_BYTES,
     OPTIONS_MAX,
+    PART_TAG,
     PC_FORMAT,
     REGISTER_BYTE,
     SELECTOR,
@@ -72,6 +74,16 @@ from dpfc.encoding.layouts import (
     STACK_ENTRY,
     STEER_IMMEDIATE,
     TABLES,
+    TAG_ALU,
+    TAG_BUNDLE,
+    TAG_IMMEDIATES,
+    TAG_MEM,
+    TAG_NEXT_PC_IMM,
+    TAG_NEXT_PC_REG,
+    TAG_PADDING,
+    TAG_STEER_IMM,
+    TAG_STEER_REG,
+    TAGGED_TABLES,
     imm_group,
     op_group,
 )
@@ -91,9 +103,9 @@ __all__ = [
     "BLOCK_HEAD",
     "BRANCH",
     "BUNDLE_HEAD",
+    "BUNDLE_START",
     "CODE_OPTION_HEAD",
     "EPILOG_HEAD",
-    "FORMAT_VERSION",
     "HEADER_DATA_LEN",
     "HEADER_OPTION",
     "HEADER_OPTION_BYTES",
@@ -112,6 +124,7 @@ __all__ = [
     "OPTION_DATA_WORDS",
     "OPTION_HEAD",
     "OPTION_WORD_BYTES",
+    "PART_TAG",
     "PC_FORMAT",
     "PC_INDEX_MASK",
     "PTR_NONE",
@@ -122,6 +135,16 @@ __all__ = [
     "STACK_ENTRY",
     "STEER_IMMEDIATE",
     "TABLES",
+    "TAGGED_TABLES",
+    "TAG_ALU",
+    "TAG_BUNDLE",
+    "TAG_IMMEDIATES",
+    "TAG_MEM",
+    "TAG_NEXT_PC_IMM",
+    "TAG_NEXT_PC_REG",
+    "TAG_PADDING",
+    "TAG_STEER_IMM",
+    "TAG_STEER_REG",
     "TYPE_CODE",
     "TYPE_HEADER",
     "TYPE_STACK",

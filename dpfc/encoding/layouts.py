@@ -128,6 +128,23 @@ EPILOG_HEAD = ByteLayout.of(
 STEER_IMMEDIATE = ByteLayout.of("steering value", ("value", 16))
 NEXT_PC_NONE, NEXT_PC_IMM, NEXT_PC_REG = 0, 1, 2  # the values of next_pc_src
 
+# -- format version 2: the same parts, each announced by a tag (docs/encoding.md §9) -----------
+# A code option's data is a sequence of bundles, each opened by a BUNDLE_START, then 0..3
+# padding bytes TAG_PADDING. Inside a bundle every optional part after the selectors (or,
+# in an epilog, after the pushes) starts with a PART_TAG. The tags that may follow a
+# selector are 0xF8..0xFF (top five bits 0x1F), which no selector's first byte has (dest:5
+# is at most 0x1E, profile.TAGGED_MAX_LANES); the epilog's 0xF4..0xF7 follow register
+# bytes (< 0x20).
+BUNDLE_START = ByteLayout.of("bundle start", ("tag", 8), ("stage", 5), ("reserved", 3))
+PART_TAG = ByteLayout.of("part tag", ("tag", 8))
+TAG_BUNDLE = 0xFB
+TAG_ALU = 0xF8
+TAG_MEM = 0xF9
+TAG_IMMEDIATES = (0xFA, 0xFC, 0xFD)  # immediate slot j's tag
+TAG_STEER_IMM, TAG_STEER_REG = 0xF6, 0xF7  # steer_src 0, 1
+TAG_NEXT_PC_IMM, TAG_NEXT_PC_REG = 0xF4, 0xF5  # next_pc_src NEXT_PC_IMM, NEXT_PC_REG
+TAG_PADDING = 0xFF
+
 # Every fixed layout, for tests and documentation (the functions above make the others).
 TABLES: tuple[ByteLayout, ...] = (
     OPTION_HEAD,
@@ -145,3 +162,5 @@ TABLES: tuple[ByteLayout, ...] = (
     EPILOG_HEAD,
     STEER_IMMEDIATE,
 )
+# The fixed layouts format version 2 adds.
+TAGGED_TABLES: tuple[ByteLayout, ...] = (BUNDLE_START, PART_TAG)

@@ -11,12 +11,14 @@ built-ins, :mod:`.load` finds one by name or reads one from a TOML file.
 from dpfc.target.load import load_profile, profile_from_toml
 from dpfc.target.profile import (
     BUILTIN_PROFILES,
+    CODE_FORMATS,
     DEFAULT_METADATA,
     DEFAULT_PROFILE,
     DEFAULT_STEERING,
     HASH_FUNCTIONS,
     HEADER_FIELD_NAMES,
     HEADER_METADATA,
+    TAGGED_FORMAT,
     BranchOperands,
     DirectMappingLanes,
     HashFunction,
@@ -29,12 +31,14 @@ from dpfc.target.profile import (
 
 __all__ = [
     "BUILTIN_PROFILES",
+    "CODE_FORMATS",
     "DEFAULT_METADATA",
     "DEFAULT_PROFILE",
     "DEFAULT_STEERING",
     "HASH_FUNCTIONS",
     "HEADER_FIELD_NAMES",
     "HEADER_METADATA",
+    "TAGGED_FORMAT",
     "BranchOperands",
     "DirectMappingLanes",
     "HashFunction",

@@ -147,6 +147,14 @@ MAX_PACKET_BUNDLES_PER_STAGE = 8
 # 252 bytes of options - 16 (header option) = 236 = 128 (31 entries) + 108 (26 entries).
 MAX_STACK_DEPTH = 57
 PC_INDEX_LIMIT = 0x7FFF
+# The in-packet code formats (docs/encoding.md): 1 counts and flags up front, blocks with a
+# count; 2 the same bytes with a one-byte tag before each bundle and part. A tag is 0xF8..0xFF
+# (top five bits 0x1F), which a selector's first byte (dest:5) must never be: the highest
+# register code, B(L-1), stays below 0x1F only for L <= 15; the immediates have three tags.
+CODE_FORMATS = (1, 2)
+TAGGED_FORMAT = 2
+TAGGED_MAX_LANES = 15
+TAGGED_MAX_IMMEDIATES = 3
 # A profile name is printed in `.target NAME` of disassembly, so it must be an assembler NAME.
 PROFILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Every amount LSH/RSH can name (``B & 31``) besides 0: an ALU that shifts by any of them.
@@ -182,6 +190,8 @@ class TargetProfile:
     hardware_stages: int = 12
     # The amounts (B & 31) the ALU's LSH/RSH implement besides 0; any other faults the packet.
     shift_amounts: tuple[int, ...] = ALL_SHIFT_AMOUNTS
+    # The format of the in-packet code this target reads and writes (docs/encoding.md): 1 or 2.
+    code_format: int = 1
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -299,6 +309,21 @@ class TargetProfile:
             out.append(f"shift_amounts must be 1..31 (0 always shifts), got {outside[0]}")
         if list(amounts) != sorted(set(amounts)):
             out.append("shift_amounts must be sorted, without duplicates")
+        if self.code_format not in CODE_FORMATS:
+            allowed = " or ".join(map(str, CODE_FORMATS))
+            out.append(f"code_format must be {allowed}, got {self.code_format}")
+        elif self.code_format == TAGGED_FORMAT:
+            if self.lanes > TAGGED_MAX_LANES:
+                out.append(
+                    f"code_format 2 needs lanes <= {TAGGED_MAX_LANES} (register B15's code "
+                    "0x1F would make a selector's first byte look like a part tag), "
+                    f"got {self.lanes}"
+                )
+            if self.immediates_per_bundle > TAGGED_MAX_IMMEDIATES:
+                out.append(
+                    f"code_format 2 needs immediates_per_bundle <= {TAGGED_MAX_IMMEDIATES} "
+                    f"(it has three immediate tags), got {self.immediates_per_bundle}"
+                )
         return out
 
     @cached_property
@@ -307,6 +332,9 @@ class TargetProfile:
         if not self.shifts_restricted:
             # every shift, as before the field existed: objects keep their fingerprints
             del values["shift_amounts"]
+        if self.code_format == 1:
+            # the first format, as before the field existed: objects keep their fingerprints
+            del values["code_format"]
         text = json.dumps(values, sort_keys=True, default=_json_value)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 

@@ -677,6 +677,94 @@ def cases() -> list[Case]:
             cg.inner,
         ),
     )
+    out += tagged_cases(cg)
+    return out
+
+
+def tagged_cases(cg: Base) -> list[Case]:
+    """Format version 2 (``tagged.toml``): the cache_get packet, its code option's data at
+    frame byte 78 (after the header option and the stack option); the bundles start at
+    data bytes 0 (prolog), 8 (EU0), 17 (EU1, its ALU tag at 41), 54 and 63 (EU2), 69 (EU3),
+    87 and 95 (epilogs), the padding at 103 (docs/encoding.md §9)."""
+    target = "tagged.toml"
+    profile = load_profile(str(HERE / target))
+    text = (ROOT / "examples" / "asm" / "cache_get.dpfasm").read_text(encoding="utf-8")
+    header = assemble_text(text, "cache_get.dpfasm", profile).header(cg.header.stack)
+    f = build_packet(PacketSpec(1, header, PAYLOAD), profile).frame
+    code = OPTIONS + 16 + 8 + 4
+    assert f[code] == f[code + 8] == f[code + 17] == 0xFB and f[code + 41] == 0xF8
+    out: list[Case] = []
+
+    def add(name: str, mutation: str, expect: str, data: bytes) -> None:
+        out.append(Case(f"tagged_{name}", mutation, expect, data, target=target))
+
+    add(
+        "alu_tag_wrong",
+        f"EU1's ALU group tag (byte {code + 41}) 0xf8 -> 0xf9, the memory group's tag",
+        "DPF3024",
+        patch(f, code + 41, 0xF9),
+    )
+    add(
+        "bundle_start_missing",
+        f"the prolog's bundle start (byte {code}) 0xfb -> 0xfa",
+        "DPF3024",
+        patch(f, code, 0xFA),
+    )
+    add(
+        "part_not_announced",
+        f"EU0's has_mem cleared (byte {code + 10}: 0x01 -> 0x00): its memory group's tag "
+        "follows a bundle that announces no part",
+        "DPF3024",
+        patch(f, code + 10, 0x00),
+    )
+    add(
+        "tag_for_a_selector",
+        f"EU0's n_sel 0 -> 1 (byte {code + 11}: 0x00 -> 0x08): the memory group's tag "
+        "stands where the selector must be",
+        "DPF3024",
+        patch(f, code + 11, 0x08),
+    )
+    add(
+        "padding_not_ff",
+        f"the padding byte (byte {code + 103}) 0xff -> 0x00",
+        "DPF3023",
+        patch(f, code + 103, 0x00),
+    )
+    add(
+        "stage_reserved_bits",
+        f"the prolog's stage byte (byte {code + 1}) 0x00 -> 0x01",
+        "DPF3011",
+        patch(f, code + 1, 0x01),
+    )
+    add(
+        "stage_order",
+        f"EU1's stage byte (byte {code + 18}) 0x10 -> 0x00: a prolog after EU0",
+        "DPF3021",
+        patch(f, code + 18, 0x00),
+    )
+    add(
+        "version_1_packet",
+        "the version-1 cache_get packet (the corpus base) for a version-2 profile",
+        "DPF3035",
+        cg.frame,
+    )
+    add(
+        "version_1_option_order",
+        "a version-2 header and code with the stack option after the code option, as in version 1",
+        "DPF3037",
+        frame_of(
+            f[OPTIONS : OPTIONS + 16] + f[code - 4 : code + 104] + f[OPTIONS + 16 : code - 4],
+            cg.inner,
+        ),
+    )
+    out.append(
+        Case(
+            "tagged_packet_on_tofino1",
+            "the version-2 cache_get packet for tofino1 (format version 1)",
+            "DPF3035",
+            f,
+        )
+    )
     return out
 
 

@@ -9,10 +9,14 @@ from the tables of :mod:`dpfc.encoding.layouts`.
 
 Modules:
 
-* :mod:`.packing`: blocks, greedy canonical packing into code options, their unpacking and
-  padding checks; :func:`encode_stage_bundle`;
+* :mod:`.packing`: blocks (format version 1) or bundle starts (version 2), greedy canonical
+  packing into code options, their unpacking and padding checks; :func:`encode_stage_bundle`;
+  the version is the profile's ``code_format``;
 * :mod:`.bundle`: prolog and EU bundles (:func:`encode_bundle`, :func:`decode_bundle`);
 * :mod:`.epilog`: epilog bundles (:func:`encode_epilog`, :func:`decode_epilog`);
+* :mod:`.tagged`: a format-version-2 bundle: the version-1 bytes of :mod:`.bundle` and
+  :mod:`.epilog` with a tag before the bundle and each part (:func:`encode_tagged`,
+  :func:`decode_tagged`, :func:`bundle_field_offset`);
 * :mod:`.fields`: what both bundle kinds share: PCs (:func:`encode_pc`, :func:`decode_pc`),
   register bytes, the canonical-bytes check, :func:`field_offset` (the byte a checker
   violation names).
@@ -39,6 +43,7 @@ from dpfc.encoding.code.packing import (
     pack_code,
     unpack_code,
 )
+from dpfc.encoding.code.tagged import bundle_field_offset, decode_tagged, encode_tagged
 
 __all__ = [
     "IMM_FLAG",
@@ -47,13 +52,16 @@ __all__ = [
     "PC_INDEX_MASK",
     "REGISTER_MAX",
     "PackedCode",
+    "bundle_field_offset",
     "decode_bundle",
     "decode_epilog",
     "decode_pc",
+    "decode_tagged",
     "encode_bundle",
     "encode_epilog",
     "encode_pc",
     "encode_stage_bundle",
+    "encode_tagged",
     "field_offset",
     "pack_code",
     "unpack_code",

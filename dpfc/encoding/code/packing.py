@@ -1,15 +1,19 @@
-"""Blocks of bundles and their packing into code options (docs/encoding.md §2.2, §3).
+"""Blocks of bundles and their packing into code options (docs/encoding.md §2.2, §3, §9).
 
-Layout (the tables of :mod:`dpfc.encoding.layouts`): each SwitchVM code option's data is a
+Format version 1 (the tables of :mod:`dpfc.encoding.layouts`): each SwitchVM code option's data is a
 ``CODE_OPTION_HEAD`` (``n_blocks``) then that many *blocks*, then zero padding to a multiple
 of 4 bytes. A block is a ``BLOCK_HEAD`` (``stage``, ``count_minus_one``) followed by that
 many bundles of the stage (:mod:`.bundle`, :mod:`.epilog`). Blocks appear in ascending stage
 order; a stage's bundles may continue in the next block. The in-packet PC ``@packet:i``
 names the i-th bundle of a stage across all blocks.
 
+Format version 2 (``profile.code_format``): each option's data is a sequence of bundles, each
+opened by its ``BUNDLE_START`` (:mod:`.tagged`), then 0..3 padding bytes ``TAG_PADDING``
+(0xFF); no block headers and no count. Stages are in ascending order across all options.
+
 Contract: :func:`pack_code` packs an image greedily into the one canonical list of code
 option payloads; :func:`unpack_code` reads payloads back into a :class:`CodeImage`, checking
-blocks and padding (DPF3020-DPF3023) and leaving each bundle to its decoder, which rejects
+blocks or bundle starts and padding (DPF3020-DPF3024) and leaving each bundle to its decoder, which rejects
 any non-canonical form, so decode∘encode and encode∘decode are identities.
 
 Not responsible for the other SwitchVM options nor their framing (:mod:`dpfc.encoding.header`)
@@ -24,12 +28,16 @@ from functools import lru_cache
 from dpfc.catalog import codes
 from dpfc.encoding.code.bundle import decode_bundle, encode_bundle
 from dpfc.encoding.code.epilog import decode_epilog, encode_epilog
+from dpfc.encoding.code.tagged import decode_tagged, encode_tagged, tag_name
 from dpfc.encoding.errors import ByteReader, DecodeError, EncodingError
 from dpfc.encoding.layouts import (
     BLOCK_HEAD,
+    BUNDLE_START,
     CODE_OPTION_HEAD,
     OPTION_DATA_MAX,
     OPTION_WORD_BYTES,
+    TAG_BUNDLE,
+    TAG_PADDING,
 )
 from dpfc.isa import (
     EPILOG_STAGE,
@@ -40,12 +48,15 @@ from dpfc.isa import (
     StageBundle,
     stage_name,
 )
-from dpfc.target import TargetProfile
+from dpfc.target import TAGGED_FORMAT, TargetProfile
 
 MAX_BLOCK_BUNDLES = BLOCK_HEAD.field("count_minus_one").mask + 1
 
 
 def encode_stage_bundle(stage: int, bundle: StageBundle, profile: TargetProfile) -> bytes:
+    """The bytes of one bundle in the profile's format (in version 2 with its bundle start)."""
+    if profile.code_format == TAGGED_FORMAT:
+        return encode_tagged(stage, bundle, profile)
     if isinstance(bundle, EpilogBundle):
         return encode_epilog(bundle, profile)
     return encode_bundle(bundle, profile)
@@ -68,6 +79,8 @@ CACHE_SIZE = 4096
 @lru_cache(maxsize=CACHE_SIZE)
 def pack_code(image: CodeImage, profile: TargetProfile) -> PackedCode:
     """Greedy canonical packing of an image's bundles into code-option payloads."""
+    if profile.code_format == TAGGED_FORMAT:
+        return _pack_tagged(image, profile)
     options: list[bytes] = []
     sizes: list[tuple[int, int, int]] = []
     empty = CODE_OPTION_HEAD.pack(n_blocks=0)
@@ -118,6 +131,33 @@ def pack_code(image: CodeImage, profile: TargetProfile) -> PackedCode:
     return PackedCode(tuple(options), tuple(sizes))
 
 
+def _pack_tagged(image: CodeImage, profile: TargetProfile) -> PackedCode:
+    """:func:`pack_code` in format version 2: no blocks, padding 0xFF."""
+    options: list[bytes] = []
+    sizes: list[tuple[int, int, int]] = []
+    current = bytearray()
+
+    def close() -> None:
+        if current:
+            options.append(bytes(current) + bytes([TAG_PADDING]) * (-len(current) % 4))
+            current.clear()
+
+    for stage, bundles in image.stages():
+        for index, bundle in enumerate(bundles):
+            body = encode_tagged(stage, bundle, profile)
+            sizes.append((stage, index, len(body)))
+            if len(current) + len(body) > OPTION_DATA_MAX:
+                close()
+                if len(body) > OPTION_DATA_MAX:
+                    raise EncodingError(
+                        f"{stage_name(stage)} bundle {index} is {len(body)} bytes, too large for "
+                        f"one Geneve option ({OPTION_DATA_MAX} bytes at most)"
+                    )
+            current += body
+    close()
+    return PackedCode(tuple(options), tuple(sizes))
+
+
 def unpack_code(
     options: list[tuple[int, bytes]],
     profile: TargetProfile,
@@ -128,7 +168,10 @@ def unpack_code(
     If ``positions`` is given, it receives the byte offset of every bundle, keyed by
     (stage, index in the stage), so that later checks can point at the offending bundle.
     """
-    image, where = _unpack_code(tuple(options), profile)
+    if profile.code_format == TAGGED_FORMAT:
+        image, where = _unpack_tagged(tuple(options), profile)
+    else:
+        image, where = _unpack_code(tuple(options), profile)
     if positions is not None:
         positions.update(where)
     return image
@@ -158,12 +201,7 @@ def _unpack_code(
                     offset,
                     codes.DECODE_BLOCK_ORDER,
                 )
-            if stage != EPILOG_STAGE and stage > profile.num_eus:
-                raise DecodeError(
-                    f"code for EU{stage - 1} but {profile.name} has {profile.num_eus} EUs",
-                    offset,
-                    codes.DECODE_NO_SUCH_EU,
-                )
+            _check_stage(stage, last_stage, offset, profile)
             last_stage = stage
             for _ in range(count):
                 if stage == PROLOG_STAGE:
@@ -176,10 +214,111 @@ def _unpack_code(
                     where[(stage, len(eus[stage - 1]))] = reader.offset
                     eus[stage - 1].append(decode_bundle(reader, profile))
         _check_padding(reader)
+    return _image(prologs, eus, epilogs), tuple(where.items())
+
+
+def _image(
+    prologs: list[Bundle], eus: list[list[Bundle]], epilogs: list[EpilogBundle]
+) -> CodeImage:
     while eus and not eus[-1]:
         eus.pop()
-    image = CodeImage(tuple(prologs), tuple(tuple(s) for s in eus), tuple(epilogs))
-    return image, tuple(where.items())
+    return CodeImage(tuple(prologs), tuple(tuple(s) for s in eus), tuple(epilogs))
+
+
+def _check_stage(stage: int, last_stage: int, offset: int, profile: TargetProfile) -> None:
+    """Code comes in stage order, of stages the profile has."""
+    if stage < last_stage:
+        raise DecodeError(
+            f"{stage_name(stage)} bundle after {stage_name(last_stage)}: bundles must be in stage order",
+            offset,
+            codes.DECODE_BLOCK_ORDER,
+        )
+    if stage != EPILOG_STAGE and stage > profile.num_eus:
+        raise DecodeError(
+            f"code for EU{stage - 1} but {profile.name} has {profile.num_eus} EUs",
+            offset,
+            codes.DECODE_NO_SUCH_EU,
+        )
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _unpack_tagged(
+    options: tuple[tuple[int, bytes], ...], profile: TargetProfile
+) -> tuple[CodeImage, tuple[tuple[tuple[int, int], int], ...]]:
+    """:func:`_unpack_code` in format version 2; a bundle's position is its bundle start."""
+    prologs: list[Bundle] = []
+    eus: list[list[Bundle]] = [[] for _ in range(profile.num_eus)]
+    epilogs: list[EpilogBundle] = []
+    where: dict[tuple[int, int], int] = {}
+    last_stage = -1
+    for base, data in options:
+        reader = ByteReader(data, base)
+        bundles = 0
+        while reader.remaining():
+            offset = reader.offset
+            first = data[reader.pos]
+            if bundles and (
+                first == TAG_PADDING
+                or (first != TAG_BUNDLE and reader.remaining() < OPTION_WORD_BYTES)
+            ):  # no bundle is shorter than 4 bytes: what follows is the padding
+                _check_tagged_padding(reader)
+                break
+            if first != TAG_BUNDLE:
+                if not bundles and first == TAG_PADDING:
+                    break  # the option holds no bundle
+                raise DecodeError(
+                    f"found {tag_name(first)} where a bundle start ({TAG_BUNDLE:#04x}) or the "
+                    f"padding ({TAG_PADDING:#04x}) must follow"
+                    + (" the previous bundle" if bundles else ""),
+                    offset,
+                    codes.DECODE_PART_TAG,
+                )
+            start = BUNDLE_START.read(reader)
+            stage = start["stage"]
+            if start["reserved"]:
+                raise DecodeError(
+                    "reserved bits of the bundle start's stage byte are set",
+                    offset + BUNDLE_START.field("reserved").byte,
+                    codes.DECODE_RESERVED_BITS,
+                )
+            _check_stage(stage, last_stage, offset + BUNDLE_START.field("stage").byte, profile)
+            last_stage = stage
+            bundle = decode_tagged(reader, stage, profile)
+            bundles += 1
+            if isinstance(bundle, EpilogBundle):
+                where[(stage, len(epilogs))] = offset
+                epilogs.append(bundle)
+            elif stage == PROLOG_STAGE:
+                where[(stage, len(prologs))] = offset
+                prologs.append(bundle)
+            else:
+                where[(stage, len(eus[stage - 1]))] = offset
+                eus[stage - 1].append(bundle)
+        if not bundles:
+            raise DecodeError("code option holds no bundle", base, codes.DECODE_EMPTY_CODE_OPTION)
+    return _image(prologs, eus, epilogs), tuple(where.items())
+
+
+def _check_tagged_padding(reader: ByteReader) -> None:
+    """After its bundles, a version-2 code option holds only 0xFF padding to 4 bytes."""
+    start = reader.offset
+    padding = reader.take(reader.remaining(), "padding")
+    if len(padding) >= OPTION_WORD_BYTES:
+        raise DecodeError(
+            f"code option has {len(padding)} bytes after its bundles; only padding to the "
+            f"next {OPTION_WORD_BYTES}-byte boundary (at most {OPTION_WORD_BYTES - 1} bytes) "
+            "may follow",
+            start,
+            codes.DECODE_TRAILING_BYTES,
+        )
+    for index, byte in enumerate(padding):
+        if byte != TAG_PADDING:
+            raise DecodeError(
+                f"padding byte after the bundles of a code option is {byte:#04x}, not "
+                f"{TAG_PADDING:#04x}",
+                start + index,
+                codes.DECODE_TRAILING_BYTES,
+            )
 
 
 def _check_padding(reader: ByteReader) -> None:

@@ -23,7 +23,6 @@ nor for the outer headers of a packet (:mod:`dpfc.packet`).
 from dpfc.encoding.header.decode import decode_options
 from dpfc.encoding.header.encode import encode_options, pack_checked, restack
 from dpfc.encoding.header.format import (
-    FORMAT_VERSION,
     HEADER_DATA_LEN,
     HEADER_OPTION_BYTES,
     OPTION_CLASS,
@@ -40,7 +39,6 @@ from dpfc.encoding.header.format import (
 )
 
 __all__ = [
-    "FORMAT_VERSION",
     "HEADER_DATA_LEN",
     "HEADER_OPTION_BYTES",
     "OPTION_CLASS",

@@ -2,8 +2,8 @@
 
 :func:`decode_options` reads a Geneve options area into a :class:`SwitchVMHeader`,
 ignoring other classes' options. It accepts exactly what :func:`encode_options` writes:
-the header option first with a known version, the announced code and stack options in
-order, code that passes :func:`~dpfc.isa.placement.check_image`, valid pointers, and bytes equal to the
+the header option first with the version the profile reads (its ``code_format``), the
+announced code and stack options in that version's order, code that passes :func:`~dpfc.isa.placement.check_image`, valid pointers, and bytes equal to the
 re-encoding of their content. Anything else raises :class:`DecodeError` with the byte
 offset of the first problem (a check violation points at the field it names, a
 non-canonical area at the first byte that differs from the canonical one) and its code.
@@ -16,11 +16,10 @@ tables of :mod:`dpfc.encoding.layouts`); the code options' contents are unpacked
 from __future__ import annotations
 
 from dpfc.catalog import codes
-from dpfc.encoding.code import MAX_BLOCK_BUNDLES, decode_pc, field_offset, unpack_code
+from dpfc.encoding.code import MAX_BLOCK_BUNDLES, bundle_field_offset, decode_pc, unpack_code
 from dpfc.encoding.errors import DecodeError, EncodingError
 from dpfc.encoding.header.encode import encode_options
 from dpfc.encoding.header.format import (
-    FORMAT_VERSION,
     HEADER_DATA_LEN,
     OPTION_CLASS,
     PTR_NONE,
@@ -42,7 +41,7 @@ from dpfc.encoding.layouts import (
     STACK_ENTRY,
 )
 from dpfc.isa import CodeImage, check_image, stage_name
-from dpfc.target import TargetProfile
+from dpfc.target import TAGGED_FORMAT, TargetProfile
 
 
 def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) -> SwitchVMHeader:
@@ -84,12 +83,14 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
 
     fields = HEADER_OPTION.unpack(head)
     version, flags = fields["version"], fields["flags"]
-    if version != FORMAT_VERSION:
+    if version != profile.code_format:
         raise DecodeError(
-            f"unsupported SwitchVM format version {version}",
+            f"SwitchVM format version {version}, but the profile {profile.name} reads "
+            f"version {profile.code_format} (its code_format)",
             at("version"),
             codes.DECODE_FORMAT_VERSION,
         )
+    tagged = profile.code_format == TAGGED_FORMAT
     gas, depth = fields["gas"], fields["stack_depth"]
     n_code, n_stack = fields["n_code_opts"], fields["n_stack_opts"]
     app_id = fields["app_id"]
@@ -101,19 +102,24 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
             codes.DECODE_STACK_TOO_DEEP,
         )
     rest = options[1:]
-    expected = [TYPE_CODE] * n_code + [TYPE_STACK] * n_stack
+    if tagged:  # version 2: the stack options come first
+        expected = [TYPE_STACK] * n_stack + [TYPE_CODE] * n_code
+        stack_options, code_options = rest[:n_stack], rest[n_stack:]
+    else:
+        expected = [TYPE_CODE] * n_code + [TYPE_STACK] * n_stack
+        code_options, stack_options = rest[:n_code], rest[n_code:]
     actual = [o[2] for o in rest]
     if actual != expected:
         raise DecodeError(
             f"header announces {n_code} code and {n_stack} stack options, found "
             f"{actual.count(TYPE_CODE)} code and {actual.count(TYPE_STACK)} stack options"
-            + ("" if sorted(actual) == actual else " (out of order)"),
+            + ("" if sorted(actual, reverse=tagged) == actual else " (out of order)"),
             at("n_code_opts"),
             codes.DECODE_OPTION_COUNTS,
         )
     positions: dict[tuple[int, int], int] = {}
-    code = unpack_code([(o[0] + OPTION_HEAD.size, o[3]) for o in rest[:n_code]], profile, positions)
-    stack_data = b"".join(o[3] for o in rest[n_code:])
+    code = unpack_code([(o[0] + OPTION_HEAD.size, o[3]) for o in code_options], profile, positions)
+    stack_data = b"".join(o[3] for o in stack_options)
     entry = STACK_ENTRY.size
     if len(stack_data) != entry * depth:
         raise DecodeError(
@@ -161,7 +167,7 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
         again = encode_options(header, profile)
     except EncodingError as exc:
         raise DecodeError(exc.message, base_offset, exc.code) from None
-    _check_canonical(options, n_code, again)
+    _check_canonical(options[:1], code_options, stack_options, again, tagged)
     return header
 
 
@@ -182,18 +188,30 @@ def _violation_offset(
     bundles = stages.get(stage, ())
     if index >= len(bundles):
         return start
-    return start + field_offset(bundles[index], where, profile)
+    return start + bundle_field_offset(stage, bundles[index], where, profile)
 
 
-def _check_canonical(options: list[Option], n_code: int, encoded: EncodedOptions) -> None:
+def _check_canonical(
+    header_option: list[Option],
+    code_options: list[Option],
+    stack_options: list[Option],
+    encoded: EncodedOptions,
+    tagged: bool,
+) -> None:
     """The SwitchVM options must be exactly ``encoded``, the canonical encoding of their
     content; the error names the section that differs (code, then stack, then header)."""
     header_end = encoded.header_bytes
-    code_end = header_end + encoded.code_bytes
-    code_options, stack_options = options[1 : 1 + n_code], options[1 + n_code :]
+    if tagged:  # header, stack, code
+        stack_at = header_end
+        code_at = stack_at + encoded.stack_bytes
+    else:  # header, code, stack
+        code_at = header_end
+        stack_at = code_at + encoded.code_bytes
+    canonical_code = encoded.data[code_at : code_at + encoded.code_bytes]
+    canonical_stack = encoded.data[stack_at : stack_at + encoded.stack_bytes]
     ours = _concat(code_options)
-    if ours != encoded.data[header_end:code_end]:
-        canonical = [o[3] for o in split_options(encoded.data[header_end:code_end])]
+    if ours != canonical_code:
+        canonical = [o[3] for o in split_options(canonical_code)]
         actual = [o[3] for o in code_options]
         if [len(c) for c in canonical] != [len(c) for c in actual]:
             message = (
@@ -201,26 +219,31 @@ def _check_canonical(options: list[Option], n_code: int, encoded: EncodedOptions
                 f"{len(canonical)} code option(s) of {_sizes(canonical)} data bytes, "
                 f"this packet has {len(actual)} of {_sizes(actual)}"
             )
+        elif tagged:
+            message = (
+                "non-canonical packing of the in-packet code: greedy packing puts the "
+                "bundles into the code options differently"
+            )
         else:
             message = (
                 "non-canonical blocks in the in-packet code: each stage's bundles form one "
                 f"block (of at most {MAX_BLOCK_BUNDLES}) per code option"
             )
-        index = _first_diff(ours, encoded.data[header_end:code_end])
+        index = _first_diff(ours, canonical_code)
         raise DecodeError(message, _locate(code_options, index), codes.DECODE_NON_CANONICAL)
     ours = _concat(stack_options)
-    if ours != encoded.data[code_end:]:
+    if ours != canonical_stack:
         raise DecodeError(
             f"non-canonical stack: {len(stack_options)} stack option(s) where the canonical "
             f"encoding uses {encoded.stack_options} ({STACK_ENTRIES_PER_OPTION} entries per option)",
-            _locate(stack_options, _first_diff(ours, encoded.data[code_end:])),
+            _locate(stack_options, _first_diff(ours, canonical_stack)),
             codes.DECODE_NON_CANONICAL,
         )
-    ours = _concat(options[:1])
+    ours = _concat(header_option)
     if ours != encoded.data[:header_end]:
         raise DecodeError(
             "non-canonical header option",
-            _locate(options[:1], _first_diff(ours, encoded.data[:header_end])),
+            _locate(header_option, _first_diff(ours, encoded.data[:header_end])),
             codes.DECODE_NON_CANONICAL,
         )
 

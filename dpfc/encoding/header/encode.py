@@ -1,7 +1,8 @@
 """Encoding SwitchVM Geneve options: checks every limit, then writes the canonical bytes.
 
 :func:`encode_options` turns a :class:`SwitchVMHeader` into its options area (header
-option, code options, stack options; layout in :mod:`.format`), or
+option, code options, stack options in format version 1; header, stack, code in version 2,
+the profile's ``code_format``; layout in :mod:`.format`), or
 raises :class:`EncodingError` naming the first limit the header breaks (code legality,
 pointers, stack depth and values, field widths, option counts, the Geneve size).
 :func:`pack_checked` checks and packs in-packet code once for callers that encode it into
@@ -20,7 +21,6 @@ from dpfc.catalog import codes
 from dpfc.encoding.code import PackedCode, encode_pc, pack_code
 from dpfc.encoding.errors import EncodingError
 from dpfc.encoding.header.format import (
-    FORMAT_VERSION,
     HEADER_DATA_LEN,
     HEADER_OPTION_BYTES,
     OPTION_CLASS,
@@ -42,7 +42,7 @@ from dpfc.encoding.layouts import (
     STACK_ENTRY,
 )
 from dpfc.isa import PC, CodeImage, check_image, stage_name
-from dpfc.target import TargetProfile
+from dpfc.target import TAGGED_FORMAT, TargetProfile
 
 _ENTRY = STACK_ENTRY.field("value")
 _ENTRY_CODE = {1: "B", 2: "H", 4: "I", 8: "Q"}[STACK_ENTRY.size]  # struct's code for an entry
@@ -69,7 +69,9 @@ def pack_checked(code: CodeImage, profile: TargetProfile) -> PackedCode:
     return pack_code(code, profile)
 
 
-def _header_option(header: SwitchVMHeader, depth: int, n_code: int, n_stack: int) -> bytes:
+def _header_option(
+    header: SwitchVMHeader, depth: int, n_code: int, n_stack: int, version: int
+) -> bytes:
     """The header option (option header included) of a checked header."""
     head = OPTION_HEAD.pack(
         option_class=OPTION_CLASS,
@@ -77,7 +79,7 @@ def _header_option(header: SwitchVMHeader, depth: int, n_code: int, n_stack: int
         length=HEADER_DATA_LEN // OPTION_WORD_BYTES,
     )
     return head + HEADER_OPTION.pack(
-        version=FORMAT_VERSION,
+        version=version,
         flags=header.flags,
         gas=header.gas,
         stack_depth=depth,
@@ -139,20 +141,22 @@ def encode_options(
         raise EncodingError(
             f"more than {_N_CODE.mask} code or stack options", codes.ENCODE_TOO_MANY_OPTIONS
         )
-    head = _header_option(header, depth, len(code_options), len(stack_chunks))
-    parts = [head]
-    parts += [geneve_option(TYPE_CODE, payload) for payload in code_options]
+    head = _header_option(header, depth, len(code_options), len(stack_chunks), profile.code_format)
+    code_parts = [geneve_option(TYPE_CODE, payload) for payload in code_options]
     try:  # the values are checked above: struct packs exactly what to_bytes would
-        parts += [
+        stack_parts = [
             geneve_option(TYPE_STACK, struct.pack(f"!{len(chunk)}{_ENTRY_CODE}", *chunk))
             for chunk in stack_chunks
         ]
     except struct.error:  # not ints: raise what the plain conversion always raised
-        parts += [
+        stack_parts = [
             geneve_option(TYPE_STACK, b"".join(v.to_bytes(STACK_ENTRY.size, "big") for v in chunk))
             for chunk in stack_chunks
         ]
-    data = b"".join(parts)
+    if profile.code_format == TAGGED_FORMAT:  # the stack at a fixed offset, after the header
+        data = b"".join([head, *stack_parts, *code_parts])
+    else:
+        data = b"".join([head, *code_parts, *stack_parts])
     code_bytes = sum(len(p) + OPTION_HEAD.size for p in code_options)
     stack_bytes = STACK_ENTRY.size * depth + OPTION_HEAD.size * len(stack_chunks)
     if len(data) > OPTIONS_MAX:
@@ -196,10 +200,14 @@ def restack(
             return None
     if len(chunks) > _N_STACK.mask:
         return None
-    code_end = encoded.header_bytes + encoded.code_bytes
-    head_and_code = bytearray(encoded.data[:code_end])
-    head_and_code[_DEPTH_AT] = depth
-    counts = head_and_code[_N_STACK_AT] & ~(_N_STACK.mask << _N_STACK.low)
-    head_and_code[_N_STACK_AT] = counts | (len(chunks) << _N_STACK.low)
-    out = b"".join([head_and_code, *chunks])
+    head = bytearray(encoded.data[: encoded.header_bytes])
+    head[_DEPTH_AT] = depth
+    counts = head[_N_STACK_AT] & ~(_N_STACK.mask << _N_STACK.low)
+    head[_N_STACK_AT] = counts | (len(chunks) << _N_STACK.low)
+    if profile.code_format == TAGGED_FORMAT:
+        code = encoded.data[encoded.header_bytes + encoded.stack_bytes :]
+        out = b"".join([head, *chunks, code])
+    else:
+        code = encoded.data[encoded.header_bytes : encoded.header_bytes + encoded.code_bytes]
+        out = b"".join([head, code, *chunks])
     return out if len(out) <= OPTIONS_MAX else None

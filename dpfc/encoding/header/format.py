@@ -9,8 +9,10 @@ of :mod:`dpfc.encoding.layouts`)::
     code options  (type 0x02): see :mod:`dpfc.encoding.code`
     stack options (type 0x03): STACK_ENTRY s (32 bits), top of stack first, 31 per option
 
-The header option comes first, then the code options, then the stack options; the counts
-in the header are the parser's hints. A DPF pointer of 0xFFFF means "none" (run the
+The header option comes first, then the code options, then the stack options (format
+version 1); in version 2 the stack options come before the code options. The header's
+``version`` is the profile's ``code_format``; the counts in the header are the parser's
+hints. A DPF pointer of 0xFFFF means "none" (run the
 tenant's default DPF). All options together must fit the 252 bytes Geneve allows.
 
 This module holds what both directions share: the constants above, :class:`SwitchVMHeader`
@@ -48,7 +50,6 @@ OPTION_TYPE_NAMES = {
 }
 HEADER_DATA_LEN = HEADER_OPTION.size
 HEADER_OPTION_BYTES = OPTION_HEAD.size + HEADER_DATA_LEN  # the header option whole
-FORMAT_VERSION = 1
 PTR_NONE = 0xFFFF
 
 
