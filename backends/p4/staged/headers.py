@@ -89,6 +89,7 @@ def header_types(plan: StagePlan) -> list[Header]:
         ),
         _h("option_t", [("cls", 16), ("type", 8), ("r", 3), ("len", 5)]),
         _h("word_t", [("w", 32)], "A stack entry, or a register's selected copy or push."),
+        *(_h(f"words{c}_t", [("w", 32 * c)]) for c in (1, 2, 4, 8, 16, 32)),
         _h(
             "head_t",
             [
@@ -147,6 +148,12 @@ def epilog_fields(plan: StagePlan) -> list[tuple[str, str]]:
     return out
 
 
+def stack_chunks(plan: StagePlan, stack_depth: int) -> list[int]:
+    """The chunk sizes (words) below the top single words, largest first (:mod:`.parser`)."""
+    rest = stack_depth - min(stack_depth, 2 * plan.lanes)
+    return [1 << k for k in reversed(range(rest.bit_length()))]
+
+
 def headers_struct(plan: StagePlan, stack_depth: int) -> Header:
     fields = [
         ("ethernet", "ethernet_t"),
@@ -156,7 +163,8 @@ def headers_struct(plan: StagePlan, stack_depth: int) -> Header:
         ("sv", "sv_header_t"),
         ("stack_opt", "option_t"),
         ("push", f"word_t[{2 * plan.lanes}]"),
-        ("stack", f"word_t[{stack_depth}]"),
+        ("stack", f"word_t[{min(stack_depth, 2 * plan.lanes)}]"),
+        *((f"stack_chunk{c}", f"words{c}_t") for c in stack_chunks(plan, stack_depth)),
         ("code_opt", "option_t"),
     ]
     for slot in slots(plan):

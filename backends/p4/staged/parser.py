@@ -77,15 +77,7 @@ def parser_states(plan: StagePlan, stack_depth: int, arch: StagedArch) -> list[S
         ),
         _go("stack_opt", "stack0"),
     ]
-    depth = hdr.dot("sv").dot("depth")
-    for j in range(stack_depth):
-        copy = [Assign(meta.dot(f"pop{j}"), look(32))] if j < 2 * plan.lanes else []
-        then: str | Select = "code_start"
-        if j + 1 < stack_depth:
-            then = Select([depth], [(str(j + 1), "code_start"), ("default", f"stack{j + 1}")])
-        states.append(
-            State(f"stack{j}", [*copy, Do(pkt.dot("extract").call(hdr.dot("stack").at(j)))], then)
-        )
+    states += _stack(plan, stack_depth)
     states.append(
         State(
             "code_start",
@@ -106,6 +98,35 @@ def parser_states(plan: StagePlan, stack_depth: int, arch: StagedArch) -> list[S
         states += _bundle(plan, slot)
     states += _epilog(plan)
     return states
+
+
+def _stack(plan: StagePlan, stack_depth: int) -> list[State]:
+    """The top words one by one (a prolog pops at most 2L of them: ``stack<j>``, copied to
+    ``meta.pop<j>``), the rest in chunks of 2^k words, largest first (``rest<r>``: r words
+    left). Each header is a POV bit, of which the ingress has 128: 16 single words would
+    take 16, the chunks take at most five."""
+    depth = hdr.dot("sv").dot("depth")
+    top = min(stack_depth, 2 * plan.lanes)
+    out = []
+    for j in range(top):
+        copy = [Assign(meta.dot(f"pop{j}"), look(32))]
+        then: str | Select = "code_start"
+        if j + 1 < stack_depth:
+            nxt = f"stack{j + 1}" if j + 1 < top else "rest"
+            then = Select([depth], [(str(j + 1), "code_start"), ("default", nxt)])
+        body = [*copy, Do(pkt.dot("extract").call(hdr.dot("stack").at(j)))]
+        out.append(State(f"stack{j}", body, then))
+    rest = stack_depth - top
+    if rest:
+        cases = [(str(top + r), f"rest{r}") for r in range(1, rest + 1)]
+        out.append(State("rest", [], Select([depth], [*cases, ("default", "code_start")])))
+    for r in range(1, rest + 1):
+        chunk = 1 << (r.bit_length() - 1)
+        then = f"rest{r - chunk}" if r > chunk else "code_start"
+        out.append(
+            State(f"rest{r}", [Do(pkt.dot("extract").call(hdr.dot(f"stack_chunk{chunk}")))], then)
+        )
+    return out
 
 
 def _bundle(plan: StagePlan, slot: str) -> list[State]:
