@@ -20,7 +20,8 @@ from dpfc.target import (
     load_profile,
     profile_from_toml,
 )
-from dpfc.target.profile import CRC32_FAMILY, HASH_FUNCTIONS, MAX_LANES
+from dpfc.target.hashes import CRC32_FAMILY, HASH_FUNCTIONS
+from dpfc.target.profile import MAX_LANES
 
 TOFINO1 = BUILTIN_PROFILES["tofino1"]
 TOFINO2 = BUILTIN_PROFILES["tofino2"]
@@ -265,9 +266,10 @@ def test_a_toml_error_lists_every_problem() -> None:
 
 # -- the in-packet code format (docs/encoding.md §9) ---------------------------------------------
 def test_code_format_loads_and_leaves_version_1_fingerprints_alone() -> None:
-    assert {p.code_format for p in BUILTIN_PROFILES.values()} == {1}
-    # the digests the built-in profiles had before the field existed (objects record them)
-    assert {name: p.fingerprint() for name, p in BUILTIN_PROFILES.items()} == {
+    paper = ("tofino1", "tofino2", "bmv2")  # the paper's profiles (the fit ones are newer)
+    assert {BUILTIN_PROFILES[name].code_format for name in paper} == {1}
+    # the digests these profiles had before the field existed (objects record them)
+    assert {name: BUILTIN_PROFILES[name].fingerprint() for name in paper} == {
         "tofino1": "652ccc66c3fe2d5b",
         "tofino2": "dd4bdb1d7cd6f200",
         "bmv2": "f3e2d28ef6f0809b",

@@ -1,5 +1,7 @@
 """The P4 back end: the SwitchVM data plane generated for bmv2 (v1model) and Tofino (TNA)
-from one model, the bmv2 control, and BF-RT scripts that install images (docs/p4.md)."""
+from one model, the bmv2 control, and BF-RT scripts that install images; the
+stage-structured program (:mod:`.staged`) for the profiles the Tofino compiler fits
+(docs/p4.md)."""
 
 from dpfc.backends.p4.barefoot import TARGETS as TOFINO_TARGETS
 from dpfc.backends.p4.barefoot import BarefootRun, compile_tna, find_barefoot
@@ -16,6 +18,7 @@ from dpfc.backends.p4.bmv2_control import Bmv2Control
 from dpfc.backends.p4.layout import Layout, LayoutError
 from dpfc.backends.p4.program import ARCHITECTURES, architecture, generate
 from dpfc.backends.p4.simple_switch_cli import Cli, CliModules, find_cli_modules
+from dpfc.backends.p4.staged import generate as generate_staged
 
 __all__ = [
     "ARCHITECTURES",
@@ -38,4 +41,5 @@ __all__ = [
     "find_cli_modules",
     "find_toolchain",
     "generate",
+    "generate_staged",
 ]

@@ -5,9 +5,11 @@ metadata indices, steering actions, hash functions and the intra-EU timing rules
 :class:`TargetProfile`. Built-in profiles are ``tofino1``, ``tofino2``, ``bmv2``, and
 ``tofino1_fit`` and ``tofino2_fit`` (the largest the Tofino compiler fits); user profiles
 come from TOML files (see ``docs/targets.md``). :mod:`.profile` defines the profile and the
-built-ins, :mod:`.load` finds one by name or reads one from a TOML file.
+built-ins, :mod:`.hashes` the CRC functions a lane may have, :mod:`.load` finds a profile
+by name or reads one from a TOML file.
 """
 
+from dpfc.target.hashes import HASH_FUNCTIONS, HashFunction
 from dpfc.target.load import load_profile, profile_from_toml
 from dpfc.target.profile import (
     BUILTIN_PROFILES,
@@ -15,13 +17,11 @@ from dpfc.target.profile import (
     DEFAULT_METADATA,
     DEFAULT_PROFILE,
     DEFAULT_STEERING,
-    HASH_FUNCTIONS,
     HEADER_FIELD_NAMES,
     HEADER_METADATA,
     TAGGED_FORMAT,
     BranchOperands,
     DirectMappingLanes,
-    HashFunction,
     MemoryAddress,
     MetadataField,
     SteeringAction,

@@ -17,9 +17,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from dpfc.target.hashes import CRC32_FAMILY
 from dpfc.target.profile import (
     BUILTIN_PROFILES,
-    CRC32_FAMILY,
     DEFAULT_PROFILE,
     PROFILE_NAME,
     BranchOperands,
