@@ -14,6 +14,7 @@ from dpfc.target import TargetProfile
 
 from .entries import Entry, fixed_entries
 from .plan import StagePlan
+from .stack import restack_entries
 
 SPECIAL = ("drop", "return_to_sender", "set_port", "recirculate")
 
@@ -26,7 +27,7 @@ def fixed_frame_entries(profile: TargetProfile, plan: StagePlan) -> list[Entry]:
             out.append(Entry("special", (("steer", steering.code),), action))
     for count in range(1, 2 * plan.lanes + 1):
         out.append(Entry("epilog_pops", (("npops", count),), f"epilog_pops{count}"))
-    return out
+    return out + restack_entries(profile, plan)
 
 
 __all__ = ["SPECIAL", "fixed_frame_entries"]

@@ -7,13 +7,18 @@ words left, as the new stack option (top first, docs/encoding.md §9), so the he
 option's ``stack_depth``, the stack option's length, Geneve's ``opt_len``, the UDP length
 and the IPv4 total length change by the words pushed less the words popped. A stack
 that becomes empty loses its option (``n_stack_opts`` 0); a packet that had none and
-pushes gets one. The IPv4 checksum is not recomputed (neither frame does, :mod:`.v1model`).
+pushes gets one. One exact table keyed by the old depth, the pops and the pushes does it,
+its fixed entries (:func:`restack_entries`) holding each change as action data (a field
+plus a constant: one stage on Tofino). The IPv4 checksum is not recomputed (neither frame
+does, :mod:`.v1model`).
 """
 
 from __future__ import annotations
 
 from dpfc.backends.p4.lang import Assign, Do, Expr, If, Lit, Stmt, n
+from dpfc.target import TargetProfile
 
+from .entries import Entry
 from .plan import StagePlan
 from .units import Part
 
@@ -21,60 +26,86 @@ meta, hdr = n("meta"), n("hdr")
 STACK_OPTION_CLASS, STACK_OPTION_TYPE = 0xFFF0, 0x03
 
 
-def _grow(words: Expr, size: Expr) -> list[Stmt]:
-    """Geneve's options, UDP and IPv4 grow by ``words`` 32-bit words, ``size`` bytes (16
-    bits, modular)."""
-    geneve, udp, ip = hdr.dot("geneve"), hdr.dot("udp"), hdr.dot("ipv4")
+def _grow(d8: Expr, d6: Expr, d16: Expr) -> list[Stmt]:
+    """The header option's depth, Geneve's options, UDP and IPv4 grow (action data, modular)."""
+    sv, geneve, udp, ip = hdr.dot("sv"), hdr.dot("geneve"), hdr.dot("udp"), hdr.dot("ipv4")
     return [
-        Assign(geneve.dot("opt_len"), geneve.dot("opt_len") + words.cast(6)),
-        Assign(udp.dot("len"), udp.dot("len") + size),
-        Assign(ip.dot("total_len"), ip.dot("total_len") + size),
+        Assign(sv.dot("depth"), sv.dot("depth") + d8),
+        Assign(geneve.dot("opt_len"), geneve.dot("opt_len") + d6),
+        Assign(udp.dot("len"), udp.dot("len") + d16),
+        Assign(ip.dot("total_len"), ip.dot("total_len") + d16),
     ]
 
 
-def restack_stage(plan: StagePlan) -> Part:
+def restack_stage(profile: TargetProfile, plan: StagePlan) -> Part:
+    """One table keyed by the stack's depth, the pops and the pushes, whose entries
+    (:func:`restack_entries`) hold the changes as action data: each field changes by a
+    constant, which a Tofino action does in one stage."""
     part, stage = Part(), plan.steering
     sv, opt = hdr.dot("sv"), hdr.dot("stack_opt")
-    delta = meta.dot("npush").cast(16) - meta.dot("npops").cast(16)
-    body: list[Stmt] = [
-        Assign(sv.dot("depth"), sv.dot("depth") + delta.cast(8)),
-        Assign(opt.dot("len"), opt.dot("len") + delta.cast(5)),
-        *_grow(delta, delta << 2),
-    ]
-    gone: list[Stmt] = [
-        Do(opt.dot("setInvalid").call()),
-        Assign(sv.dot("n_stack"), Lit(0, 4)),
-        *_grow(Lit(0xFFFF, 16), Lit(0xFFFC, 16)),
-    ]
-    new: list[Stmt] = [
-        Do(opt.dot("setValid").call()),
-        Assign(opt.dot("cls"), Lit(STACK_OPTION_CLASS, 16)),
-        Assign(opt.dot("type"), Lit(STACK_OPTION_TYPE, 8)),
-        Assign(opt.dot("r"), Lit(0, 3)),
-        Assign(opt.dot("len"), sv.dot("depth").slice(4, 0)),
-        Assign(sv.dot("n_stack"), Lit(1, 4)),
-        *_grow(Lit(1, 16), Lit(4, 16)),
-    ]
-    restack, drop_option, new_option = Part(), Part(), Part()
-    restack.always("restack", stage, body)
-    drop_option.always("stack_gone", stage, gone)
-    new_option.always("stack_new", stage, new)
-    part.decls += restack.decls + drop_option.decls + new_option.decls
-    empty = sv.dot("depth").eq(0)
-    part.apply.append(
-        If(
-            sv.dot("isValid").call(),
-            [
-                *restack.apply,
-                If(
-                    empty.land(opt.dot("isValid").call()),
-                    drop_option.apply,
-                    [If(empty.lnot().land(opt.dot("isValid").call().lnot()), new_option.apply)],
-                ),
-            ],
-        )
+    d8, d5, d6, d16 = n("d8"), n("d5"), n("d6"), n("d16")
+    grow = ["bit<8> d8", "bit<6> d6", "bit<16> d16"]
+    keep = part.action(
+        "restack_keep",
+        [*grow, "bit<5> d5"],
+        [Assign(opt.dot("len"), opt.dot("len") + d5), *_grow(d8, d6, d16)],
     )
+    gone = part.action(
+        "restack_gone",
+        grow,
+        [
+            Do(opt.dot("setInvalid").call()),
+            Assign(sv.dot("n_stack"), Lit(0, 4)),
+            *_grow(d8, d6, d16),
+        ],
+    )
+    new = part.action(
+        "restack_new",
+        [*grow, "bit<5> d5"],
+        [
+            Do(opt.dot("setValid").call()),
+            Assign(opt.dot("cls"), Lit(STACK_OPTION_CLASS, 16)),
+            Assign(opt.dot("type"), Lit(STACK_OPTION_TYPE, 8)),
+            Assign(opt.dot("r"), Lit(0, 3)),
+            Assign(opt.dot("len"), d5),
+            Assign(sv.dot("n_stack"), Lit(1, 4)),
+            *_grow(d8, d6, d16),
+        ],
+    )
+    table = Part()
+    keys = [(sv.dot("depth"), "exact"), (meta.dot("npops"), "exact"), (meta.dot("npush"), "exact")]
+    size = len(restack_entries(profile, plan))
+    table.table("restack", stage, keys, [keep, gone, new, "NoAction"], "NoAction()", size)
+    part.decls += table.decls
+    part.apply.append(If(sv.dot("isValid").call(), table.apply))
     return part
 
 
-__all__ = ["restack_stage"]
+def restack_entries(profile: TargetProfile, plan: StagePlan) -> list[Entry]:
+    """An entry per stack depth, pop count and push count that leave a stack of at most
+    ``stack_max_depth`` words (fewer words than pops: the prolog faults, no entry)."""
+    out = []
+    most = 2 * plan.lanes
+    for depth in range(profile.stack_max_depth + 1):
+        for pops in range(min(most, depth) + 1):
+            for pushes in range(most + 1):
+                left = depth - pops + pushes
+                if left > profile.stack_max_depth:
+                    continue
+                words = pushes - pops
+                keys = (("sv_depth", depth), ("npops", pops), ("npush", pushes))
+                option = -1 if depth and not left else 1 if left and not depth else 0
+                grow = words + option
+                params = [("d8", words & 0xFF), ("d6", grow & 0x3F), ("d16", 4 * grow & 0xFFFF)]
+                if option < 0:
+                    out.append(Entry("restack", keys, "restack_gone", tuple(params)))
+                elif option > 0:
+                    params.append(("d5", left))
+                    out.append(Entry("restack", keys, "restack_new", tuple(params)))
+                elif words:
+                    params.append(("d5", words & 0x1F))
+                    out.append(Entry("restack", keys, "restack_keep", tuple(params)))
+    return out
+
+
+__all__ = ["restack_entries", "restack_stage"]
