@@ -31,7 +31,7 @@ def _grow(d8: Expr, d6: Expr, d16: Expr) -> list[Stmt]:
     sv, geneve, udp, ip = hdr.dot("sv"), hdr.dot("geneve"), hdr.dot("udp"), hdr.dot("ipv4")
     return [
         Assign(sv.dot("depth"), sv.dot("depth") + d8),
-        Assign(geneve.dot("opt_len"), geneve.dot("opt_len") + d6),
+        Assign(geneve.dot("ver_opt_len"), geneve.dot("ver_opt_len") + d6),
         Assign(udp.dot("len"), udp.dot("len") + d16),
         Assign(ip.dot("total_len"), ip.dot("total_len") + d16),
     ]
@@ -44,11 +44,12 @@ def restack_stage(profile: TargetProfile, plan: StagePlan) -> Part:
     part, stage = Part(), plan.steering
     sv, opt = hdr.dot("sv"), hdr.dot("stack_opt")
     d8, d5, d6, d16 = n("d8"), n("d5"), n("d6"), n("d16")
-    grow = ["bit<8> d8", "bit<6> d6", "bit<16> d16"]
+    # d6 and d5 add to whole bytes (Ver | Opt Len, R | Length) whose top bits are 0
+    grow = ["bit<8> d8", "bit<8> d6", "bit<16> d16"]
     keep = part.action(
         "restack_keep",
-        [*grow, "bit<5> d5"],
-        [Assign(opt.dot("len"), opt.dot("len") + d5), *_grow(d8, d6, d16)],
+        [*grow, "bit<8> d5"],
+        [Assign(opt.dot("r_len"), opt.dot("r_len") + d5), *_grow(d8, d6, d16)],
     )
     gone = part.action(
         "restack_gone",
@@ -61,13 +62,12 @@ def restack_stage(profile: TargetProfile, plan: StagePlan) -> Part:
     )
     new = part.action(
         "restack_new",
-        [*grow, "bit<5> d5"],
+        [*grow, "bit<8> d5"],
         [
             Do(opt.dot("setValid").call()),
             Assign(opt.dot("cls"), Lit(STACK_OPTION_CLASS, 16)),
             Assign(opt.dot("type"), Lit(STACK_OPTION_TYPE, 8)),
-            Assign(opt.dot("r"), Lit(0, 3)),
-            Assign(opt.dot("len"), d5),
+            Assign(opt.dot("r_len"), d5),
             Assign(sv.dot("n_stack"), Lit(1, 4)),
             *_grow(d8, d6, d16),
         ],
@@ -96,14 +96,14 @@ def restack_entries(profile: TargetProfile, plan: StagePlan) -> list[Entry]:
                 keys = (("sv_depth", depth), ("npops", pops), ("npush", pushes))
                 option = -1 if depth and not left else 1 if left and not depth else 0
                 grow = words + option
-                params = [("d8", words & 0xFF), ("d6", grow & 0x3F), ("d16", 4 * grow & 0xFFFF)]
+                params = [("d8", words & 0xFF), ("d6", grow & 0xFF), ("d16", 4 * grow & 0xFFFF)]
                 if option < 0:
                     out.append(Entry("restack", keys, "restack_gone", tuple(params)))
                 elif option > 0:
                     params.append(("d5", left))
                     out.append(Entry("restack", keys, "restack_new", tuple(params)))
                 elif words:
-                    params.append(("d5", words & 0x1F))
+                    params.append(("d5", words & 0xFF))
                     out.append(Entry("restack", keys, "restack_keep", tuple(params)))
     return out
 
