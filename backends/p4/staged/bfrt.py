@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .entries import Entry, Ternary
+from .entries import Entry, Prefix, Ternary
 
 CONTROL = "Ingress"
 
@@ -26,6 +26,8 @@ def bfrt_calls(entries: Sequence[Entry], program: str) -> list[str]:
             if isinstance(value, Ternary):
                 ternary = True
                 args += [f"{key}={value.value:#x}", f"{key}_mask={value.mask:#x}"]
+            elif isinstance(value, Prefix):
+                args += [f"{key}={value.value:#x}", f"{key}_p_length={value.length}"]
             else:
                 args.append(f"{key}={value:#x}")
         if ternary:

@@ -24,7 +24,7 @@ from the :class:`~.arch.StagedArch` each builder is given.
 
 from __future__ import annotations
 
-from dpfc.backends.p4.lang import Assign, Do, Expr, Stmt, Var, chain, lit, n
+from dpfc.backends.p4.lang import Assign, Do, Expr, Lit, Stmt, Var, chain, lit, n
 from dpfc.target import TargetProfile
 
 from .arch import StagedArch
@@ -37,6 +37,7 @@ meta, hdr = n("meta"), n("hdr")
 # The LOAD_MD indices the stage-0 loader reads (the other indices: not on this program).
 METADATA_SOURCES = (0, 1, 4)
 STEER_FORWARD, STEER_MULTICAST, STEER_PASS = 3, 4, 0
+NO_PC = 0xFFFF  # a PC no code entry matches
 FORWARDING_SIZE, MULTICAST_SIZE, ROUTES_SIZE = 32_768, 4_096, 4_096
 
 
@@ -98,27 +99,47 @@ def prolog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> P
     )
     keys = [(meta.dot("ppc"), "ternary")]
     keys += [(hdr.dot(f"pro_sel_{r}").dot("kind"), "ternary") for r in plan.registers]
-    part.table("prolog_code", stage, keys, [switch, packet, "NoAction"], "NoAction()", size)
+    # no prolog (no DPF, or one this switch lacks): the EUs are skipped, the epilog misses
+    none = part.action(
+        "prolog_none",
+        [],
+        [Assign(meta.dot("halt"), lit(1)), Assign(meta.dot("epc"), Lit(NO_PC, 16))],
+    )
+    acts = [switch, packet, none, "NoAction"]
+    part.table("prolog_code", stage, keys, acts, "prolog_none()", size)
     part.add(load_immediates(plan, 0, stage, arch))
     return part
 
 
 def epilog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> Part:
     part, stage, size = Part(), plan.epilog, code_size(profile)
+    # the push count first: bmv2's setValid zeroes a header that was invalid, so the
+    # words are written into push headers already valid
+    counts = []
+    for count in range(2 * plan.lanes + 1):
+        body: list[Stmt] = [Do(_slot(j).dot("setValid").call()) for j in range(count)]
+        body += [Do(_slot(j).dot("setInvalid").call()) for j in range(count, 2 * plan.lanes)]
+        body.append(Assign(meta.dot("npush"), Lit(count, 8)))
+        counts.append(part.action(f"epilog_pushes{count}", [], body))
+    head = hdr.dot("ep_head")
+    keys = [(meta.dot("epc"), "ternary"), (head.dot("n_push"), "ternary")]
+    part.table("epilog_pushes", stage, keys, counts, "epilog_pushes0()", size)
     for j in range(2 * plan.lanes):
         name, push = f"epilog_push{j}", hdr.dot(f"ep_push{j}")
         acts = [part.action(f"{name}_{r}", [], [Assign(_push(j), reg(r))]) for r in plan.registers]
         keys = [(meta.dot("epc"), "ternary"), (push.dot("isValid").call(), "ternary")]
         keys += [(push.dot("r"), "ternary")]
         part.table(name, stage, keys, [*acts, "NoAction"], "NoAction()", size)
-    counts = []
+    # the words the prolog popped leave the stack (the deparser emits the rest after the
+    # pushes): one action per count, chosen by meta.npops (fixed entries)
+    pops = []
     for count in range(2 * plan.lanes + 1):
-        body: list[Stmt] = [Do(_slot(j).dot("setValid").call()) for j in range(count)]
-        body += [Do(_slot(j).dot("setInvalid").call()) for j in range(count, 2 * plan.lanes)]
-        counts.append(part.action(f"epilog_pushes{count}", [], body))
-    head = hdr.dot("ep_head")
-    keys = [(meta.dot("epc"), "ternary"), (head.dot("n_push"), "ternary")]
-    part.table("epilog_pushes", stage, keys, counts, "epilog_pushes0()", size)
+        gone: list[Stmt] = [
+            Do(hdr.dot("stack").at(j).dot("setInvalid").call()) for j in range(count)
+        ]
+        pops.append(part.action(f"epilog_pops{count}", [], gone))
+    keys = [(meta.dot("npops"), "exact")]
+    part.table("epilog_pops", stage, keys, pops, "epilog_pops0()", 2 * plan.lanes + 1)
     code = part.action(
         "epilog_switch",
         ["bit<8> steer", "bit<16> next"],
@@ -175,22 +196,33 @@ def _push(j: int) -> Expr:
 
 def steering_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> Part:
     part, stage, slot, sval = Part(), plan.steering, meta.dot("slot"), meta.dot("sval")
-    to_port = part.action(
-        "to_port",
-        [f"{arch.port_type} port", "bit<48> dmac", "bit<32> dip"],
-        [
-            arch.send_to(n("port")),
-            Assign(hdr.dot("ethernet").dot("dst"), n("dmac")),
-            Assign(hdr.dot("ipv4").dot("dst"), n("dip")),
-        ],
-    )
+    eth, ip = hdr.dot("ethernet"), hdr.dot("ipv4")
+    port = f"{arch.port_type} port"
+    # a destination rewrites the destination MAC, the IPv4 destination, both or neither
+    rewrites = {
+        "to_port": [("bit<48> dmac", eth.dot("dst")), ("bit<32> dip", ip.dot("dst"))],
+        "to_port_eth": [("bit<48> dmac", eth.dot("dst"))],
+        "to_port_ip": [("bit<32> dip", ip.dot("dst"))],
+        "to_port_only": [],
+    }
+    drop = part.action("drop", [], [arch.drop()])
+    to_ports = [
+        part.action(
+            action,
+            [port] + [param for param, _ in fields],
+            [arch.send_to(n("port"))]
+            + [Assign(target, n(param.split()[1])) for param, target in fields],
+        )
+        for action, fields in rewrites.items()
+    ]
     forwarding, multicast, routes, special = Part(), Part(), Part(), Part()
+    # a miss drops the packet (the tenant has no such destination: docs/simulator.md)
     forwarding.table(
         "forwarding",
         stage,
         [(slot, "exact"), (sval, "exact")],
-        [to_port, "NoAction"],
-        "NoAction()",
+        [*to_ports, drop],
+        "drop()",
         FORWARDING_SIZE,
     )
     group = part.action("to_group", [f"{arch.group_type} group"], [arch.multicast(n("group"))])
@@ -198,24 +230,26 @@ def steering_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) ->
         "multicast",
         stage,
         [(slot, "exact"), (sval, "exact")],
-        [group, "NoAction"],
-        "NoAction()",
+        [group, drop],
+        "drop()",
         MULTICAST_SIZE,
     )
     route = part.action(
         "route",
-        [f"{arch.port_type} port", "bit<48> dmac"],
-        [arch.send_to(n("port")), Assign(hdr.dot("ethernet").dot("dst"), n("dmac"))],
+        [port, "bit<48> dmac"],
+        [arch.send_to(n("port")), Assign(eth.dot("dst"), n("dmac"))],
     )
+    # the control protocol's routes name a port only; the default route is the table's
+    # default action (route_port: the default port; drop: none)
+    route_port = part.action("route_port", [port], [arch.send_to(n("port"))])
     routes.table(
         "routes",
         stage,
-        [(hdr.dot("ipv4").dot("dst"), "lpm")],
-        [route, "NoAction"],
-        "NoAction()",
+        [(ip.dot("dst"), "lpm")],
+        [route, route_port, drop],
+        "drop()",
         ROUTES_SIZE,
     )
-    eth, ip = hdr.dot("ethernet"), hdr.dot("ipv4")
     ret = part.action(
         "return_to_sender",
         [],
@@ -232,7 +266,6 @@ def steering_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) ->
     set_port = part.action("set_port", [], [arch.send_to(sval.slice(8, 0))])
     gas = hdr.dot("sv").dot("gas")
     recirculate = part.action("recirculate", [], [*arch.recirculate(), Assign(gas, gas - 1)])
-    drop = part.action("drop", [], [arch.drop()])
     special.table(
         "special",
         stage,

@@ -50,8 +50,16 @@ class Ternary:
     mask: int
 
 
+@dataclass(frozen=True)
+class Prefix:
+    """An LPM key: the ``length`` top bits of ``value``."""
+
+    value: int
+    length: int
+
+
 ANY = Ternary(0, 0)
-Key = int | Ternary
+Key = int | Ternary | Prefix
 
 
 @dataclass(frozen=True)

@@ -58,8 +58,9 @@ def header_types(plan: StagePlan) -> list[Header]:
         _h(
             "geneve_t",
             [
-                ("ver", 2),
-                ("opt_len", 6),
+                # Ver (2 bits, 0) and Opt Len (6) as one byte: an action adds to whole bytes
+                # only (a Tofino ALU writes a whole container), and Ver is 0
+                ("ver_opt_len", 8),
                 ("o", 1),
                 ("c", 1),
                 ("rsvd", 6),
@@ -87,7 +88,8 @@ def header_types(plan: StagePlan) -> list[Header]:
             ],
             "The header option (docs/encoding.md §2.1) with its option header.",
         ),
-        _h("option_t", [("cls", 16), ("type", 8), ("r", 3), ("len", 5)]),
+        # R (3 bits, 0) and Length (5) as one byte, for the same reason as Geneve's Opt Len
+        _h("option_t", [("cls", 16), ("type", 8), ("r_len", 8)]),
         _h("word_t", [("w", 32)], "A stack entry, or a register's selected copy or push."),
         *(_h(f"words{c}_t", [("w", 32 * c)]) for c in (1, 2, 4, 8, 16, 32)),
         _h(
@@ -181,6 +183,7 @@ def metadata(plan: StagePlan, sources: int) -> list[tuple[str, str]]:
     out += [(f"md{m}", "bit<32>") for m in range(sources)] + [("rnd0", "bit<32>")]
     out += [("rnd1", "bit<32>"), ("slot", "bit<10>"), ("ppc", "bit<16>"), ("epc", "bit<16>")]
     out += [("sval", "bit<16>"), ("steer", "bit<8>"), ("nsrc", "bit<8>"), ("npops", "bit<8>")]
+    out += [("npush", "bit<8>")]
     for i in range(plan.lanes):
         out += [(f"daddr{i}", "bit<16>"), (f"saddr{i}", "bit<16>")]
         out += [(f"dok{i}", "bit<8>"), (f"sok{i}", "bit<8>")]

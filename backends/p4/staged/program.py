@@ -20,6 +20,7 @@ from .eu import eu_stages
 from .headers import header_types, headers_struct, metadata
 from .parser import parser_states
 from .plan import StagePlan
+from .stack import restack_stage
 from .tna import StagedTna
 from .units import Part
 from .v1model import StagedV1Model
@@ -52,6 +53,7 @@ def program(profile: TargetProfile, arch: str = "tna", chip: int = 1) -> Program
         ingress.add(eu_stages(profile, plan, k, target))
     ingress.add(epilog_stage(profile, plan, target))
     ingress.add(steering_stage(profile, plan, target))
+    ingress.add(restack_stage(profile, plan))
     fields = metadata(plan, 0) + [(f"md{i}", "bit<32>") for i in METADATA_SOURCES]
     fields += [(f"fault{i}", "bit<8>") for i in range(plan.lanes)]
     fields += target.extra_metadata()
