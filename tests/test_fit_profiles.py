@@ -48,6 +48,9 @@ VALUES: dict[str, tuple[object, object]] = {
     "shift_amounts": ((1, 2, 4, 8, 16), (1, 2, 4, 8, 16)),
     "const_table_entries": (0, 0),
     "packet_bundles_per_stage": (1, 1),
+    # the stage-structured program's parser reads format version 2, in one code option
+    "code_format": (2, 2),
+    "max_code_options": (1, 1),
 }
 LIMIT = {limit.name: limit.value for limit in LIMITS}
 # the EU's operations besides the shifts that write a lane's register in one ALU table

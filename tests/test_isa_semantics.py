@@ -37,7 +37,7 @@ from dpfc.isa import (
     to_signed,
 )
 from dpfc.isa.semantics import compare_vector, writes_b, writes_memory
-from dpfc.target.hashes import CRC32_FAMILY, HASH_FUNCTIONS, HashFunction
+from dpfc.target.parts import CRC32_FAMILY, HASH_FUNCTIONS, HashFunction
 
 M = 0xFFFF_FFFF
 BOUNDARY = (0, 1, 2, 0x7FFF_FFFF, 0x8000_0000, 0x8000_0001, 0xFFFF_FFFE, 0xFFFF_FFFF)
@@ -282,7 +282,7 @@ def test_crc32_family_check_values(function: HashFunction) -> None:
 
 
 # The CRC catalogue's check values (reveng.sourceforge.io), written out independently of the
-# table in dpfc.target.hashes.
+# table in dpfc.target.parts.
 CATALOGUE_CHECKS = {
     "crc32": 0xCBF43926,
     "crc32c": 0xE3069283,

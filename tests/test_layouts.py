@@ -305,21 +305,23 @@ def test_tagged_tables_and_tags() -> None:
 
 
 # §9's worked example: cache_get (stack 0x2a) on tofino1 with code_format = 2, by hand from
-# the version-1 bytes of §5: a bundle start before each bundle, a tag before each part.
+# the version-1 bytes of §5: a bundle start before each bundle, a tag before each part; the
+# branch's immediate 0x80000000 is slot 0 (y = 0x80), so the LOAD_IMMs name slot 1; the end
+# byte closes the code.
 CACHE_GET_TAGGED = (
     "fff00103 20080111004b56018000ffff"  # header option: version 2
     "fff00301 0000002a"  # the stack option, right after the header option
     "fff0021a"  # the code option: 26 words
     "fb00 0008800004 00"  # prolog get: POP A0; JMP
     "fb08 01008000 f91000"  # EU0 fetch: memory group
-    "fb10 3a388000 10818001 0010081010101800 82008a009200"  # EU1 check: head, branch, sels
-    "f83330 fa7fffffff fc80000000"  # EU1: ALU group, immediates 0 and 1
+    "fb10 3a388000 10808001 0010081010101800 82018a019201"  # EU1 check: head, branch, sels
+    "f83330 fa80000000 fc7fffffff"  # EU1: ALU group, immediate 0 (the branch's), 1
     "fb18 01008000 f91110"  # EU2 hit
     "fb18 10008001"  # EU2 miss: HALT
     "fb20 05108000 82009810 f93000 fa00000001"  # EU3 count_hit
     "fbf8 2280 03131112"  # epilog reply: 4 pushes
     "fbf8 0810 03 f40001"  # epilog to_sketch: PUSH A3, NEXT_PC @switch:1
-    "ff"  # padding to 104 data bytes
+    "ff"  # the end byte, which makes 104 data bytes (26 words): no padding
 ).replace(" ", "")
 
 

@@ -42,7 +42,7 @@ from dpfc.isa.opcodes import AluOp, CtrlOp, MemOp, SelectorKind
 from dpfc.packet.build import PacketSpec, build_packet
 from dpfc.packet.wire import ParsedPacket, parse_packet
 from dpfc.target import BUILTIN_PROFILES, HEADER_FIELD_NAMES
-from dpfc.target.hashes import CRC32_FAMILY
+from dpfc.target.parts import CRC32_FAMILY
 from dpfc.target.profile import BranchOperands, MemoryAddress, TargetProfile
 from tests.conftest import ROOT
 from tests.sim_install import install_program

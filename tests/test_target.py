@@ -20,8 +20,7 @@ from dpfc.target import (
     load_profile,
     profile_from_toml,
 )
-from dpfc.target.hashes import CRC32_FAMILY, HASH_FUNCTIONS
-from dpfc.target.profile import MAX_LANES
+from dpfc.target.profile import CRC32_FAMILY, HASH_FUNCTIONS, MAX_LANES
 
 TOFINO1 = BUILTIN_PROFILES["tofino1"]
 TOFINO2 = BUILTIN_PROFILES["tofino2"]
@@ -245,6 +244,9 @@ BAD_TOML = [
         "code_format 2 needs immediates_per_bundle <= 3",
     ),
     ('name = ""', "name `` must be a letter"),
+    ("max_code_options = 0", "max_code_options must be 1..15, got 0"),
+    ("max_code_options = 16", "max_code_options must be 1..15, got 16"),
+    ('max_code_options = "1"', "`max_code_options` must be int, got str"),
 ]
 
 
@@ -266,10 +268,13 @@ def test_a_toml_error_lists_every_problem() -> None:
 
 # -- the in-packet code format (docs/encoding.md §9) ---------------------------------------------
 def test_code_format_loads_and_leaves_version_1_fingerprints_alone() -> None:
-    paper = ("tofino1", "tofino2", "bmv2")  # the paper's profiles (the fit ones are newer)
-    assert {BUILTIN_PROFILES[name].code_format for name in paper} == {1}
-    # the digests these profiles had before the field existed (objects record them)
-    assert {name: BUILTIN_PROFILES[name].fingerprint() for name in paper} == {
+    first = {name: p for name, p in BUILTIN_PROFILES.items() if not name.endswith("_fit")}
+    assert {p.code_format for p in first.values()} == {1}
+    # the fit profiles are the stage-structured P4 program's: version 2, one code option
+    fit = [BUILTIN_PROFILES[name] for name in ("tofino1_fit", "tofino2_fit")]
+    assert [(p.code_format, p.max_code_options) for p in fit] == [(2, 1), (2, 1)]
+    # the digests the built-in profiles had before the fields existed (objects record them)
+    assert {name: p.fingerprint() for name, p in first.items()} == {
         "tofino1": "652ccc66c3fe2d5b",
         "tofino2": "dd4bdb1d7cd6f200",
         "bmv2": "f3e2d28ef6f0809b",
@@ -280,6 +285,17 @@ def test_code_format_loads_and_leaves_version_1_fingerprints_alone() -> None:
     assert profile_from_toml('base = "tofino2"\nname = "t2"\ncode_format = 1\n').fingerprint() == (
         dataclasses.replace(TOFINO2, name="t2").fingerprint()
     )
+
+
+def test_max_code_options_loads_and_leaves_fingerprints_alone() -> None:
+    """15, the header's 4-bit count, limits nothing: profiles that leave it keep their
+    fingerprints; any other value is part of the profile."""
+    assert {p.max_code_options for n, p in BUILTIN_PROFILES.items() if "_fit" not in n} == {15}
+    single = profile_from_toml('base = "tofino2"\nname = "t2"\nmax_code_options = 1\n')
+    assert single == dataclasses.replace(TOFINO2, name="t2", max_code_options=1)
+    assert dataclasses.replace(single, name="tofino2").fingerprint() != TOFINO2.fingerprint()
+    same = profile_from_toml('base = "tofino2"\nname = "tofino2"\nmax_code_options = 15\n')
+    assert same.fingerprint() == TOFINO2.fingerprint()
 
 
 def test_dpfc_target_names_format_2(tmp_path: Path) -> None:

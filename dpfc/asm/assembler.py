@@ -165,6 +165,9 @@ class Assembler:
             try:
                 encode_options(program.header(), self.state.profile)
             except EncodingError as exc:
+                if exc.code == codes.ENCODE_BRANCH_TWO_IMMEDIATES and exc.bundle in by_key:
+                    self.state.error(exc.code, exc.message, by_key[exc.bundle].span)
+                    return None
                 in_packet = [p for p in placed if p.pc.in_packet]
                 sizes = [
                     len(encode_stage_bundle(p.stage, p.bundle, self.state.profile))

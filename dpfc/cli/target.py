@@ -8,7 +8,7 @@ import click
 from dpfc.cli.conventions import TARGET
 from dpfc.cli.errors import handle_errors
 from dpfc.encoding import StageKind, slot_bits, slot_bytes
-from dpfc.target import BUILTIN_PROFILES, load_profile
+from dpfc.target import BUILTIN_PROFILES, MAX_CODE_OPTIONS, load_profile
 
 
 @click.command("target")
@@ -43,6 +43,8 @@ def target_command(name: str | None, list_all: bool) -> None:
     click.echo(f"  shift amounts: {profile.shift_text()}")
     if profile.code_format != 1:  # the built-in profiles' first format goes without saying
         click.echo(f"  in-packet code format: version {profile.code_format} (docs/encoding.md §9)")
+    if profile.max_code_options != MAX_CODE_OPTIONS:  # likewise: the header's limit, 15
+        click.echo(f"  in-packet code: at most {profile.max_code_options} code option(s)")
 
 
 __all__ = ["target_command"]

@@ -6,12 +6,19 @@ from dpfc.catalog import codes
 
 
 class EncodingError(Exception):
-    """Code or a packet cannot be encoded (e.g. over the Geneve size limits)."""
+    """Code or a packet cannot be encoded (e.g. over the Geneve size limits); ``bundle`` is
+    the (stage, index in the stage) of the in-packet bundle at fault, when one is."""
 
-    def __init__(self, message: str, code: str = codes.ENCODE_BUNDLE_TOO_LARGE) -> None:
+    def __init__(
+        self,
+        message: str,
+        code: str = codes.ENCODE_BUNDLE_TOO_LARGE,
+        bundle: tuple[int, int] | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
+        self.bundle = bundle
 
 
 class DecodeError(Exception):

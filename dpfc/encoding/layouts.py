@@ -130,7 +130,8 @@ NEXT_PC_NONE, NEXT_PC_IMM, NEXT_PC_REG = 0, 1, 2  # the values of next_pc_src
 
 # -- format version 2: the same parts, each announced by a tag (docs/encoding.md §9) -----------
 # A code option's data is a sequence of bundles, each opened by a BUNDLE_START, then 0..3
-# padding bytes TAG_PADDING. Inside a bundle every optional part after the selectors (or,
+# padding bytes TAG_PADDING; the last code option of a packet ends with 1..4 bytes instead,
+# the first its TAG_END (the code's end byte, where a parser stops), the rest padding. Inside a bundle every optional part after the selectors (or,
 # in an epilog, after the pushes) starts with a PART_TAG. The tags that may follow a
 # selector are 0xF8..0xFF (top five bits 0x1F), which no selector's first byte has (dest:5
 # is at most 0x1E, profile.TAGGED_MAX_LANES); the epilog's 0xF4..0xF7 follow register
@@ -144,6 +145,7 @@ TAG_IMMEDIATES = (0xFA, 0xFC, 0xFD)  # immediate slot j's tag
 TAG_STEER_IMM, TAG_STEER_REG = 0xF6, 0xF7  # steer_src 0, 1
 TAG_NEXT_PC_IMM, TAG_NEXT_PC_REG = 0xF4, 0xF5  # next_pc_src NEXT_PC_IMM, NEXT_PC_REG
 TAG_PADDING = 0xFF
+TAG_END = 0xFF  # the code's end byte: the first byte after the last bundle
 
 # Every fixed layout, for tests and documentation (the functions above make the others).
 TABLES: tuple[ByteLayout, ...] = (

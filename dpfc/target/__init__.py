@@ -5,11 +5,10 @@ metadata indices, steering actions, hash functions and the intra-EU timing rules
 :class:`TargetProfile`. Built-in profiles are ``tofino1``, ``tofino2``, ``bmv2``, and
 ``tofino1_fit`` and ``tofino2_fit`` (the largest the Tofino compiler fits); user profiles
 come from TOML files (see ``docs/targets.md``). :mod:`.profile` defines the profile and the
-built-ins, :mod:`.hashes` the CRC functions a lane may have, :mod:`.load` finds a profile
-by name or reads one from a TOML file.
+built-ins, :mod:`.parts` what it is made of (metadata, steering, hash functions),
+:mod:`.load` finds one by name or reads one from a TOML file.
 """
 
-from dpfc.target.hashes import HASH_FUNCTIONS, HashFunction
 from dpfc.target.load import load_profile, profile_from_toml
 from dpfc.target.profile import (
     BUILTIN_PROFILES,
@@ -17,11 +16,14 @@ from dpfc.target.profile import (
     DEFAULT_METADATA,
     DEFAULT_PROFILE,
     DEFAULT_STEERING,
+    HASH_FUNCTIONS,
     HEADER_FIELD_NAMES,
     HEADER_METADATA,
+    MAX_CODE_OPTIONS,
     TAGGED_FORMAT,
     BranchOperands,
     DirectMappingLanes,
+    HashFunction,
     MemoryAddress,
     MetadataField,
     SteeringAction,
@@ -38,6 +40,7 @@ __all__ = [
     "HASH_FUNCTIONS",
     "HEADER_FIELD_NAMES",
     "HEADER_METADATA",
+    "MAX_CODE_OPTIONS",
     "TAGGED_FORMAT",
     "BranchOperands",
     "DirectMappingLanes",

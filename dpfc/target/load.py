@@ -17,7 +17,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from dpfc.target.hashes import CRC32_FAMILY
+from dpfc.target.parts import CRC32_FAMILY
 from dpfc.target.profile import (
     BUILTIN_PROFILES,
     DEFAULT_PROFILE,

@@ -15,7 +15,16 @@ from dataclasses import asdict, dataclass, replace
 from enum import Enum
 from functools import cached_property
 
-from dpfc.target.hashes import HASH_FUNCTIONS, HashFunction
+from dpfc.target.parts import CRC32_FAMILY as CRC32_FAMILY
+from dpfc.target.parts import DEFAULT_METADATA as DEFAULT_METADATA
+from dpfc.target.parts import DEFAULT_STEERING as DEFAULT_STEERING
+from dpfc.target.parts import HASH_FUNCTIONS as HASH_FUNCTIONS
+from dpfc.target.parts import HEADER_FIELD_NAMES as HEADER_FIELD_NAMES
+from dpfc.target.parts import HEADER_METADATA as HEADER_METADATA
+from dpfc.target.parts import SWITCH_METADATA as SWITCH_METADATA
+from dpfc.target.parts import HashFunction as HashFunction
+from dpfc.target.parts import MetadataField as MetadataField
+from dpfc.target.parts import SteeringAction as SteeringAction
 
 
 class TargetError(Exception):
@@ -53,66 +62,6 @@ class DirectMappingLanes(Enum):
     FIRST = "first"
 
 
-@dataclass(frozen=True)
-class MetadataField:
-    """A switch-metadata value readable by ``LOAD_MD`` (index = the instruction operand)."""
-
-    name: str
-    index: int
-    description: str
-
-
-@dataclass(frozen=True)
-class SteeringAction:
-    """An epilog steering action (paper §3.5)."""
-
-    name: str
-    code: int
-    takes_value: bool
-    privileged: bool
-    description: str
-
-
-# §3.4: "ingress/egress ports, timestamps, or a switch identifier"; §3.7: "port queue length".
-# ``egress_port`` came last (index 6), so the indices of programs written before it hold.
-SWITCH_METADATA: tuple[MetadataField, ...] = (
-    MetadataField("ingress_port", 0, "physical ingress port of the packet"),
-    MetadataField("timestamp", 1, "ingress timestamp, nanoseconds, low 32 bits"),
-    MetadataField("switch_id", 2, "operator-assigned identifier of the switch"),
-    MetadataField("queue_depth", 3, "depth of the egress queue at enqueue (cells)"),
-    MetadataField("packet_length", 4, "length of the whole packet in bytes"),
-    MetadataField("pipe_id", 5, "index of the pipe processing the packet"),
-    MetadataField(
-        "egress_port", 6, "output port in the egress pipeline; 0xFFFF (none yet) in the ingress"
-    ),
-)
-
-# §3.7: "the parser can be easily modified to expose new packet fields to a DPF and use them
-# in the prolog to initialize DPF registers". Fields of the tenant's (inner) packet, 0 when it
-# has no such header (docs/isa.md §4); a profile exposes one by listing it under its name.
-HEADER_METADATA: tuple[MetadataField, ...] = (
-    MetadataField("ipv4_src", 7, "inner IPv4 source address; 0 if not IPv4"),
-    MetadataField("ipv4_dst", 8, "inner IPv4 destination address; 0 if not IPv4"),
-    MetadataField("ip_proto", 9, "inner IPv4 protocol; 0 if not IPv4"),
-    MetadataField("dscp", 10, "inner IPv4 DSCP (upper 6 bits of the TOS byte); 0 if not IPv4"),
-    MetadataField("ttl", 11, "inner IPv4 TTL; 0 if not IPv4"),
-    MetadataField("l4_src", 12, "inner TCP/UDP source port; 0 without one"),
-    MetadataField("l4_dst", 13, "inner TCP/UDP destination port; 0 without one"),
-)
-HEADER_FIELD_NAMES: tuple[str, ...] = tuple(m.name for m in HEADER_METADATA)
-DEFAULT_METADATA: tuple[MetadataField, ...] = SWITCH_METADATA + HEADER_METADATA
-
-# §3.5: "pass, drop, return-to-sender, forward, multicast, set_port, recirculate".
-DEFAULT_STEERING: tuple[SteeringAction, ...] = (
-    SteeringAction("pass", 0, False, False, "continue along the packet's route (default)"),
-    SteeringAction("drop", 1, False, False, "drop the packet"),
-    SteeringAction("return_to_sender", 2, False, False, "swap addresses, send back"),
-    SteeringAction("forward", 3, True, False, "send to the tenant's virtual destination #value"),
-    SteeringAction("multicast", 4, True, False, "replicate to the tenant's multicast group #value"),
-    SteeringAction("set_port", 5, True, True, "send out of physical port #value (privileged)"),
-    SteeringAction("recirculate", 6, False, True, "run the pipeline again (privileged)"),
-)
-
 # Encoding limits (docs/encoding.md): register bytes hold a 4-bit lane, the bundle header a
 # 5-bit selector count (<= 2L), block headers a 5-bit stage id (0 prolog, 31 epilog).
 MAX_LANES = 15
@@ -130,6 +79,9 @@ CODE_FORMATS = (1, 2)
 TAGGED_FORMAT = 2
 TAGGED_MAX_LANES = 15
 TAGGED_MAX_IMMEDIATES = 3
+# The header counts code options in 4 bits: `max_code_options` is 1..15, and 15 (the default)
+# limits nothing beyond what fits the 252 bytes of Geneve options.
+MAX_CODE_OPTIONS = 15
 # A profile name is printed in `.target NAME` of disassembly, so it must be an assembler NAME.
 PROFILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Every amount LSH/RSH can name (``B & 31``) besides 0: an ALU that shifts by any of them.
@@ -167,6 +119,8 @@ class TargetProfile:
     shift_amounts: tuple[int, ...] = ALL_SHIFT_AMOUNTS
     # The format of the in-packet code this target reads and writes (docs/encoding.md): 1 or 2.
     code_format: int = 1
+    # The most code options a packet's in-packet code may take (docs/encoding.md §3, §9).
+    max_code_options: int = MAX_CODE_OPTIONS
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -284,6 +238,10 @@ class TargetProfile:
             out.append(f"shift_amounts must be 1..31 (0 always shifts), got {outside[0]}")
         if list(amounts) != sorted(set(amounts)):
             out.append("shift_amounts must be sorted, without duplicates")
+        if not 1 <= self.max_code_options <= MAX_CODE_OPTIONS:
+            out.append(
+                f"max_code_options must be 1..{MAX_CODE_OPTIONS}, got {self.max_code_options}"
+            )
         if self.code_format not in CODE_FORMATS:
             allowed = " or ".join(map(str, CODE_FORMATS))
             out.append(f"code_format must be {allowed}, got {self.code_format}")
@@ -310,6 +268,8 @@ class TargetProfile:
         if self.code_format == 1:
             # the first format, as before the field existed: objects keep their fingerprints
             del values["code_format"]
+        if self.max_code_options == MAX_CODE_OPTIONS:  # likewise: no limit of its own
+            del values["max_code_options"]
         text = json.dumps(values, sort_keys=True, default=_json_value)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -366,6 +326,8 @@ TOFINO1_FIT = replace(
     const_table_entries=0,
     packet_bundles_per_stage=1,
     shift_amounts=(1, 2, 4, 8, 16),
+    code_format=2,  # the stage-structured P4 program's parser reads version 2
+    max_code_options=1,  # an option boundary costs the parser headers (POV bits) per bundle slot
     description="Tofino-1 as the Tofino compiler fits it: 4 EUs x 2 lanes, 12 stages",
 )
 TOFINO2_FIT = replace(

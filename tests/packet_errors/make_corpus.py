@@ -685,7 +685,7 @@ def tagged_cases(cg: Base) -> list[Case]:
     """Format version 2 (``tagged.toml``): the cache_get packet, its code option's data at
     frame byte 78 (after the header option and the stack option); the bundles start at
     data bytes 0 (prolog), 8 (EU0), 17 (EU1, its ALU tag at 41), 54 and 63 (EU2), 69 (EU3),
-    87 and 95 (epilogs), the padding at 103 (docs/encoding.md §9)."""
+    87 and 95 (epilogs), the end byte at 103 (docs/encoding.md §9)."""
     target = "tagged.toml"
     profile = load_profile(str(HERE / target))
     text = (ROOT / "examples" / "asm" / "cache_get.dpfasm").read_text(encoding="utf-8")
@@ -693,6 +693,7 @@ def tagged_cases(cg: Base) -> list[Case]:
     f = build_packet(PacketSpec(1, header, PAYLOAD), profile).frame
     code = OPTIONS + 16 + 8 + 4
     assert f[code] == f[code + 8] == f[code + 17] == 0xFB and f[code + 41] == 0xF8
+    assert f[code + 23] == 0x10 and f[code + 24] == 0x80  # EU1's branch: B0, immediate 0
     out: list[Case] = []
 
     def add(name: str, mutation: str, expect: str, data: bytes) -> None:
@@ -725,10 +726,50 @@ def tagged_cases(cg: Base) -> list[Case]:
         patch(f, code + 11, 0x08),
     )
     add(
-        "padding_not_ff",
-        f"the padding byte (byte {code + 103}) 0xff -> 0x00",
-        "DPF3023",
+        "end_byte_not_ff",
+        f"the end byte after the last bundle (byte {code + 103}) 0xff -> 0x00",
+        "DPF3025",
         patch(f, code + 103, 0x00),
+    )
+    data = f[code : code + 103]  # the bundles
+    head, stack = f[OPTIONS : OPTIONS + 16], f[OPTIONS + 16 : code - 4]
+    two_codes = patch(head, 7, 0x21)  # n_code 2, n_stack 1
+    add(
+        "end_byte_missing",
+        "the code in two options, the last epilog bundle alone in the second, which ends "
+        "right after it (8 bytes: no end byte)",
+        "DPF3025",
+        frame_of(
+            two_codes + stack + option(2, data[:95] + b"\xff") + option(2, data[95:]), cg.inner
+        ),
+    )
+    add(
+        "end_byte_and_padding_too_long",
+        "the code option's data ends with 5 bytes 0xff after the bundles (at most 4)",
+        "DPF3023",
+        frame_of(head + stack + option(2, data + b"\xff" * 5), cg.inner),
+    )
+    add(
+        "branch_on_two_immediates",
+        f"EU1's branch operand x (byte {code + 23}) 0x10 (B0) -> 0x80 (immediate slot 0, as y)",
+        "DPF3026",
+        patch(f, code + 23, 0x80),
+    )
+    out.append(
+        Case(
+            "tagged_too_many_code_options",
+            "the code in two options (each ended as the last would be: valid where the "
+            "profile allows two) for tagged_single.toml, which allows one",
+            "DPF3027",
+            frame_of(
+                two_codes
+                + stack
+                + option(2, data[:95] + b"\xff")
+                + option(2, data[95:] + b"\xff" * 4),
+                cg.inner,
+            ),
+            target="tagged_single.toml",
+        )
     )
     add(
         "stage_reserved_bits",

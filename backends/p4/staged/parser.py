@@ -8,7 +8,7 @@ header's ``stack_depth`` hint (the top ``2L`` also copied into ``meta.pop<j>`` f
 prolog); then the code loop reads bundles: ``0xFB, stage << 3`` starts the bundle of that
 stage, whose parts are selectors (first byte below 0xF8: the destination register's code),
 the ALU group (0xF8), the memory group (0xF9) and the immediates (0xFA, 0xFC); 0xFF ends
-the code (its padding, 0xFE, follows): the parser stops there, and the end byte, the
+the code (its padding, 0xFF as well, follows): the parser stops there, and the end byte, the
 padding and the rest of the packet stay payload, which the deparser sends as it came. The in-packet code is one code option
 (the fit profiles allow one): a second option's header and padding between two
 bundles would each need headers of their own in every bundle slot, and a header's valid

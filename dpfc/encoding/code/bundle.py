@@ -7,7 +7,8 @@ Layout (the tables of :mod:`dpfc.encoding.layouts`)::
     n_sel x SELECTOR (dest:5 | kind:3 | operand:8)  sorted by dest, A before B
     [has_alu: op_group(L): one 4-bit opcode per lane, lane 0 first]
     [has_mem: op_group(L), likewise]
-    imm_group(n_imm): n_imm x 32 bits          first use first
+    imm_group(n_imm): n_imm x 32 bits          first use first (format version 2: its own
+                                               order, :func:`~.tagged.tagged_immediates`)
 
 An OPERAND byte with ``immediate`` set (``IMM_FLAG``) names an immediate slot, otherwise a
 register.
@@ -23,6 +24,7 @@ Not responsible for epilog bundles (:mod:`.epilog`), for checking what the bundl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TypeVar
 
 from dpfc.catalog import codes
@@ -59,6 +61,10 @@ from dpfc.isa import (
 from dpfc.target import TargetProfile
 
 E = TypeVar("E", AluOp, MemOp)
+# The immediate slots of a bundle, in the order the format stores them. Version 1's order is
+# the bundle's own (first use: LOAD_IMM selectors by destination, then x, then y).
+SlotOrder = Callable[[Bundle], tuple[int, ...]]
+FIRST_USE: SlotOrder = Bundle.immediates
 
 
 def _operand_byte(op: Operand, immediates: tuple[int, ...]) -> int:
@@ -80,9 +86,9 @@ def _op_group(values: list[int]) -> bytes:
     return op_group(len(values)).pack(**{f"lane_{lane}": v for lane, v in enumerate(values)})
 
 
-def encode_bundle(bundle: Bundle, profile: TargetProfile) -> bytes:
-    """Compact bytes of a (checked) prolog or EU bundle."""
-    immediates = bundle.immediates()
+def encode_bundle(bundle: Bundle, profile: TargetProfile, order: SlotOrder = FIRST_USE) -> bytes:
+    """Compact bytes of a (checked) prolog or EU bundle, its immediates in ``order``."""
+    immediates = order(bundle)
     ctrl = bundle.control
     has_alu = any(op is not AluOp.NOP for op in bundle.alu)
     has_mem = any(op is not MemOp.NOP for op in bundle.mem)
@@ -116,8 +122,14 @@ def encode_bundle(bundle: Bundle, profile: TargetProfile) -> bytes:
     return bytes(out)
 
 
-def decode_bundle(reader: ByteReader, profile: TargetProfile) -> Bundle:
-    """Decode one prolog/EU bundle; rejects malformed and non-canonical bytes."""
+def decode_bundle(
+    reader: ByteReader,
+    profile: TargetProfile,
+    order: SlotOrder = FIRST_USE,
+    order_name: str = "first-use",
+) -> Bundle:
+    """Decode one prolog/EU bundle whose immediates are in ``order`` (called
+    ``order_name`` in messages); rejects malformed and non-canonical bytes."""
     start = reader.offset
     # the header's first two bytes are checked before pc_taken is read
     head = BUNDLE_HEAD.read(reader, stop="pc_taken")
@@ -218,15 +230,15 @@ def decode_bundle(reader: ByteReader, profile: TargetProfile) -> Bundle:
             mem_offset,
             codes.DECODE_NON_CANONICAL,
         )
-    _check_canonical_immediates(immediates, bundle.immediates(), imm_offset)
-    check_canonical_bytes(reader, start, encode_bundle(bundle, profile), "bundle")
+    _check_canonical_immediates(immediates, order(bundle), imm_offset, order_name)
+    check_canonical_bytes(reader, start, encode_bundle(bundle, profile, order), "bundle")
     return bundle
 
 
 def _check_canonical_immediates(
-    actual: tuple[int, ...], canonical: tuple[int, ...], offset: int
+    actual: tuple[int, ...], canonical: tuple[int, ...], offset: int, order_name: str
 ) -> None:
-    """Immediates must be the distinct values the bundle uses, in first-use order."""
+    """Immediates must be the distinct values the bundle uses, in the format's order."""
     for slot, value in enumerate(actual):
         if value in actual[:slot]:
             raise DecodeError(
@@ -244,7 +256,7 @@ def _check_canonical_immediates(
     for slot, (value, expected) in enumerate(zip(actual, canonical, strict=True)):
         if value != expected:
             raise DecodeError(
-                f"non-canonical bundle: immediates not in first-use order "
+                f"non-canonical bundle: immediates not in {order_name} order "
                 f"(slot {slot} holds {value:#x}, the canonical order puts {expected:#x} there)",
                 offset + IMMEDIATE.size * slot,
                 codes.DECODE_NON_CANONICAL,

@@ -9,7 +9,13 @@ names the i-th bundle of a stage across all blocks.
 
 Format version 2 (``profile.code_format``): each option's data is a sequence of bundles, each
 opened by its ``BUNDLE_START`` (:mod:`.tagged`), then 0..3 padding bytes ``TAG_PADDING``
-(0xFF); no block headers and no count. Stages are in ascending order across all options.
+(0xFF); no block headers and no count. The last code option ends with 1..4 bytes 0xFF
+instead: the code's end byte ``TAG_END``, where a parser stops (without it an inner frame
+whose first bytes are 0xFB 0x08 would read as a bundle), then the padding. Stages are in
+ascending order across all options. A branch on two immediates is refused (DPF2007).
+
+Either format: code needing more options than the profile's ``max_code_options`` is
+refused (DPF2008).
 
 Contract: :func:`pack_code` packs an image greedily into the one canonical list of code
 option payloads; :func:`unpack_code` reads payloads back into a :class:`CodeImage`, checking
@@ -28,7 +34,7 @@ from functools import lru_cache
 from dpfc.catalog import codes
 from dpfc.encoding.code.bundle import decode_bundle, encode_bundle
 from dpfc.encoding.code.epilog import decode_epilog, encode_epilog
-from dpfc.encoding.code.tagged import decode_tagged, encode_tagged, tag_name
+from dpfc.encoding.code.tagged import branch_problem, decode_tagged, encode_tagged, tag_name
 from dpfc.encoding.errors import ByteReader, DecodeError, EncodingError
 from dpfc.encoding.layouts import (
     BLOCK_HEAD,
@@ -37,6 +43,7 @@ from dpfc.encoding.layouts import (
     OPTION_DATA_MAX,
     OPTION_WORD_BYTES,
     TAG_BUNDLE,
+    TAG_END,
     TAG_PADDING,
 )
 from dpfc.isa import (
@@ -78,9 +85,30 @@ CACHE_SIZE = 4096
 
 @lru_cache(maxsize=CACHE_SIZE)
 def pack_code(image: CodeImage, profile: TargetProfile) -> PackedCode:
-    """Greedy canonical packing of an image's bundles into code-option payloads."""
-    if profile.code_format == TAGGED_FORMAT:
-        return _pack_tagged(image, profile)
+    """Greedy canonical packing of an image's bundles into code-option payloads; refuses
+    code needing more than the profile's ``max_code_options``."""
+    packed = (
+        _pack_tagged(image, profile)
+        if profile.code_format == TAGGED_FORMAT
+        else _pack(image, profile)
+    )
+    if len(packed.options) > profile.max_code_options:
+        tagged = profile.code_format == TAGGED_FORMAT
+        bundles = sum(size for _, _, size in packed.bundle_sizes)
+        room = profile.max_code_options * OPTION_DATA_MAX - (1 if tagged else 0)
+        raise EncodingError(
+            f"the in-packet code takes {len(packed.options)} code options "
+            f"({'+'.join(str(len(o)) for o in packed.options)} data bytes; its bundles "
+            f"{bundles} bytes) but {profile.name} allows {profile.max_code_options} "
+            f"(max_code_options), at most {room} bytes of "
+            + ("bundles and block headers" if not tagged else "bundles and the end byte"),
+            codes.ENCODE_TOO_MANY_CODE_OPTIONS,
+        )
+    return packed
+
+
+def _pack(image: CodeImage, profile: TargetProfile) -> PackedCode:
+    """:func:`pack_code` in format version 1."""
     options: list[bytes] = []
     sizes: list[tuple[int, int, int]] = []
     empty = CODE_OPTION_HEAD.pack(n_blocks=0)
@@ -132,29 +160,40 @@ def pack_code(image: CodeImage, profile: TargetProfile) -> PackedCode:
 
 
 def _pack_tagged(image: CodeImage, profile: TargetProfile) -> PackedCode:
-    """:func:`pack_code` in format version 2: no blocks, padding 0xFF."""
+    """:func:`pack_code` in format version 2: no blocks, padding 0xFF, the end byte after the
+    last bundle (which goes into a new option when the current one has no room for both)."""
     options: list[bytes] = []
     sizes: list[tuple[int, int, int]] = []
     current = bytearray()
-
-    def close() -> None:
-        if current:
+    placed = [
+        (stage, index, bundle)
+        for stage, bundles in image.stages()
+        for index, bundle in enumerate(bundles)
+    ]
+    for number, (stage, index, bundle) in enumerate(placed):
+        problem = branch_problem(bundle)
+        if problem is not None:
+            raise EncodingError(
+                f"{stage_name(stage)} bundle {index}: {problem}",
+                codes.ENCODE_BRANCH_TWO_IMMEDIATES,
+                (stage, index),
+            )
+        body = encode_tagged(stage, bundle, profile)
+        sizes.append((stage, index, len(body)))
+        room = OPTION_DATA_MAX - (1 if number == len(placed) - 1 else 0)  # the end byte
+        if len(current) + len(body) > room:
+            if len(body) > room:
+                raise EncodingError(
+                    f"{stage_name(stage)} bundle {index} is {len(body)} bytes, too large for "
+                    f"one Geneve option ({room} bytes at most)",
+                    bundle=(stage, index),
+                )
             options.append(bytes(current) + bytes([TAG_PADDING]) * (-len(current) % 4))
             current.clear()
-
-    for stage, bundles in image.stages():
-        for index, bundle in enumerate(bundles):
-            body = encode_tagged(stage, bundle, profile)
-            sizes.append((stage, index, len(body)))
-            if len(current) + len(body) > OPTION_DATA_MAX:
-                close()
-                if len(body) > OPTION_DATA_MAX:
-                    raise EncodingError(
-                        f"{stage_name(stage)} bundle {index} is {len(body)} bytes, too large for "
-                        f"one Geneve option ({OPTION_DATA_MAX} bytes at most)"
-                    )
-            current += body
-    close()
+        current += body
+    if current:  # the end byte, then the padding: 1..4 bytes 0xFF
+        end = OPTION_WORD_BYTES - len(current) % OPTION_WORD_BYTES
+        options.append(bytes(current) + bytes([TAG_END]) + bytes([TAG_PADDING]) * (end - 1))
     return PackedCode(tuple(options), tuple(sizes))
 
 
@@ -251,17 +290,20 @@ def _unpack_tagged(
     epilogs: list[EpilogBundle] = []
     where: dict[tuple[int, int], int] = {}
     last_stage = -1
-    for base, data in options:
+    for number, (base, data) in enumerate(options):
         reader = ByteReader(data, base)
         bundles = 0
+        last = number == len(options) - 1  # ends with the end byte
+        ended = False
         while reader.remaining():
             offset = reader.offset
             first = data[reader.pos]
             if bundles and (
                 first == TAG_PADDING
-                or (first != TAG_BUNDLE and reader.remaining() < OPTION_WORD_BYTES)
-            ):  # no bundle is shorter than 4 bytes: what follows is the padding
-                _check_tagged_padding(reader)
+                or (first != TAG_BUNDLE and reader.remaining() < OPTION_WORD_BYTES + last)
+            ):  # no bundle is shorter than 4 bytes: what follows is the end byte or padding
+                _check_tagged_padding(reader, last)
+                ended = True
                 break
             if first != TAG_BUNDLE:
                 if not bundles and first == TAG_PADDING:
@@ -296,28 +338,40 @@ def _unpack_tagged(
                 eus[stage - 1].append(bundle)
         if not bundles:
             raise DecodeError("code option holds no bundle", base, codes.DECODE_EMPTY_CODE_OPTION)
+        if last and not ended:
+            raise DecodeError(
+                f"the last code option ends without the code's end byte ({TAG_END:#04x}): "
+                "its last bundle must be followed by 1..4 bytes 0xff (a parser stops at the "
+                "end byte; without it the bytes after the code would read as more code)",
+                reader.offset,
+                codes.DECODE_END_BYTE,
+            )
     return _image(prologs, eus, epilogs), tuple(where.items())
 
 
-def _check_tagged_padding(reader: ByteReader) -> None:
-    """After its bundles, a version-2 code option holds only 0xFF padding to 4 bytes."""
+def _check_tagged_padding(reader: ByteReader, last: bool) -> None:
+    """After its bundles, a version-2 code option holds only 0xFF padding to 4 bytes; the
+    last one the end byte, then that padding (1..4 bytes)."""
     start = reader.offset
     padding = reader.take(reader.remaining(), "padding")
-    if len(padding) >= OPTION_WORD_BYTES:
+    if len(padding) >= OPTION_WORD_BYTES + last:
+        allowed = "the end byte and padding" if last else "padding"
+        most = OPTION_WORD_BYTES if last else OPTION_WORD_BYTES - 1
         raise DecodeError(
-            f"code option has {len(padding)} bytes after its bundles; only padding to the "
-            f"next {OPTION_WORD_BYTES}-byte boundary (at most {OPTION_WORD_BYTES - 1} bytes) "
-            "may follow",
+            f"code option has {len(padding)} bytes after its bundles; only {allowed} to "
+            f"the next {OPTION_WORD_BYTES}-byte boundary (at most {most} bytes) may follow",
             start,
             codes.DECODE_TRAILING_BYTES,
         )
     for index, byte in enumerate(padding):
         if byte != TAG_PADDING:
+            end = last and not index
             raise DecodeError(
-                f"padding byte after the bundles of a code option is {byte:#04x}, not "
+                f"{'the end byte' if end else 'padding byte'} after the bundles of "
+                f"{'the last' if last else 'a'} code option is {byte:#04x}, not "
                 f"{TAG_PADDING:#04x}",
                 start + index,
-                codes.DECODE_TRAILING_BYTES,
+                codes.DECODE_END_BYTE if end else codes.DECODE_TRAILING_BYTES,
             )
 
 

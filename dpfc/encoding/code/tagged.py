@@ -10,10 +10,13 @@ Layout (docs/encoding.md §9; tables ``BUNDLE_START``, ``PART_TAG`` and the tags
                   | [0xF4 NEXT_PC PC | 0xF5 NEXT_PC register]
 
 Every version-1 byte is kept, in its order: a version-2 bundle is its version-1 encoding
-(:mod:`.bundle`, :mod:`.epilog`) with :func:`tag_positions` inserted. So the one canonical
-version-1 encoding gives the one canonical version-2 encoding, and decoding strips and
-checks the tags (DPF3024, at the byte of the tag) and leaves the rest to the version-1
-decoders, whose error offsets are mapped back to the packet's bytes.
+(:mod:`.bundle`, :mod:`.epilog`) with :func:`tag_positions` inserted, but for the order of
+the immediate slots (:func:`tagged_immediates`: a conditional branch's immediate is slot 0,
+so that a parser's comparison reads one in-packet word) and one rule: a branch compares at
+most one immediate (:func:`branch_problem`; DPF2007, DPF3026). So the one canonical
+encoding gives the one canonical version-2 encoding, and decoding strips and checks the
+tags (DPF3024, at the byte of the tag) and leaves the rest to the version-1 decoders, whose
+error offsets are mapped back to the packet's bytes.
 
 Contract: :func:`encode_tagged` writes a checked bundle, bundle start included;
 :func:`decode_tagged` reads one back after its bundle start and rejects every malformed or
@@ -37,6 +40,7 @@ from dpfc.encoding.layouts import (
     IMMEDIATE,
     NEXT_PC_IMM,
     NEXT_PC_REG,
+    OPERAND,
     PC_FORMAT,
     REGISTER_BYTE,
     SELECTOR,
@@ -51,7 +55,15 @@ from dpfc.encoding.layouts import (
     TAG_STEER_REG,
     op_group,
 )
-from dpfc.isa import EPILOG_STAGE, CtrlOp, EpilogBundle, StageBundle
+from dpfc.isa import (
+    EPILOG_STAGE,
+    Bundle,
+    CtrlOp,
+    EpilogBundle,
+    Imm,
+    StageBundle,
+    branch_taken,
+)
 from dpfc.target import TAGGED_FORMAT, TargetProfile
 
 TAG_NAMES: dict[int, str] = {  # what each tag opens, for messages
@@ -72,6 +84,33 @@ def tag_name(byte: int) -> str:
     """A byte for an error message: ``0xf8 (the ALU group's tag)`` or ``0x12``."""
     name = TAG_NAMES.get(byte)
     return f"{byte:#04x}" + (f" (the tag of {name})" if name else "")
+
+
+def tagged_immediates(bundle: Bundle) -> tuple[int, ...]:
+    """The immediate slots of a bundle in format version 2: a conditional branch's immediate
+    operand first (slot 0), then the other distinct values in version-1 order (the LOAD_IMM
+    selectors' values, by destination); a LOAD_IMM of the branch's value shares slot 0."""
+    ctrl = bundle.control
+    branch = [op.value for op in (ctrl.x, ctrl.y) if isinstance(op, Imm)]
+    first = branch[:1] if ctrl.op.conditional else []
+    return (*first, *(value for value in bundle.immediates() if value not in first))
+
+
+def branch_problem(bundle: StageBundle) -> str | None:
+    """Why format version 2 cannot carry ``bundle`` (a branch on two immediates), with what
+    to write instead; None when it can."""
+    if isinstance(bundle, EpilogBundle):
+        return None
+    ctrl = bundle.control
+    if not (ctrl.op.conditional and isinstance(ctrl.x, Imm) and isinstance(ctrl.y, Imm)):
+        return None
+    taken = branch_taken(ctrl.op, ctrl.x.value, ctrl.y.value)
+    outcome = ctrl.taken if taken else ctrl.not_taken
+    return (
+        f"{ctrl.op.name} {ctrl.x}, {ctrl.y} compares two immediates; format version 2 "
+        f"carries at most one per branch (a parser compares one in-packet word): the branch "
+        f"is always {'taken' if taken else 'not taken'}, write `JMP {outcome}`"
+    )
 
 
 def tag_positions(stage: int, v1: bytes, profile: TargetProfile) -> tuple[tuple[int, int], ...]:
@@ -109,7 +148,7 @@ def tag_positions(stage: int, v1: bytes, profile: TargetProfile) -> tuple[tuple[
 def _encode_v1(bundle: StageBundle, profile: TargetProfile) -> bytes:
     if isinstance(bundle, EpilogBundle):
         return encode_epilog(bundle, profile)
-    return encode_bundle(bundle, profile)
+    return encode_bundle(bundle, profile, tagged_immediates)
 
 
 def encode_tagged(stage: int, bundle: StageBundle, profile: TargetProfile) -> bytes:
@@ -184,7 +223,16 @@ def _strip_bundle(strip: _Stripper, profile: TargetProfile) -> None:
         return
     strip.copy(BUNDLE_HEAD.size - 2, "pc_taken")
     if conditional:
-        strip.copy(BRANCH.size, "branch")
+        at = strip.reader.offset
+        branch = BRANCH.unpack(strip.copy(BRANCH.size, "branch"))
+        if all(OPERAND.unpack_int(branch[xy])["immediate"] for xy in ("x", "y")):
+            raise DecodeError(
+                f"the branch compares two immediates (operand bytes {branch['x']:#04x}, "
+                f"{branch['y']:#04x}); format version 2 carries at most one per branch "
+                "(a branch whose outcome is known is a JMP)",
+                at + BRANCH.field("y").byte,
+                codes.DECODE_BRANCH_TWO_IMMEDIATES,
+            )
     n_sel = head["n_sel"]
     if n_sel > profile.registers:
         return
@@ -242,7 +290,13 @@ def decode_tagged(reader: ByteReader, stage: int, profile: TargetProfile) -> Sta
     (_strip_epilog if epilog else _strip_bundle)(strip, profile)
     v1 = ByteReader(bytes(strip.v1))
     try:
-        bundle: StageBundle = decode_epilog(v1, profile) if epilog else decode_bundle(v1, profile)
+        bundle: StageBundle = (
+            decode_epilog(v1, profile)
+            if epilog
+            else decode_bundle(
+                v1, profile, tagged_immediates, "version-2 (a branch's immediate first)"
+            )
+        )
     except DecodeError as exc:
         raise DecodeError(exc.message, strip.packet_offset(exc.offset), exc.code) from None
     # the version-1 decoder reads exactly what the header announces, as the stripper did

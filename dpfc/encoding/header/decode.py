@@ -101,6 +101,13 @@ def decode_options(data: bytes, profile: TargetProfile, base_offset: int = 0) ->
             at("stack_depth"),
             codes.DECODE_STACK_TOO_DEEP,
         )
+    if n_code > profile.max_code_options:
+        raise DecodeError(
+            f"header announces {n_code} code options but {profile.name} allows "
+            f"{profile.max_code_options} (max_code_options)",
+            at("n_code_opts"),
+            codes.DECODE_TOO_MANY_CODE_OPTIONS,
+        )
     rest = options[1:]
     if tagged:  # version 2: the stack options come first
         expected = [TYPE_STACK] * n_stack + [TYPE_CODE] * n_code
