@@ -110,10 +110,14 @@ class StagedTna(StagedArch):
         sources += [f"meta.md{i}" for i in METADATA_SOURCES] + ["meta.rnd0", "meta.rnd1"]
         scratch = [f"hdr.push[{j}].w" for j in range(2 * plan.lanes)]
         scratch += ["meta.xr", "meta.an", "meta.dd", "meta.ci0", "meta.ci1"]
-        return [
+        exclusive = [
             Raw(f'@pa_mutually_exclusive("ingress", "{a}", "{b}")')
             for a, b in zip(sources, scratch, strict=False)
         ]
+        # The epilog's tables write the steering action and value in one stage: sharing a
+        # container would order them into two (Tofino-2 placed epilog_code a stage late)
+        alone = [Raw(f'@pa_solitary("ingress", "meta.{f}")') for f in ("steer", "sval")]
+        return exclusive + alone
 
     def frame(self) -> list[Decl]:
         return [Raw(FRAME)]
