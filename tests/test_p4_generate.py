@@ -101,8 +101,9 @@ def test_cli_user_errors(run: Callable[..., Result], tmp_path: Path) -> None:
     assert_user_error(run("p4", "--target", str(deep)), "needs two stack options")
     tagged = tmp_path / "tagged.toml"
     tagged.write_text('base = "tofino1"\nname = "tagged"\ncode_format = 2\n', encoding="utf-8")
-    assert_user_error(run("p4", "--target", str(tagged)), "code format version 1 only")
-    assert_user_error(run("p4", "--arch", "tna", "--target", str(tagged)), "version 1 only")
+    # version 2 is the stage-structured program's, which reads one bundle per stage
+    assert_user_error(run("p4", "--target", str(tagged)), "one bundle per stage")
+    assert_user_error(run("p4", "--arch", "tna", "--target", str(tagged)), "one bundle per stage")
     (tmp_path / "file").write_text("", encoding="utf-8")
     assert_user_error(
         run("p4", "-o", "file/build"), "cannot write file/build: file is not a directory"
@@ -113,6 +114,18 @@ def test_cli_user_errors(run: Callable[..., Result], tmp_path: Path) -> None:
     usage = run("p4", "--arch", "psa")
     # a usage error is a user error (exit 1, DPF0003), with the closest architectures
     assert usage.exit_code == 1 and "psa" in usage.stderr and "DPF0003" in usage.stderr
+
+
+def test_cli_writes_the_stage_structured_program_for_a_fit_profile(
+    run: Callable[..., Result], tmp_path: Path
+) -> None:
+    result = run("p4", "--target", "tofino2_fit", "--arch", "tna")
+    assert result.exit_code == 0, result.output
+    assert "#include <t2na.p4>" in result.stdout and "@stage(19)" in result.stdout
+    result = run("p4", "--target", "tofino1_fit", "-o", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["switchvm.p4"]
+    assert "#include <v1model.p4>" in (tmp_path / "out" / "switchvm.p4").read_text()
 
 
 # -- the programs -----------------------------------------------------------------------------

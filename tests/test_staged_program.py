@@ -104,6 +104,13 @@ def test_a_pipeline_too_short_is_refused_with_the_count() -> None:
         StagePlan.for_profile(replace(fit(), num_eus=5))
 
 
+def test_a_profile_of_other_in_packet_code_is_refused() -> None:
+    with pytest.raises(PlanError, match="format version 2, one bundle per stage"):
+        StagePlan.for_profile(BUILTIN_PROFILES["tofino1"])
+    with pytest.raises(PlanError, match="one code option"):
+        StagePlan.for_profile(replace(fit(), max_code_options=2))
+
+
 def test_the_program_is_deterministic() -> None:
     assert generate(fit()) == generate(fit())
     assert "#include <t2na.p4>" in generate(fit(8, 20), chip=2)

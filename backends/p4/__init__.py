@@ -18,6 +18,7 @@ from dpfc.backends.p4.bmv2_control import Bmv2Control
 from dpfc.backends.p4.layout import Layout, LayoutError
 from dpfc.backends.p4.program import ARCHITECTURES, architecture, generate
 from dpfc.backends.p4.simple_switch_cli import Cli, CliModules, find_cli_modules
+from dpfc.backends.p4.staged import PlanError
 from dpfc.backends.p4.staged import generate as generate_staged
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "Layout",
     "LayoutError",
     "PacketSocket",
+    "PlanError",
     "Switch",
     "Toolchain",
     "ToolchainMissing",

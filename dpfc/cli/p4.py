@@ -4,7 +4,9 @@
   profile and architecture (docs/p4.md). With ``-o DIR`` it writes ``DIR/switchvm.p4`` and
   ``DIR/switchvm.names.json`` (the name map the control planes use: tables, actions and registers per
   stage, EU and lane) and says ``wrote FILE (N bytes)`` on stderr; without, the program
-  goes to stdout.
+  goes to stdout. For a profile of code format version 2 (the fit profiles: ``tofino1_fit``,
+  ``tofino2_fit``) the program is the stage-structured one (``backends/p4/staged``, docs/p4.md),
+  whose tables are named by its stages; ``-o`` then writes ``DIR/switchvm.p4`` only.
 * ``dpfc p4 bfrt IMAGE [-o FILE] [--target PROFILE] [--program NAME]`` writes the bfrt_python
   script that installs a linked image on a Tofino running the TNA program (compiled under
   the name ``NAME``, default ``switchvm``), in deployment order, prologs last.
@@ -20,7 +22,16 @@ from pathlib import Path
 
 import click
 
-from dpfc.backends.p4 import ARCHITECTURES, Layout, LayoutError, architecture, bfrt_script, generate
+from dpfc.backends.p4 import (
+    ARCHITECTURES,
+    Layout,
+    LayoutError,
+    PlanError,
+    architecture,
+    bfrt_script,
+    generate,
+    generate_staged,
+)
 from dpfc.cli.conventions import TARGET, Choice, SuggestingGroup
 from dpfc.cli.errors import UserError, handle_errors
 from dpfc.cli.files import OutputPath, output_option, read_bytes, write_file
@@ -30,6 +41,8 @@ from dpfc.switch import SwitchRefused
 from dpfc.target import DEFAULT_PROFILE, load_profile
 
 PROGRAM = "switchvm"  # the file name, hence the program name p4c and BF-RT use
+STAGED_FORMAT = 2  # profiles whose in-packet code is format version 2 get the staged program
+TOFINO1_STAGES = 12  # more stages: Tofino-2 (t2na.p4)
 
 
 def _names(layout: Layout) -> str:
@@ -75,11 +88,16 @@ def p4_command(ctx: click.Context, target: str, arch: str, output: str | None) -
             )
         return
     profile = load_profile(target)
+    layout: Layout | None = None
     try:
-        chosen = architecture(arch, profile)
-        text = generate(profile, chosen)
-        layout = Layout(profile)
-    except LayoutError as exc:
+        if profile.code_format == STAGED_FORMAT:
+            text = generate_staged(
+                profile, arch, 2 if profile.hardware_stages > TOFINO1_STAGES else 1
+            )
+        else:
+            text = generate(profile, architecture(arch, profile))
+            layout = Layout(profile)
+    except (LayoutError, PlanError) as exc:
         raise UserError(f"cannot generate the P4 program for `{profile.name}`: {exc}") from None
     if output is None:
         click.echo(text, nl=False)
@@ -90,7 +108,8 @@ def p4_command(ctx: click.Context, target: str, arch: str, output: str | None) -
     except OSError as exc:
         raise UserError(f"cannot create {directory}: {exc.strerror}") from None
     write_file(str(directory / f"{PROGRAM}.p4"), text)
-    write_file(str(directory / f"{PROGRAM}.names.json"), _names(layout))
+    if layout is not None:
+        write_file(str(directory / f"{PROGRAM}.names.json"), _names(layout))
 
 
 @p4_command.command("bfrt")

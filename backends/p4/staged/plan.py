@@ -34,6 +34,17 @@ class StagePlan:
 
     @classmethod
     def for_profile(cls, profile: TargetProfile) -> StagePlan:
+        if profile.code_format != 2 or profile.packet_bundles_per_stage != 1:
+            raise PlanError(
+                f"profile `{profile.name}`: the stage-structured program reads in-packet code of "
+                "format version 2, one bundle per stage (code_format = 2, "
+                "packet_bundles_per_stage = 1)"
+            )
+        if profile.max_code_options != 1:
+            raise PlanError(
+                f"profile `{profile.name}`: the stage-structured program reads one code option "
+                "(max_code_options = 1)"
+            )
         needed = 2 * profile.num_eus + FRAME_STAGES
         if needed > profile.hardware_stages:
             raise PlanError(

@@ -110,7 +110,7 @@ class StagedTna(StagedArch):
         sources += [f"meta.md{i}" for i in METADATA_SOURCES] + ["meta.rnd0", "meta.rnd1"]
         scratch = [f"hdr.push[{j}].w" for j in range(2 * plan.lanes)]
         scratch += ["meta.xr", "meta.an", "meta.dd", "meta.ci0", "meta.ci1"]
-        exclusive = [
+        exclusive: list[Decl] = [
             Raw(f'@pa_mutually_exclusive("ingress", "{a}", "{b}")')
             for a, b in zip(sources, scratch, strict=False)
         ]
