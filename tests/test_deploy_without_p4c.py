@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from dpfc.backends.p4 import ToolchainMissing, find_cli_modules, find_toolchain
+from dpfc.backends.p4.simple_switch_cli import CLI_MODULES
 from tests.conftest import ROOT
 
 RUNTIME_CLI = '''\
@@ -82,9 +83,19 @@ class SimpleSwitchAPI:
 '''
 
 
+def _forget_cli_modules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process as one that never imported simple_switch_CLI's modules: a bmv2 test
+    run before in the same worker (``Cli``) leaves them importable from bmv2's install."""
+    for name in CLI_MODULES:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    kept = [p for p in sys.path if not any((Path(p) / f"{m}.py").exists() for m in CLI_MODULES)]
+    monkeypatch.setattr(sys, "path", kept)
+
+
 @pytest.fixture
 def fake_bmv2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """The environment of a host with simple_switch_CLI's modules, without p4c."""
+    _forget_cli_modules(monkeypatch)
     prefix = tmp_path / "bmv2"
     site = prefix / "lib" / f"python3.{sys.version_info.minor}" / "site-packages"
     site.mkdir(parents=True)
@@ -138,6 +149,7 @@ def test_deploy_needs_no_p4c(tmp_path: Path, fake_bmv2: dict[str, str]) -> None:
 def test_without_the_modules_the_message_says_what_is_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    _forget_cli_modules(monkeypatch)
     monkeypatch.setenv("DPFC_P4_PREFIX", str(tmp_path / "nothing"))
     monkeypatch.setenv("PATH", str(Path(sys.executable).parent))
     with pytest.raises(ToolchainMissing) as missing:
