@@ -160,3 +160,46 @@ def _compare(
         return {"xr": x ^ v, "an": x & v, "dd": max(v - x, 0), "rev": 1}
     y = state.ci[0] if y_name == "ci0" else regs[y_name]
     return {"xr": x ^ y, "an": x & y, "dd": max(x - y, 0), "rev": params["rev"]}
+
+
+@dataclass(frozen=True)
+class PrologResult:
+    registers: dict[str, int]
+    pc0: int
+    npops: int
+
+
+def run_prolog(
+    plan: StagePlan,
+    entries: Sequence[Entry],
+    ppc: int,
+    packet: Mapping[str, int],
+    stack: Sequence[int],
+    md: Mapping[int, int],
+    rnd: tuple[int, int],
+) -> PrologResult:
+    """The prolog stage as the program runs it: each register's selector table (the parser's
+    copies of the top stack words in ``pop<j>``), then ``prolog_code`` (EU0's PC: action
+    data, or the packet's ``pro_head_pct``)."""
+    keys: dict[str, int] = {"ppc": ppc, **packet}
+    registers = {}
+    for r in plan.registers:
+        table = plan.prolog_selector(r)
+        entry = lookup(entries, table, keys)
+        action = entry.action.removeprefix(f"{table}_") if entry else "zero"
+        if action.startswith("pop"):
+            j = int(action[3:])
+            registers[r] = stack[j] if j < len(stack) else 0
+        elif action.startswith("md"):
+            registers[r] = md[int(action[2:])]
+        elif action.startswith("rnd"):
+            registers[r] = rnd[int(action[3:])]
+        else:
+            assert action == "zero", action
+            registers[r] = 0
+    code = lookup(entries, "prolog_code", keys)
+    assert code is not None, "no prolog code entry"
+    params = dict(code.params)
+    pc0 = params["pc"] if code.action == "prolog_switch" else packet.get("pro_head_pct", 0)
+    assert code.action in ("prolog_switch", "prolog_packet"), code.action
+    return PrologResult(registers, pc0, params["npops"])
