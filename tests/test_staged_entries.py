@@ -4,6 +4,10 @@ The entries it writes, run through a model of the program's tables (tests/staged
 give what the instruction set says one EU does (docs/isa.md §3, dpfc.isa.semantics): the
 registers after selection, memory and the ALU, the memory words, the next PC, HALT, and
 the shift fault — for random EU bundles in random code slots and random register values.
+The prolog's entries read the stack word, random word and metadata field the simulator's
+prolog reads, and the epilog's push, steer and chain as the simulator's epilog, both for
+the in-packet entries (the packet's fields in the key; an absent selector's fields
+anything) and for bundles in code slots.
 Every entry names a table, keys and an action the generated program has.
 """
 
@@ -49,8 +53,8 @@ from dpfc.isa import (
 )
 from dpfc.isa.semantics import alu, branch_taken, hash_word, memory
 from dpfc.target import BUILTIN_PROFILES
-from tests.staged_model import EuState, run_eu, run_prolog
-from tests.strategies import draw_bundle, words
+from tests.staged_model import EuState, run_epilog, run_eu, run_prolog
+from tests.strategies import draw_bundle, draw_epilog, words
 
 PROFILE = BUILTIN_PROFILES["tofino1_fit"]
 PLAN = StagePlan.for_profile(PROFILE)
@@ -275,3 +279,46 @@ def test_the_prolog_entries_read_what_the_simulator_reads(
         encode_pc(bundle.control.taken),
         want_pops,
     )
+
+
+@st.composite
+def epilogs(draw: st.DrawFn) -> tuple[EpilogBundle, dict[str, int], dict[str, int]]:
+    """An epilog the program runs (no HDR_MOD, no NEXT_PC from a register), registers, and
+    its in-packet fields."""
+    bundle = draw_epilog(draw, PROFILE, prolog_count=1)
+    if bundle.hdr_mod or isinstance(bundle.next_pc, Register):
+        bundle = EpilogBundle(bundle.push, bundle.steering, None)
+    regs = {r: draw(words()) for r in PLAN.registers}
+    action = PROFILE.steering_by_name(bundle.steering.action)
+    assert action is not None
+    packet = {"ep_head_n_push": len(bundle.push), "ep_head_steer": action.code}
+    for j, register in enumerate(bundle.push):
+        packet |= {f"ep_push{j}_valid": 1, f"ep_push{j}_r": register.code}
+    value = bundle.steering.value
+    if isinstance(value, Register):
+        packet |= {"ep_steer_reg_valid": 1, "ep_steer_reg_v": value.code}
+    elif isinstance(value, Imm):
+        packet |= {"ep_steer_imm_valid": 1, "ep_steer_imm_v": value.value}
+    if bundle.next_pc is not None:
+        assert isinstance(bundle.next_pc, PC)
+        packet |= {"ep_next_pc_valid": 1, "ep_next_pc_v": encode_pc(bundle.next_pc)}
+    return bundle, regs, packet
+
+
+@given(epilogs(), st.integers(0, 503))
+def test_the_epilog_entries_push_steer_and_chain_as_the_simulator(
+    case: tuple[EpilogBundle, dict[str, int], dict[str, int]], slot: int
+) -> None:
+    bundle, regs, packet = case
+    action = PROFILE.steering_by_name(bundle.steering.action)
+    assert action is not None
+    value = bundle.steering.value
+    sval = regs[name(value)] & 0xFFFF if isinstance(value, Register) else 0
+    sval = value.value & 0xFFFF if isinstance(value, Imm) else sval
+    next_pc = encode_pc(bundle.next_pc) if isinstance(bundle.next_pc, PC) else None
+    want = ([regs[name(r)] for r in bundle.push], action.code, sval, next_pc)
+    got = run_epilog(PLAN, FIXED + PACKET, 0x8000, packet, regs, 0)
+    assert (got.pushed, got.steer, got.value, got.next_pc) == want
+    installed = FIXED + PACKET + epilog_entries(PROFILE, PLAN, slot, bundle)
+    got = run_epilog(PLAN, installed, slot, {}, regs, hint(bundle))  # no in-packet code
+    assert (got.pushed, got.steer, got.value, got.next_pc) == want

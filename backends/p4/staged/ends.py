@@ -6,10 +6,13 @@ Contract: :func:`permissions_stage`, :func:`prolog_stage`, :func:`epilog_stage` 
 * **Permissions (stage 0).** The tenant's row (VNI, app id) gives its slot; the stage also
   draws the prolog's two random words and loads the switch metadata the prolog reads into
   32-bit fields (:func:`metadata_sources`: identity moves, on TNA hash units, no PHV move).
-* **Prolog.** One table per register keyed by the prolog PC and the in-packet selector:
+* **Prolog.** One table per register keyed by the prolog PC, the in-packet selector and
+  the validity and kind of each earlier register's in-packet selector (an in-packet POP
+  or RAND reads the word numbered by the POPs or RANDs before it: :mod:`.packet`):
   POP/PEEK read the stack word the parser copied (``meta.pop<j>``: the j-th word from the
-  top), LOAD_MD a metadata field, RAND a random word; the prolog code table gives EU0's PC
-  and how many words the prolog pops.
+  top), LOAD_MD a metadata field, RAND a random word; the prolog code table (keyed by
+  every in-packet selector's validity and kind) gives EU0's PC and how many words the
+  prolog pops.
 * **Epilog.** One table per push position picks the register it pushes into that push
   header; the epilog code table sets the push count, the steering action and value and the
   next DPF pointer. A steering value held in a register comes through one 16-bit identity

@@ -105,8 +105,9 @@ def _prolog_code(plan: StagePlan) -> list[Entry]:
 
 
 def _epilog(plan: StagePlan) -> list[Entry]:
-    epc = ("epc", Ternary(IN_PACKET_PC, PC_MASK))
+    epc: tuple[str, Key] = ("epc", Ternary(IN_PACKET_PC, PC_MASK))
     out = []
+    keys: tuple[tuple[str, Key], ...]
     pushes = 2 * plan.lanes
     for j in range(pushes):
         table, push = f"epilog_push{j}", f"ep_push{j}"
