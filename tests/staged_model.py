@@ -160,3 +160,95 @@ def _compare(
         return {"xr": x ^ v, "an": x & v, "dd": max(v - x, 0), "rev": 1}
     y = state.ci[0] if y_name == "ci0" else regs[y_name]
     return {"xr": x ^ y, "an": x & y, "dd": max(x - y, 0), "rev": params["rev"]}
+
+
+@dataclass(frozen=True)
+class PrologResult:
+    registers: dict[str, int]
+    pc0: int
+    npops: int
+
+
+def run_prolog(
+    plan: StagePlan,
+    entries: Sequence[Entry],
+    ppc: int,
+    packet: Mapping[str, int],
+    stack: Sequence[int],
+    md: Mapping[int, int],
+    rnd: tuple[int, int],
+) -> PrologResult:
+    """The prolog stage as the program runs it: each register's selector table (the parser's
+    copies of the top stack words in ``pop<j>``), then ``prolog_code`` (EU0's PC: action
+    data, or the packet's ``pro_head_pct``)."""
+    keys: dict[str, int] = {"ppc": ppc, **packet}
+    registers = {}
+    for r in plan.registers:
+        table = plan.prolog_selector(r)
+        entry = lookup(entries, table, keys)
+        action = entry.action.removeprefix(f"{table}_") if entry else "zero"
+        if action.startswith("pop"):
+            j = int(action[3:])
+            registers[r] = stack[j] if j < len(stack) else 0
+        elif action.startswith("md"):
+            registers[r] = md[int(action[2:])]
+        elif action.startswith("rnd"):
+            registers[r] = rnd[int(action[3:])]
+        else:
+            assert action == "zero", action
+            registers[r] = 0
+    code = lookup(entries, "prolog_code", keys)
+    assert code is not None, "no prolog code entry"
+    params = dict(code.params)
+    pc0 = params["pc"] if code.action == "prolog_switch" else packet.get("pro_head_pct", 0)
+    assert code.action in ("prolog_switch", "prolog_packet"), code.action
+    return PrologResult(registers, pc0, params["npops"])
+
+
+@dataclass(frozen=True)
+class EpilogResult:
+    pushed: list[int]
+    steer: int
+    value: int
+    next_pc: int | None  # None: the DPF pointer stays
+
+
+def run_epilog(
+    plan: StagePlan,
+    entries: Sequence[Entry],
+    epc: int,
+    packet: Mapping[str, int],
+    registers: Mapping[str, int],
+    nsrc: int,
+) -> EpilogResult:
+    """The epilog stage as the program runs it: the push count, each push position's
+    register, the code table (steering action, DPF pointer) and the steering value (a
+    register's low 16 bits by the if-chain on ``nsrc`` or the packet's register byte, else
+    ``epilog_values``)."""
+    keys: dict[str, int] = {"epc": epc, **packet}
+    count = lookup(entries, "epilog_pushes", keys)
+    pushes = int(count.action.removeprefix("epilog_pushes")) if count else 0
+    pushed = []
+    for j in range(pushes):
+        entry = lookup(entries, f"epilog_push{j}", keys)
+        assert entry is not None, f"push {j}: no entry"
+        pushed.append(registers[entry.action.removeprefix(f"epilog_push{j}_")])
+    code = lookup(entries, "epilog_code", keys)
+    action = code.action if code else "epilog_packet_stay"
+    params = dict(code.params) if code else {}
+    if action.startswith("epilog_switch"):
+        steer, next_pc = params["steer"], params.get("next")
+    else:
+        steer = packet.get("ep_head_steer", 0)
+        next_pc = packet.get("ep_next_pc_v", 0) if action == "epilog_packet" else None
+    for r in plan.registers:
+        code_r = plan.register_code(r)
+        named = packet.get("ep_steer_reg_valid", 0) and packet.get("ep_steer_reg_v") == code_r
+        if nsrc == code_r + 1 or named:
+            return EpilogResult(pushed, steer, registers[r] & 0xFFFF, next_pc)
+    entry = lookup(entries, "epilog_values", keys)
+    if entry is not None and entry.action == "epilog_value":
+        value = dict(entry.params)["value"]
+    else:
+        value = packet.get("ep_steer_imm_v", 0)
+    return EpilogResult(pushed, steer, value, next_pc)

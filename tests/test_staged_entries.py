@@ -4,6 +4,10 @@ The entries it writes, run through a model of the program's tables (tests/staged
 give what the instruction set says one EU does (docs/isa.md §3, dpfc.isa.semantics): the
 registers after selection, memory and the ALU, the memory words, the next PC, HALT, and
 the shift fault — for random EU bundles in random code slots and random register values.
+The prolog's entries read the stack word, random word and metadata field the simulator's
+prolog reads, and the epilog's push, steer and chain as the simulator's epilog, both for
+the in-packet entries (the packet's fields in the key; an absent selector's fields
+anything) and for bundles in code slots.
 Every entry names a table, keys and an action the generated program has.
 """
 
@@ -16,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpfc.backends.p4.staged import StagePlan, generate
+from dpfc.backends.p4.staged.ends import METADATA_SOURCES
 from dpfc.backends.p4.staged.entries import (
     Entry,
     EntryError,
@@ -30,6 +35,7 @@ from dpfc.backends.p4.staged.entries import (
     prolog_entries,
     segment_entry,
 )
+from dpfc.backends.p4.staged.packet import packet_frame_entries
 from dpfc.encoding import encode_pc
 from dpfc.isa import (
     PC,
@@ -47,8 +53,8 @@ from dpfc.isa import (
 )
 from dpfc.isa.semantics import alu, branch_taken, hash_word, memory
 from dpfc.target import BUILTIN_PROFILES
-from tests.staged_model import EuState, run_eu
-from tests.strategies import draw_bundle, words
+from tests.staged_model import EuState, run_epilog, run_eu, run_prolog
+from tests.strategies import draw_bundle, draw_epilog, words
 
 PROFILE = BUILTIN_PROFILES["tofino1_fit"]
 PLAN = StagePlan.for_profile(PROFILE)
@@ -57,6 +63,7 @@ WORD = 0xFFFF_FFFF
 Case = tuple[Bundle, dict[str, int], int, int]
 Outcome = tuple[dict[str, int], int, bool, bool]
 FIXED = fixed_entries(PROFILE, PLAN)
+PACKET = packet_frame_entries(PLAN)
 
 
 def reference(
@@ -142,7 +149,7 @@ def test_every_entry_names_a_table_key_and_action_of_the_program() -> None:
         (MemOp.FAADD, MemOp.NOP),
         Control(CtrlOp.BLT, PC_T, Register.a(0), Imm(9), PC_N),
     )
-    entries: list[Entry] = FIXED + eu_entries(PROFILE, PLAN, 1, 3, bundle)
+    entries: list[Entry] = FIXED + PACKET + eu_entries(PROFILE, PLAN, 1, 3, bundle)
     prolog = Bundle(
         (Selector(Register.a(0), SelectorKind.POP),),
         (AluOp.NOP,) * 2,
@@ -208,3 +215,110 @@ def test_a_selector_the_program_lacks_is_refused() -> None:
 def test_the_successor_hint_names_the_register_of_the_steering_value() -> None:
     assert hint(EpilogBundle(steering=Steering("forward", Register.b(1)))) == 0x11 + 1
     assert hint(EpilogBundle(steering=Steering("forward", Imm(3)))) == 0
+
+
+def prolog_reference(
+    bundle: Bundle, stack: list[int], md: dict[int, int], rnd: tuple[int, int]
+) -> tuple[dict[str, int], int]:
+    """The simulator's prolog (backends/sim/stages.py, run_prolog): selectors in destination
+    order, POP takes the top word, PEEK reads it, an empty stack gives 0; the k-th RAND is
+    the program's k-th random word (the last one after the second); registers and pops."""
+    regs = {r: 0 for r in PLAN.registers}
+    words, rands = list(stack), 0
+    for sel in bundle.selectors:
+        if sel.kind in (SelectorKind.POP, SelectorKind.PEEK):
+            value = words[0] if words else 0
+            if sel.kind is SelectorKind.POP and words:
+                words.pop(0)
+        elif sel.kind is SelectorKind.RAND:
+            value, rands = rnd[min(rands, len(rnd) - 1)], rands + 1
+        else:
+            value = md.get(sel.value, 0)
+        regs[name(sel.dest)] = value
+    pops = sum(sel.kind is SelectorKind.POP for sel in bundle.selectors)
+    return regs, pops
+
+
+@st.composite
+def prologs(draw: st.DrawFn) -> tuple[Bundle, list[int], dict[str, int]]:
+    bundle = draw_bundle(draw, PROFILE, prolog=True, next_count=1)
+    stack = draw(st.lists(words(), max_size=2 * PLAN.lanes + 1))
+    # an absent selector's fields: 0 on bmv2, anything on Tofino (the validity bit decides)
+    packet = {f"pro_sel_{r}_kind": draw(st.integers(0, 7)) for r in PLAN.registers}
+    packet["pro_head_pct"] = encode_pc(bundle.control.taken)
+    for sel in bundle.selectors:
+        dest = f"pro_sel_{name(sel.dest)}"
+        operand = sel.value if sel.kind is SelectorKind.LOAD_MD else 0
+        packet |= {f"{dest}_valid": 1, f"{dest}_kind": int(sel.kind), f"{dest}_operand": operand}
+    return bundle, stack, packet
+
+
+@given(prologs(), st.tuples(words(), words()), st.integers(0, 503))
+def test_the_prolog_entries_read_what_the_simulator_reads(
+    case: tuple[Bundle, list[int], dict[str, int]], rnd: tuple[int, int], slot: int
+) -> None:
+    bundle, stack, packet = case
+    md = {index: 0x100 + index for index in METADATA_SOURCES}
+    want_regs, want_pops = prolog_reference(bundle, stack, md, rnd)
+    got = run_prolog(PLAN, FIXED + PACKET, 0x8000, packet, stack, md, rnd)
+    assert (got.registers, got.pc0, got.npops) == (
+        want_regs,
+        encode_pc(bundle.control.taken),
+        want_pops,
+    )
+    loads = {sel.value for sel in bundle.selectors if sel.kind is SelectorKind.LOAD_MD}
+    if not loads <= set(METADATA_SOURCES):
+        return  # in-switch: refused (test_a_selector_the_program_lacks_is_refused)
+    rands = sum(sel.kind is SelectorKind.RAND for sel in bundle.selectors)
+    if rands > 2:
+        return  # in-switch: refused
+    installed = FIXED + PACKET + prolog_entries(PROFILE, PLAN, slot, bundle)
+    got = run_prolog(PLAN, installed, slot, {}, stack, md, rnd)  # no in-packet code
+    assert (got.registers, got.pc0, got.npops) == (
+        want_regs,
+        encode_pc(bundle.control.taken),
+        want_pops,
+    )
+
+
+@st.composite
+def epilogs(draw: st.DrawFn) -> tuple[EpilogBundle, dict[str, int], dict[str, int]]:
+    """An epilog the program runs (no HDR_MOD, no NEXT_PC from a register), registers, and
+    its in-packet fields."""
+    bundle = draw_epilog(draw, PROFILE, prolog_count=1)
+    if bundle.hdr_mod or isinstance(bundle.next_pc, Register):
+        bundle = EpilogBundle(bundle.push, bundle.steering, None)
+    regs = {r: draw(words()) for r in PLAN.registers}
+    action = PROFILE.steering_by_name(bundle.steering.action)
+    assert action is not None
+    packet = {"ep_head_n_push": len(bundle.push), "ep_head_steer": action.code}
+    for j, register in enumerate(bundle.push):
+        packet |= {f"ep_push{j}_valid": 1, f"ep_push{j}_r": register.code}
+    value = bundle.steering.value
+    if isinstance(value, Register):
+        packet |= {"ep_steer_reg_valid": 1, "ep_steer_reg_v": value.code}
+    elif isinstance(value, Imm):
+        packet |= {"ep_steer_imm_valid": 1, "ep_steer_imm_v": value.value}
+    if bundle.next_pc is not None:
+        assert isinstance(bundle.next_pc, PC)
+        packet |= {"ep_next_pc_valid": 1, "ep_next_pc_v": encode_pc(bundle.next_pc)}
+    return bundle, regs, packet
+
+
+@given(epilogs(), st.integers(0, 503))
+def test_the_epilog_entries_push_steer_and_chain_as_the_simulator(
+    case: tuple[EpilogBundle, dict[str, int], dict[str, int]], slot: int
+) -> None:
+    bundle, regs, packet = case
+    action = PROFILE.steering_by_name(bundle.steering.action)
+    assert action is not None
+    value = bundle.steering.value
+    sval = regs[name(value)] & 0xFFFF if isinstance(value, Register) else 0
+    sval = value.value & 0xFFFF if isinstance(value, Imm) else sval
+    next_pc = encode_pc(bundle.next_pc) if isinstance(bundle.next_pc, PC) else None
+    want = ([regs[name(r)] for r in bundle.push], action.code, sval, next_pc)
+    got = run_epilog(PLAN, FIXED + PACKET, 0x8000, packet, regs, 0)
+    assert (got.pushed, got.steer, got.value, got.next_pc) == want
+    installed = FIXED + PACKET + epilog_entries(PROFILE, PLAN, slot, bundle)
+    got = run_epilog(PLAN, installed, slot, {}, regs, hint(bundle))  # no in-packet code
+    assert (got.pushed, got.steer, got.value, got.next_pc) == want

@@ -31,8 +31,9 @@ from dpfc.backends.p4.bfrt_names import check_script, read_bfrt_json
 from dpfc.backends.p4.lang import Block, Function, Implementation, Table
 from dpfc.backends.p4.staged import ARCHITECTURES, PlanError, StagePlan, generate
 from dpfc.backends.p4.staged.bfrt import bfrt_calls
-from dpfc.backends.p4.staged.entries import eu_entries, fixed_entries, prolog_entries
+from dpfc.backends.p4.staged.entries import eu_entries, prolog_entries
 from dpfc.backends.p4.staged.externs import REGISTER_ACTIONS
+from dpfc.backends.p4.staged.frame import fixed_frame_entries
 from dpfc.backends.p4.staged.program import architecture, program
 from dpfc.isa import PC, AluOp, Bundle, Control, CtrlOp, MemOp, Register, Selector, SelectorKind
 from dpfc.target import BUILTIN_PROFILES, TargetProfile
@@ -179,7 +180,7 @@ def test_the_tofino1_fit_program_compiles_into_12_stages(tmp_path: Path) -> None
     assert run.bfrt_json is not None
     profile = fit()
     plan = StagePlan.for_profile(profile)
-    entries = fixed_entries(profile, plan) + eu_entries(profile, plan, 2, 7, SAMPLE_EU)
+    entries = fixed_frame_entries(profile, plan) + eu_entries(profile, plan, 2, 7, SAMPLE_EU)
     entries += prolog_entries(profile, plan, 3, SAMPLE_PROLOG)
     script = "\n".join(bfrt_calls(entries, "switchvm"))
     assert check_script(script, read_bfrt_json(run.bfrt_json), "switchvm") == []

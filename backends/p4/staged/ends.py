@@ -6,10 +6,13 @@ Contract: :func:`permissions_stage`, :func:`prolog_stage`, :func:`epilog_stage` 
 * **Permissions (stage 0).** The tenant's row (VNI, app id) gives its slot; the stage also
   draws the prolog's two random words and loads the switch metadata the prolog reads into
   32-bit fields (:func:`metadata_sources`: identity moves, on TNA hash units, no PHV move).
-* **Prolog.** One table per register keyed by the prolog PC and the in-packet selector:
+* **Prolog.** One table per register keyed by the prolog PC, the in-packet selector and
+  the validity and kind of each earlier register's in-packet selector (an in-packet POP
+  or RAND reads the word numbered by the POPs or RANDs before it: :mod:`.packet`):
   POP/PEEK read the stack word the parser copied (``meta.pop<j>``: the j-th word from the
-  top), LOAD_MD a metadata field, RAND a random word; the prolog code table gives EU0's PC
-  and how many words the prolog pops.
+  top), LOAD_MD a metadata field, RAND a random word; the prolog code table (keyed by
+  every in-packet selector's validity and kind) gives EU0's PC and how many words the
+  prolog pops.
 * **Epilog.** One table per push position picks the register it pushes into that push
   header; the epilog code table sets the push count, the steering action and value and the
   next DPF pointer. A steering value held in a register comes through one 16-bit identity
@@ -47,6 +50,18 @@ def metadata_sources(arch: StagedArch) -> dict[int, Expr]:
     return dict(zip(METADATA_SOURCES, sources, strict=True))
 
 
+def prolog_selector_packet_entries(plan: StagePlan, index: int) -> int:
+    """The in-packet entries of the prolog selector table of register ``index`` (register
+    code order; :mod:`.packet` writes them): POP and PEEK by each set of earlier POPs,
+    RAND after no or one earlier RAND, LOAD_MD by index."""
+    return (1 << index) + 1 + index + len(METADATA_SOURCES)
+
+
+def prolog_code_packet_entries(plan: StagePlan) -> int:
+    """The in-packet entries of ``prolog_code``: one per set of POP selectors."""
+    return 1 << len(plan.registers)
+
+
 def permissions_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> Part:
     part, stage = Part(), plan.permissions
     grant = part.action(
@@ -72,7 +87,7 @@ def permissions_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch)
 
 
 def prolog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> Part:
-    part, stage, size = Part(), plan.prolog, code_size(profile)
+    part, stage, slots = Part(), plan.prolog, profile.code_slots_per_stage
     for r in plan.registers:
         name, target = plan.prolog_selector(r), reg(r)
         acts = [part.action(f"{name}_zero", [], [Assign(target, lit(0))])]
@@ -86,6 +101,12 @@ def prolog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> P
         sel = hdr.dot(f"pro_sel_{r}")
         keys = [(meta.dot("ppc"), "ternary"), (sel.dot("isValid").call(), "ternary")]
         keys += [(sel.dot("kind"), "ternary"), (sel.dot("operand"), "ternary")]
+        # in-packet code: the stack word (the random word) a selector reads is numbered by
+        # the POPs (the RANDs) before it, so the key sees the earlier selectors
+        for before in plan.registers[: plan.registers.index(r)]:
+            earlier = hdr.dot(f"pro_sel_{before}")
+            keys += [(earlier.dot("isValid").call(), "ternary"), (earlier.dot("kind"), "ternary")]
+        size = slots + prolog_selector_packet_entries(plan, plan.registers.index(r))
         part.table(name, stage, keys, acts, f"{name}_zero()", size)
     code = [Assign(meta.dot("pc0"), n("pc")), Assign(meta.dot("npops"), n("npops"))]
     switch = part.action("prolog_switch", ["bit<16> pc", "bit<8> npops"], code)
@@ -98,7 +119,9 @@ def prolog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> P
         ],
     )
     keys = [(meta.dot("ppc"), "ternary")]
-    keys += [(hdr.dot(f"pro_sel_{r}").dot("kind"), "ternary") for r in plan.registers]
+    for r in plan.registers:  # an absent selector never counts (its fields are undefined)
+        sel = hdr.dot(f"pro_sel_{r}")
+        keys += [(sel.dot("isValid").call(), "ternary"), (sel.dot("kind"), "ternary")]
     # no prolog (no DPF, or one this switch lacks): the EUs are skipped, the epilog misses
     none = part.action(
         "prolog_none",
@@ -106,6 +129,7 @@ def prolog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> P
         [Assign(meta.dot("halt"), lit(1)), Assign(meta.dot("epc"), Lit(NO_PC, 16))],
     )
     acts = [switch, packet, none, "NoAction"]
+    size = slots + prolog_code_packet_entries(plan)
     part.table("prolog_code", stage, keys, acts, "prolog_none()", size)
     part.add(load_immediates(plan, 0, stage, arch))
     return part

@@ -150,6 +150,15 @@ def _compare_entry(
     return Entry(table, keys, f"{table}_{name(first)}_{name(second)}", (("rev", rev),))
 
 
+def prolog_key_names(plan: StagePlan, register: str) -> list[str]:
+    """The keys of ``register``'s prolog selector table after the PC: its selector's
+    validity, kind and operand, then each earlier register's selector validity and kind."""
+    out = [f"pro_sel_{register}_{f}" for f in ("valid", "kind", "operand")]
+    for before in plan.registers[: plan.registers.index(register)]:
+        out += [f"pro_sel_{before}_valid", f"pro_sel_{before}_kind"]
+    return out
+
+
 def prolog_entries(
     profile: TargetProfile, plan: StagePlan, slot: int, bundle: Bundle
 ) -> list[Entry]:
@@ -158,8 +167,7 @@ def prolog_entries(
     pops = rands = 0
     for sel in bundle.selectors:
         table = plan.prolog_selector(name(sel.dest))
-        fields = ("valid", "kind", "operand")
-        keys = (_pc_key("ppc", slot), *((f"pro_sel_{name(sel.dest)}_{f}", ANY) for f in fields))
+        keys = (_pc_key("ppc", slot), *((k, ANY) for k in prolog_key_names(plan, name(sel.dest))))
         if sel.kind in (SelectorKind.POP, SelectorKind.PEEK):
             action = f"{table}_pop{pops}"
             pops += sel.kind is SelectorKind.POP
@@ -177,7 +185,7 @@ def prolog_entries(
         else:
             raise EntryError(f"prolog slot {slot}: {sel.kind.name} is not a prolog selector")
         out.append(Entry(table, keys, action))
-    kinds = tuple((f"pro_sel_{r}_kind", ANY) for r in plan.registers)
+    kinds = tuple((f"pro_sel_{r}_{f}", ANY) for r in plan.registers for f in ("valid", "kind"))
     params = (("pc", encode_pc(bundle.control.taken)), ("npops", pops))
     out.append(Entry("prolog_code", (_pc_key("ppc", slot), *kinds), "prolog_switch", params))
     return out

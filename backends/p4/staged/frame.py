@@ -1,7 +1,8 @@
 """The entries of the stages around the EUs that every switch holds from the start.
 
 Contract: :func:`fixed_frame_entries` returns :func:`.entries.fixed_entries` (ALU, memory,
-branch resolution, in-packet EU code) and the frame's own: the ``special`` table's entry
+branch resolution, in-packet EU code), :func:`.packet.packet_frame_entries` (the in-packet
+prolog and epilog) and the frame's own: the ``special`` table's entry
 per special steering action of the profile (drop, return to sender, set_port,
 recirculate: the codes :meth:`~dpfc.target.TargetProfile.steering_by_name` gives; pass,
 forward and multicast are the steering stage's own tables) and ``epilog_pops``, which
@@ -13,6 +14,7 @@ from __future__ import annotations
 from dpfc.target import TargetProfile
 
 from .entries import Entry, fixed_entries
+from .packet import packet_frame_entries
 from .plan import StagePlan
 from .stack import restack_entries
 
@@ -20,7 +22,7 @@ SPECIAL = ("drop", "return_to_sender", "set_port", "recirculate")
 
 
 def fixed_frame_entries(profile: TargetProfile, plan: StagePlan) -> list[Entry]:
-    out = fixed_entries(profile, plan)
+    out = fixed_entries(profile, plan) + packet_frame_entries(plan)
     for action in SPECIAL:
         steering = profile.steering_by_name(action)
         if steering is not None:
