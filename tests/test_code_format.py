@@ -129,8 +129,12 @@ def test_a_format_2_packet_runs_as_its_format_1_packet(
     }
     inputs = Inputs(stack=tuple(stack), memory=memory, rand=(data.draw(words()),))
     tagged = replace(program, profile=TAGGED_PROFILES[profile.name])
-    first = run_compiled(program, arrays, inputs, jit=JIT)
-    second = run_compiled(tagged, arrays, inputs, jit=JIT)
+    # the JIT compiles every new program (about 0.1 s): one example in eight runs through it,
+    # the others through the interpreter (the JIT's own version-2 parser is also pinned by
+    # tests/test_jit.py on the bench workloads)
+    jit = JIT and data.draw(st.integers(0, 7)) == 0
+    first = run_compiled(program, arrays, inputs, jit=jit)
+    second = run_compiled(tagged, arrays, inputs, jit=jit)
     assume(first is not None and second is not None)  # the code and stack fit a packet
     assert first is not None and second is not None
     same = ["verdict", "reason", "port", "stack", "dpf_ptr", "code_present", "returned"]
