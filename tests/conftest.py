@@ -1,4 +1,5 @@
-"""Shared test fixtures: hypothesis profiles, golden-file comparison, the CLI runner."""
+"""Shared test fixtures: hypothesis profiles, golden-file comparison, the CLI runner, the
+stage-structured program compiled for bmv2 (once per session)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,14 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, settings
+
+if TYPE_CHECKING:
+    from tests.staged_build import StagedBuild
 
 # "ci" (the default) runs every property with >= 1,000 examples, the same ones on every run
 # (derandomized: a run's verdict does not depend on luck); DPFC_HYPOTHESIS=fast for quick
@@ -78,3 +83,16 @@ def dpfc_in(directory: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
         return runner.invoke(main, list(args), prog_name="dpfc")
 
     return invoke
+
+
+@pytest.fixture(scope="session")
+def staged_build(tmp_path_factory: pytest.TempPathFactory) -> StagedBuild:
+    """The stage-structured program for tofino1_fit, compiled by p4c-bm2-ss
+    (tests/staged_build.py); skips the test without bmv2 and p4c."""
+    from dpfc.backends.p4 import ToolchainMissing
+    from tests.staged_build import build
+
+    try:
+        return build(tmp_path_factory.mktemp("staged"))
+    except ToolchainMissing as missing:
+        pytest.skip(f"bmv2 not run: {missing}")

@@ -2,8 +2,9 @@
 simulator: the example test files that compile for tofino1_fit (in-switch DPFs, and the
 in-packet code of counter's in-packet case and of lb1, ``@placement(packet)``).
 
-The v1model program for tofino1_fit in code format 2 (the format the staged parser reads)
-is compiled by p4c-bm2-ss once per session; one simple_switch runs it. Each case of
+The v1model program ``dpfc p4 --target tofino1_fit`` writes (code format 2, the format the
+staged parser reads) is compiled by p4c-bm2-ss once per session (the ``staged_build``
+fixture, tests/staged_build.py); one simple_switch runs it. Each case of
 ``examples/tests/{counter,lb1,tally}.toml`` runs on the simulator and on bmv2 through
 :class:`~dpfc.backends.testing.DeviceRun` (the case's image deployed through
 :class:`~dpfc.backends.p4.staged.control.StagedControl`, its configuration copied): the
@@ -23,26 +24,18 @@ from pathlib import Path
 
 import pytest
 
-from dpfc.backends.p4 import (
-    Cli,
-    PacketSocket,
-    Switch,
-    ToolchainMissing,
-    compile_program,
-    find_toolchain,
-)
-from dpfc.backends.p4.staged import generate
+from dpfc.backends.p4 import Cli, PacketSocket, Switch
 from dpfc.backends.p4.staged.control import StagedControl
 from dpfc.backends.p4.staged.writer import StagedCliWriter
 from dpfc.backends.testing import CaseResult, Target, load_test_file, run_case
 from dpfc.backends.testing.device import SimDevice
 from dpfc.switch import SwitchControl
-from dpfc.target import TargetProfile, load_profile
+from dpfc.target import TargetProfile
 from tests.conftest import ROOT
+from tests.staged_build import TARGET, StagedBuild
 
 pytestmark = pytest.mark.slow
 EXAMPLES = ROOT / "examples"
-PROFILE_TOML = 'base = "tofino1_fit"\ncode_format = 2\n'
 FILES = ("counter", "tally", "lb1")  # lb1.dpf is @placement(packet)
 # (file, case) -> why the program does not run the case as the simulator does
 NOT_RUN: dict[tuple[str, str], str] = {}
@@ -51,27 +44,15 @@ NOT_RUN: dict[tuple[str, str], str] = {}
 @dataclass
 class Staged:
     profile: TargetProfile
-    profile_path: Path
     program_json: Path
     switch: Switch
 
 
 @pytest.fixture(scope="session")
-def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Staged]:
+def staged(staged_build: StagedBuild) -> Iterator[Staged]:
+    switch = Switch(staged_build.toolchain, staged_build.program_json, packets=False)
     try:
-        toolchain = find_toolchain()
-    except ToolchainMissing as missing:
-        pytest.skip(f"bmv2 not run: {missing}")
-    directory = tmp_path_factory.mktemp("staged")
-    profile_path = directory / "tofino1_fit_v2.toml"
-    profile_path.write_text(PROFILE_TOML, encoding="utf-8")
-    profile = load_profile(str(profile_path))
-    source = directory / "switchvm.p4"
-    source.write_text(generate(profile, "v1model"), encoding="utf-8")
-    compiled = compile_program(toolchain, source, directory / "switchvm.json")
-    switch = Switch(toolchain, compiled.json, packets=False)
-    try:
-        yield Staged(profile, profile_path, compiled.json, switch)
+        yield Staged(staged_build.profile, staged_build.program_json, switch)
     finally:
         switch.stop()
 
@@ -138,7 +119,7 @@ def device(staged: Staged) -> Iterator[StagedDevice]:
 
 def _test_file(staged: Staged, name: str, directory: Path) -> Path:
     data = tomllib.loads((EXAMPLES / "tests" / f"{name}.toml").read_text(encoding="utf-8"))
-    data["target"] = str(staged.profile_path)
+    data["target"] = TARGET
     data["code"] = str(EXAMPLES / "dpf" / f"{name}.dpf")
     path = directory / f"{name}.json"
     path.write_text(json.dumps(data), encoding="utf-8")

@@ -15,6 +15,7 @@ from dpfc.backends.p4.bmv2 import (
     find_toolchain,
 )
 from dpfc.backends.p4.bmv2_control import Bmv2Control
+from dpfc.backends.p4.controls import StagedControl, control_for, staged_program
 from dpfc.backends.p4.layout import Layout, LayoutError
 from dpfc.backends.p4.program import ARCHITECTURES, architecture, generate
 from dpfc.backends.p4.simple_switch_cli import Cli, CliModules, find_cli_modules
@@ -32,6 +33,7 @@ __all__ = [
     "LayoutError",
     "PacketSocket",
     "PlanError",
+    "StagedControl",
     "Switch",
     "Toolchain",
     "ToolchainMissing",
@@ -39,9 +41,11 @@ __all__ = [
     "bfrt_script",
     "compile_program",
     "compile_tna",
+    "control_for",
     "find_barefoot",
     "find_cli_modules",
     "find_toolchain",
     "generate",
     "generate_staged",
+    "staged_program",
 ]

@@ -6,10 +6,13 @@ the switch refuses a step — through the control protocol of the switch the URL
 
 * ``bmv2://HOST:PORT`` — a running simple_switch with the program ``dpfc p4`` generated for
   the image's target, reached on its Thrift port through simple_switch_CLI's own Python
-  modules (:class:`~dpfc.backends.p4.bmv2_control.Bmv2Control`), the only part of bmv2's or
-  p4c's tools the deploying host needs (:func:`~dpfc.backends.p4.find_cli_modules`): the
-  table and register names are dpfc's own layout, the program's JSON comes from the switch. The switch must hold nothing deployed
-  since it started (``--reset`` empties it first): which table entries an earlier
+  modules, the only part of bmv2's or p4c's tools the deploying host needs
+  (:func:`~dpfc.backends.p4.find_cli_modules`), with that program's control
+  (:func:`~dpfc.backends.p4.control_for`: the stage-structured program's for a profile of
+  code format 2, which first writes the program's fixed entries, else
+  :class:`~dpfc.backends.p4.bmv2_control.Bmv2Control`): the table and register names are
+  dpfc's own, the program's JSON comes from the switch. The switch must hold nothing
+  deployed since it started (``--reset`` empties it first): which table entries an earlier
   ``dpfc deploy`` made is not yet kept anywhere (persistent control-plane state is a later
   issue). ``--script FILE`` writes the simple_switch_CLI commands sent, replayable with
   ``simple_switch_CLI < FILE``.
@@ -28,7 +31,7 @@ from urllib.parse import urlparse
 
 import click
 
-from dpfc.backends.p4 import Bmv2Control, Cli, ToolchainMissing, find_cli_modules
+from dpfc.backends.p4 import Bmv2Control, Cli, ToolchainMissing, control_for, find_cli_modules
 from dpfc.backends.sim import SimControl, Switch
 from dpfc.cli.conventions import TARGET
 from dpfc.cli.errors import UserError, handle_errors, quiet
@@ -106,9 +109,17 @@ def deploy_command(
             raise UserError(f"cannot reach simple_switch at {where.netloc}: {exc}") from None
         if reset:
             cli.run("reset_state")
-        bmv2 = Bmv2Control(cli, image.profile, cli.program_json())
-        if default_port is not None:
+        try:
+            bmv2 = control_for(cli, image.profile, cli.program_json())
+        except SwitchRefused as refused:
+            cli.close()
+            hint = " (deploy with --reset?)" if "DUPLICATE" in refused.message else ""
+            raise UserError(
+                f"the switch refused the program's fixed entries{hint}: {refused}"
+            ) from None
+        if isinstance(bmv2, Bmv2Control) and default_port is not None:
             bmv2.configure(switch_id=0, ports=BMV2_PORTS)
+        if default_port is not None:
             bmv2.set_default_port(default_port)
         for address, port in routes:
             bmv2.set_route(address, port)

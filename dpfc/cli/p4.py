@@ -31,6 +31,7 @@ from dpfc.backends.p4 import (
     bfrt_script,
     generate,
     generate_staged,
+    staged_program,
 )
 from dpfc.cli.conventions import TARGET, Choice, SuggestingGroup
 from dpfc.cli.errors import UserError, handle_errors
@@ -41,7 +42,6 @@ from dpfc.switch import SwitchRefused
 from dpfc.target import DEFAULT_PROFILE, load_profile
 
 PROGRAM = "switchvm"  # the file name, hence the program name p4c and BF-RT use
-STAGED_FORMAT = 2  # profiles whose in-packet code is format version 2 get the staged program
 TOFINO1_STAGES = 12  # more stages: Tofino-2 (t2na.p4)
 
 
@@ -90,7 +90,7 @@ def p4_command(ctx: click.Context, target: str, arch: str, output: str | None) -
     profile = load_profile(target)
     layout: Layout | None = None
     try:
-        if profile.code_format == STAGED_FORMAT:
+        if staged_program(profile):
             text = generate_staged(
                 profile, arch, 2 if profile.hardware_stages > TOFINO1_STAGES else 1
             )
