@@ -9,13 +9,18 @@ The packets of examples/tests/counter.toml's in-switch cases (and one of a tenan
 a permission entry) then leave bmv2 as they leave a simulated switch holding the same
 image: the same ports and bytes (but the outer IPv4 and UDP checksums, which the program
 does not recompute), the counts the test file expects. A second deploy
-without ``--reset`` is refused with the hint; with it, it succeeds. Without p4c and bmv2
-the test is skipped with the reason.
+without ``--reset`` is refused with the hint; with it, it succeeds. ``dpfc test --switch
+bmv2://...`` reaches the switch through the same choice of control: counter's test file, for
+tofino1_fit, gives on the switch what it gives on the simulated device (``sim://``). Without
+p4c and bmv2 the tests are skipped with the reason.
 """
 
 from __future__ import annotations
 
+import json
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -105,3 +110,28 @@ def test_dpfc_deploy_runs_the_counter_on_the_staged_program_as_the_simulator_doe
         _dpfc("deploy", str(img), "--switch", url, "-q", "--reset")
     finally:
         switch.stop()
+
+
+def _statuses(output: str) -> dict[tuple[str, str], str]:
+    data: dict[str, Any] = json.loads(output)
+    return {(f["file"], c["case"]): c["status"] for f in data["files"] for c in f["cases"]}
+
+
+def test_dpfc_test_runs_the_counter_tests_on_the_staged_program_as_on_the_simulator(
+    staged_build: StagedBuild, tmp_path: Path
+) -> None:
+    data = tomllib.loads((ROOT / "examples/tests/counter.toml").read_text(encoding="utf-8"))
+    data["target"], data["code"] = TARGET, str(ROOT / "examples/dpf/counter.dpf")
+    test_file = tmp_path / "counter.json"
+    test_file.write_text(json.dumps(data), encoding="utf-8")
+    simulated = _dpfc("test", str(test_file), "--switch", "sim://", "--json")
+    switch = Switch(staged_build.toolchain, staged_build.program_json, packets=False)
+    try:
+        url = f"bmv2://127.0.0.1:{switch.thrift_port}"
+        done = _dpfc(
+            "test", str(test_file), "--switch", url, "--packet-in", switch.address, "--json"
+        )
+    finally:
+        switch.stop()
+    assert _statuses(done) == _statuses(simulated)
+    assert "pass" in _statuses(done).values() and json.loads(done)["summary"]["fail"] == 0
