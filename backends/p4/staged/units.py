@@ -68,13 +68,14 @@ def key_name(key: Expr) -> str:
     """The control plane's name of a key, an identifier as BF-RT's Python takes it: a
     metadata field's name (``meta.pc0``: ``pc0``), ``<header>_<field>`` for a header field,
     ``<header>_valid`` for a header's validity, ``selected<j>`` for the j-th selected copy
-    (a push header's word)."""
+    (a push header's word), ``selected<j>_<hi>_<lo>`` for its bits hi..lo."""
     text = key.p4()
     if text.endswith(".isValid()"):
         return text.removesuffix(".isValid()").rsplit(".", 1)[-1] + "_valid"
-    found = re.fullmatch(r"hdr\.push\[(\d+)\]\.w", text)
+    found = re.fullmatch(r"hdr\.push\[(\d+)\]\.w(?:\[(\d+):(\d+)\])?", text)
     if found is not None:
-        return f"selected{found.group(1)}"
+        j, hi, lo = found.groups()
+        return f"selected{j}" if hi is None else f"selected{j}_{hi}_{lo}"
     parts = text.split(".")
     if parts[0] == "hdr" and len(parts) == 3:
         return f"{parts[1]}_{parts[2]}"
