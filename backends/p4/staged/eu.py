@@ -14,9 +14,10 @@ Contract: :func:`eu_stages` returns EU ``k``'s two stages (:mod:`.plan` numbers 
 * **stage 2 (memory, ALU, branch).** Per lane, the memory table picks one of the lane
   register's four actions by opcode (the index: XOR16 of A and the translation's words,
   docs/p4.md), or none when a shift of any lane of the EU faults (its keys hold every
-  lane's ALU opcode and shift amount, :mod:`.faults`), the ALU table computes on the selected copies (keyed by opcode and the
-  shift amount, so a shift is an action of its own), and the branch table is the
-  resolution TCAM. The in-packet immediates of the next EU are loaded here.
+  lane's ALU opcode and shift amount, :mod:`.faults`), the ALU table computes on the
+  selected copies (keyed by opcode and the shift amount, so a shift is an action of its
+  own; a faulting shift sets the lane's fault flag, and no later EU runs), and the branch
+  table is the resolution TCAM. The in-packet immediates of the next EU are loaded here.
 
 Selected copies are the push headers (:mod:`.headers`); registers are ``meta.r_*``. The
 units (CRC, identity moves, lane memories, ``min`` / ``max``) are the
@@ -66,7 +67,7 @@ def eu_stages(profile: TargetProfile, plan: StagePlan, k: int, arch: StagedArch)
     _alu(stage2, profile, plan, k, arch)
     _branch(stage2, plan, k)
     part.decls += stage1.decls + stage2.decls
-    part.apply += guarded(stage1.apply + stage2.apply)
+    part.apply += guarded(stage1.apply + stage2.apply, plan.lanes)
     if k + 1 < plan.num_eus:
         part.add(load_immediates(plan, k + 1, plan.execute(k), arch))
     return part

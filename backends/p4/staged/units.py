@@ -3,7 +3,7 @@
 Contract: :class:`Part` collects the declarations (units, actions, tables) and the apply
 statements of one piece of the pipeline; :func:`table` declares a table placed in a given
 stage (``@stage``: the compiler honours the model's layout, or warns) and returns the
-statement that applies it. :func:`guarded` runs statements only while no EU has halted.
+statement that applies it. :func:`guarded` runs statements only while no EU has halted or faulted.
 """
 
 from __future__ import annotations
@@ -82,9 +82,14 @@ def key_name(key: Expr) -> str:
     return parts[-1]
 
 
-def guarded(stmts: Sequence[Stmt]) -> list[Stmt]:
-    """``stmts`` while no EU has halted (HALT skips the remaining EUs)."""
-    return [If(meta.dot("halt").eq(0), list(stmts))] if stmts else []
+def guarded(stmts: Sequence[Stmt], lanes: int) -> list[Stmt]:
+    """``stmts`` while no EU has halted (HALT skips the remaining EUs) and no lane has
+    faulted (a fault ends the pass: no later EU runs, and its ALU tables cannot clear the
+    lanes' fault flags)."""
+    running = meta.dot("halt").eq(0)
+    for i in range(lanes):
+        running = running.land(meta.dot(f"fault{i}").eq(0))
+    return [If(running, list(stmts))] if stmts else []
 
 
 def actions_of(decls: Sequence[Decl]) -> list[str]:
