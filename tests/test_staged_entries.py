@@ -3,7 +3,9 @@
 The entries it writes, run through a model of the program's tables (tests/staged_model.py),
 give what the instruction set says one EU does (docs/isa.md §3, dpfc.isa.semantics): the
 registers after selection, memory and the ALU, the memory words, the next PC, HALT, and
-the shift fault — for random EU bundles in random code slots and random register values.
+the shift fault (which leaves every lane's memory as it was: the memory tables are keyed
+by every lane's shift too) — for random EU bundles in random code slots and random
+register values; the fault entries cover exactly the amounts the profile lacks.
 The prolog's entries read the stack word, random word and metadata field the simulator's
 prolog reads, and the epilog's push, steer and chain as the simulator's epilog, both for
 the in-packet entries (the packet's fields in the key; an absent selector's fields
