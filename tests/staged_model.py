@@ -94,9 +94,12 @@ def run_eu(
         op = MemOp(ops[f"mem{i}"])
         lane = state.memory.setdefault(i, {})
         old = lane.get(regs[f"a{i}"], 0)
-        entry = lookup(
-            entries, plan.memory(eu, i), {f"mem{i}": int(op), f"dok{i}": 1, f"sok{i}": 0}
-        )
+        m_keys = {f"mem{i}": int(op), f"dok{i}": 1, f"sok{i}": 0}
+        for j in range(plan.lanes):  # every lane's shift: the fault keys (faults.py)
+            index = plan.registers.index(f"b{j}")
+            m_keys[f"alu{j}"] = ops[f"alu{j}"]
+            m_keys[f"selected{index}_4_0"] = selected[f"b{j}"] & 0x1F
+        entry = lookup(entries, plan.memory(eu, i), m_keys)
         data = selected[f"b{i}"]
         if entry is None or entry.action.endswith("_keep"):
             mask = dict(entry.params)["mask"] if entry else WORD

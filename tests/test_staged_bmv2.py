@@ -10,7 +10,9 @@ fixture, tests/staged_build.py); one simple_switch runs it. Each case of
 :class:`~dpfc.backends.p4.staged.control.StagedControl`, its configuration copied): the
 frames that leave (ports and bytes) and the memory words the case expects must be the
 same (the program keeps no counters: expectations of them are unchecked there). Cases it
-does not run yet are listed in NOT_RUN with the reason. Without
+does not run yet are listed in NOT_RUN with the reason. ``tests/staged_shift/`` does the
+same for the shift fault (simulator R14): a listed amount runs, any other drops the packet
+before the EU's memory units run, and no later EU runs. Without
 p4c and bmv2 the tests are skipped with the reason.
 """
 
@@ -150,3 +152,21 @@ def test_the_example_runs_on_bmv2_as_on_the_simulator(
         assert (on_bmv2.status, _describe(on_bmv2)) == (on_sim.status, _describe(on_sim)), case.name
         ran += on_sim.status == "pass"
     assert ran
+
+
+def test_a_shift_fault_on_bmv2_as_on_the_simulator(
+    staged: Staged, device: StagedDevice, tmp_path: Path
+) -> None:
+    directory = ROOT / "tests" / "staged_shift"
+    data = tomllib.loads((directory / "shift_faults.toml").read_text(encoding="utf-8"))
+    data["target"] = str(staged.profile_path)
+    data["code"] = str(directory / "shift_faults.dpfasm")
+    path = tmp_path / "shift_faults.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    test = load_test_file(path)
+    simulated = SimDevice(staged.profile)
+    for case in test.cases:
+        on_sim = run_case(test, case, Target(device=simulated))
+        assert on_sim.status == "pass", _describe(on_sim)
+        on_bmv2 = run_case(test, case, Target(device=device))
+        assert (on_bmv2.status, _describe(on_bmv2)) == (on_sim.status, _describe(on_sim)), case.name

@@ -3,7 +3,9 @@
 The entries it writes, run through a model of the program's tables (tests/staged_model.py),
 give what the instruction set says one EU does (docs/isa.md §3, dpfc.isa.semantics): the
 registers after selection, memory and the ALU, the memory words, the next PC, HALT, and
-the shift fault — for random EU bundles in random code slots and random register values.
+the shift fault (which leaves every lane's memory as it was: the memory tables are keyed
+by every lane's shift too) — for random EU bundles in random code slots and random
+register values; the fault entries cover exactly the amounts the profile lacks.
 The prolog's entries read the stack word, random word and metadata field the simulator's
 prolog reads, and the epilog's push, steer and chain as the simulator's epilog, both for
 the in-packet entries (the packet's fields in the key; an absent selector's fields
@@ -14,6 +16,7 @@ Every entry names a table, keys and an action the generated program has.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -35,6 +38,7 @@ from dpfc.backends.p4.staged.entries import (
     prolog_entries,
     segment_entry,
 )
+from dpfc.backends.p4.staged.faults import fault_cubes, shift_op_keys
 from dpfc.backends.p4.staged.packet import packet_frame_entries
 from dpfc.encoding import encode_pc
 from dpfc.isa import (
@@ -89,7 +93,7 @@ def reference(
     for i in range(PLAN.lanes):
         lane = lanes_memory.setdefault(i, {})
         new, loaded = memory(bundle.mem[i], lane.get(regs[f"a{i}"], 0), selected[f"b{i}"])
-        if bundle.mem[i] is not MemOp.NOP:
+        if bundle.mem[i] is not MemOp.NOP and not fault:  # a fault: no unit runs (R14)
             lane[regs[f"a{i}"]] = new
         out[f"b{i}"] = selected[f"b{i}"] if loaded is None else loaded
         out[f"a{i}"] = alu(bundle.alu[i], selected[f"a{i}"], selected[f"b{i}"])
@@ -124,16 +128,16 @@ def test_the_entries_run_an_eu_as_the_instruction_set_says(case: Case) -> None:
     entries = FIXED + eu_entries(PROFILE, PLAN, eu, slot, bundle)
     model_memory: dict[int, dict[int, int]] = {}
     got = run_eu(PROFILE, PLAN, eu, entries, slot, EuState(dict(regs), model_memory))
-    want_regs, want_pc, want_halt, want_fault = reference(bundle, regs, {})
-    assert got.fault == want_fault
-    if want_fault:
-        return  # the packet is dropped: nothing else is observable
-    assert (got.registers, got.next_pc, got.halted) == (want_regs, want_pc, want_halt)
     reference_memory: dict[int, dict[int, int]] = {}
-    reference(bundle, regs, reference_memory)
+    want_regs, want_pc, want_halt, want_fault = reference(bundle, regs, reference_memory)
+    assert got.fault == want_fault
+    # a faulting EU leaves memory as it was (R14): the memory tables skip their access
     assert {k: v for k, v in model_memory.items() if v} == {
         k: v for k, v in reference_memory.items() if v
     }
+    if want_fault:
+        return  # the packet is dropped: its registers and PC are not observable
+    assert (got.registers, got.next_pc, got.halted) == (want_regs, want_pc, want_halt)
 
 
 def test_every_entry_names_a_table_key_and_action_of_the_program() -> None:
@@ -322,3 +326,27 @@ def test_the_epilog_entries_push_steer_and_chain_as_the_simulator(
     installed = FIXED + PACKET + epilog_entries(PROFILE, PLAN, slot, bundle)
     got = run_epilog(PLAN, installed, slot, {}, regs, hint(bundle))  # no in-packet code
     assert (got.pushed, got.steer, got.value, got.next_pc) == want
+
+
+@given(st.sets(st.integers(1, 31)))
+def test_the_fault_cubes_cover_exactly_the_faulting_amounts(amounts: set[int]) -> None:
+    profile = replace(PROFILE, shift_amounts=tuple(sorted(amounts)))
+    covered = {x for v, m in fault_cubes(profile) for x in range(32) if x & m == v}
+    assert covered == set(range(1, 32)) - amounts
+    opcodes = {op for v, m in shift_op_keys() for op in AluOp if op & m == v}
+    assert opcodes == {AluOp.LSH, AluOp.RSH}
+
+
+def test_a_faulting_shift_in_one_lane_keeps_the_other_lanes_memory() -> None:
+    bundle = Bundle(
+        (Selector(Register.b(1), SelectorKind.LOAD_IMM, value=3),),
+        (AluOp.NOP, AluOp.LSH),
+        (MemOp.STORE, MemOp.FAADD),
+        Control(CtrlOp.JMP, PC_T),
+    )
+    entries = FIXED + eu_entries(PROFILE, PLAN, 2, 1, bundle)
+    lanes = {0: {5: 1}, 1: {6: 2}}
+    regs = {"a0": 5, "a1": 6, "b0": 9, "b1": 0}
+    got = run_eu(PROFILE, PLAN, 2, entries, 1, EuState(regs, lanes))
+    assert got.fault
+    assert lanes == {0: {5: 1}, 1: {6: 2}}

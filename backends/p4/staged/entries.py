@@ -5,7 +5,8 @@ the entries of that EU's selector, comparison and code tables (keyed by the EU's
 :func:`prolog_entries` does the same for a prolog bundle; :func:`fixed_entries` returns the
 entries every switch holds from the start: the ALU tables (one action per opcode, a shift
 per listed amount, any other amount a fault), the memory tables (opcode and translation
-hits to one of the lane register's actions), the branch-resolution TCAM of
+hits to one of the lane register's actions, none when a shift of any lane of the EU
+faults: :mod:`.faults`), the branch-resolution TCAM of
 :mod:`dpfc.backends.p4.branch_tcam`, and the entries that run in-packet code
 (format version 2: the packet's fields in the key). Every entry names its table, keys,
 action and parameters as the program does (:mod:`.plan`, :func:`.units.key_name`);
@@ -14,15 +15,19 @@ a bundle the program cannot run is refused with :class:`EntryError` saying why.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dpfc.backends.p4.branch_tcam import RESOLUTION, Form, Outcome, compare, plan_branch
 from dpfc.encoding import encode_pc
 from dpfc.isa import AluOp, Bundle, EpilogBundle, Imm, MemOp, Register, SelectorKind
 from dpfc.target import TargetProfile
 
 from .ends import METADATA_SOURCES
+from .entry import ANY as ANY
+from .entry import Entry as Entry
+from .entry import Key as Key
+from .entry import Prefix as Prefix
+from .entry import Ternary as Ternary
 from .externs import REGISTER_ACTIONS
+from .faults import AMOUNT_BITS, fault_cubes, shift_op_keys
 from .plan import StagePlan
 
 WORD = 0xFFFF_FFFF
@@ -42,35 +47,6 @@ ALU_ACTIONS = {
     AluOp.MIN: "min",
     AluOp.MAX: "max",
 }
-
-
-@dataclass(frozen=True)
-class Ternary:
-    value: int
-    mask: int
-
-
-@dataclass(frozen=True)
-class Prefix:
-    """An LPM key: the ``length`` top bits of ``value``."""
-
-    value: int
-    length: int
-
-
-ANY = Ternary(0, 0)
-Key = int | Ternary | Prefix
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One table entry; among a ternary table's entries the lower ``priority`` matches first."""
-
-    table: str
-    keys: tuple[tuple[str, Key], ...]
-    action: str
-    params: tuple[tuple[str, int], ...] = ()
-    priority: int = 0
 
 
 class EntryError(ValueError):
@@ -197,7 +173,7 @@ def fixed_entries(profile: TargetProfile, plan: StagePlan) -> list[Entry]:
     for eu in range(plan.num_eus):
         for lane in range(plan.lanes):
             out += _alu_entries(profile, plan, eu, lane)
-            out += _memory_entries(plan, eu, lane)
+            out += _memory_entries(profile, plan, eu, lane)
         out += _branch_entries(plan, eu)
         out += _packet_entries(plan, eu)
     return out
@@ -223,20 +199,40 @@ def _alu_entries(profile: TargetProfile, plan: StagePlan, eu: int, lane: int) ->
     return out
 
 
-def _memory_entries(plan: StagePlan, eu: int, lane: int) -> list[Entry]:
+def _memory_entries(profile: TargetProfile, plan: StagePlan, eu: int, lane: int) -> list[Entry]:
+    """First (higher priority) a shift fault of any lane: no register access (R14); then
+    the opcode and translation hits pick the lane register's action."""
     table = plan.memory(eu, lane)
     action_of = {op: action for action, ops in REGISTER_ACTIONS for op in ops}
+    amounts = [
+        (f"alu{j}", f"selected{plan.registers.index(f'b{j}')}_{AMOUNT_BITS - 1}_0")
+        for j in range(plan.lanes)
+    ]
+    access = ((f"mem{lane}", ANY), (f"dok{lane}", ANY), (f"sok{lane}", ANY))
+    anywhere: tuple[tuple[str, Key], ...] = tuple((k, ANY) for pair in amounts for k in pair)
     out: list[Entry] = []
+    for alu_key, amount_key in amounts:
+        for shift in shift_op_keys():
+            for cube in fault_cubes(profile):
+                faulting = dict(anywhere)
+                faulting[alu_key], faulting[amount_key] = Ternary(*shift), Ternary(*cube)
+                keys = (*access, *faulting.items())
+                out.append(Entry(table, keys, f"{table}_keep", (("mask", WORD),), len(out)))
     for op in MemOp:
         if op is MemOp.NOP:
             continue
         for direct, segment in ((1, 0), (0, 1), (0, 0)):
-            keys = ((f"mem{lane}", int(op)), (f"dok{lane}", direct), (f"sok{lane}", segment))
+            keys = (
+                (f"mem{lane}", Ternary(int(op), 0xFF)),
+                (f"dok{lane}", Ternary(direct, 1)),
+                (f"sok{lane}", Ternary(segment, 1)),
+                *anywhere,
+            )
             if direct or segment:
-                out.append(Entry(table, keys, f"{table}_{action_of[op]}"))
+                out.append(Entry(table, keys, f"{table}_{action_of[op]}", (), len(out)))
             else:  # unmapped: STORE changes nothing, LOAD and FA* give 0 (R11)
                 mask = WORD if op is MemOp.STORE else 0
-                out.append(Entry(table, keys, f"{table}_keep", (("mask", mask),)))
+                out.append(Entry(table, keys, f"{table}_keep", (("mask", mask),), len(out)))
     return out
 
 

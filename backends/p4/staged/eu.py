@@ -13,9 +13,11 @@ Contract: :func:`eu_stages` returns EU ``k``'s two stages (:mod:`.plan` numbers 
   control opcodes and the two PCs, from action data (in-switch) or the packet's fields.
 * **stage 2 (memory, ALU, branch).** Per lane, the memory table picks one of the lane
   register's four actions by opcode (the index: XOR16 of A and the translation's words,
-  docs/p4.md), the ALU table computes on the selected copies (keyed by opcode and the
-  shift amount, so a shift is an action of its own), and the branch table is the
-  resolution TCAM. The in-packet immediates of the next EU are loaded here.
+  docs/p4.md), or none when a shift of any lane of the EU faults (its keys hold every
+  lane's ALU opcode and shift amount, :mod:`.faults`), the ALU table computes on the
+  selected copies (keyed by opcode and the shift amount, so a shift is an action of its
+  own; a faulting shift sets the lane's fault flag, and no later EU runs), and the branch
+  table is the resolution TCAM. The in-packet immediates of the next EU are loaded here.
 
 Selected copies are the push headers (:mod:`.headers`); registers are ``meta.r_*``. The
 units (CRC, identity moves, lane memories, ``min`` / ``max``) are the
@@ -29,6 +31,7 @@ from dpfc.target import TargetProfile
 
 from . import externs
 from .arch import StagedArch
+from .faults import AMOUNT_BITS, memory_table_size
 from .plan import StagePlan
 from .units import Part, guarded
 
@@ -64,7 +67,7 @@ def eu_stages(profile: TargetProfile, plan: StagePlan, k: int, arch: StagedArch)
     _alu(stage2, profile, plan, k, arch)
     _branch(stage2, plan, k)
     part.decls += stage1.decls + stage2.decls
-    part.apply += guarded(stage1.apply + stage2.apply)
+    part.apply += guarded(stage1.apply + stage2.apply, plan.lanes)
     if k + 1 < plan.num_eus:
         part.add(load_immediates(plan, k + 1, plan.execute(k), arch))
     return part
@@ -226,8 +229,20 @@ def _memory(part: Part, profile: TargetProfile, plan: StagePlan, k: int, arch: S
         # keep: mask all ones; LOAD or FA* of an unmapped address: 0 (docs/simulator.md R11)
         keep = [Assign(b, data & n("mask"))]
         acts.append(part.action(f"{name}_keep", ["bit<32> mask"], keep))
-        keys = [(op, "exact"), (meta.dot(f"dok{i}"), "exact"), (meta.dot(f"sok{i}"), "exact")]
-        part.table(name, plan.execute(k), keys, acts, f"{name}_keep(0xFFFFFFFF)", 64)
+        keys = [(op, "ternary"), (meta.dot(f"dok{i}"), "ternary"), (meta.dot(f"sok{i}"), "ternary")]
+        keys += fault_keys(plan)
+        size = memory_table_size(profile, plan.lanes)
+        part.table(name, plan.execute(k), keys, acts, f"{name}_keep(0xFFFFFFFF)", size)
+
+
+def fault_keys(plan: StagePlan) -> list[tuple[Expr, str]]:
+    """Every lane's ALU opcode and the shift amount of its selected B copy (:mod:`.faults`):
+    a lane's memory table skips its access when any lane of the EU faults."""
+    keys: list[tuple[Expr, str]] = []
+    for j in range(plan.lanes):
+        amount = copy(plan, f"b{j}").slice(AMOUNT_BITS - 1, 0)
+        keys += [(meta.dot(f"alu{j}"), "ternary"), (amount, "ternary")]
+    return keys
 
 
 def _alu(part: Part, profile: TargetProfile, plan: StagePlan, k: int, arch: StagedArch) -> None:

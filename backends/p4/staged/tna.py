@@ -169,14 +169,17 @@ class StagedTna(StagedArch):
         self, unit: str, index_unit: str, size: int, op: Expr, data: Expr
     ) -> list[Decl]:
         """The register ``unit`` and its :data:`.externs.REGISTER_ACTIONS` (``unit_store``
-        ...): each returns the word as it was and writes what its opcode makes of it and
-        ``data``; then the XOR16 ``Hash`` of its index."""
+        ...): each returns the word as it was (STORE: the word it writes, ``data``) and writes
+        what its opcode makes of it and ``data``; then the XOR16 ``Hash`` of its index."""
         value = n("value")
         params = [f"inout {WORD} value", f"out {WORD} result"]
         out: list[Decl] = [Instance(f"Register<{WORD}, {INDEX}>", [Lit(size, 32)], unit)]
         for action, _ops in REGISTER_ACTIONS:
             writes = register_writes(action, op, value, data, self.maximum, self.minimum)
-            body = Function("void", "apply", params, [Assign(n("result"), value), *writes])
+            # STORE leaves B as its selected copy: its result is the word written (isa.semantics)
+            read = [Assign(n("result"), value)]
+            stmts = [*writes, *read] if action == "store" else [*read, *writes]
+            body = Function("void", "apply", params, stmts)
             out.append(
                 Implementation(
                     f"RegisterAction<{WORD}, {INDEX}, {WORD}>",

@@ -3,7 +3,7 @@
 Contract: :class:`Part` collects the declarations (units, actions, tables) and the apply
 statements of one piece of the pipeline; :func:`table` declares a table placed in a given
 stage (``@stage``: the compiler honours the model's layout, or warns) and returns the
-statement that applies it. :func:`guarded` runs statements only while no EU has halted.
+statement that applies it. :func:`guarded` runs statements only while no EU has halted or faulted.
 """
 
 from __future__ import annotations
@@ -68,22 +68,28 @@ def key_name(key: Expr) -> str:
     """The control plane's name of a key, an identifier as BF-RT's Python takes it: a
     metadata field's name (``meta.pc0``: ``pc0``), ``<header>_<field>`` for a header field,
     ``<header>_valid`` for a header's validity, ``selected<j>`` for the j-th selected copy
-    (a push header's word)."""
+    (a push header's word), ``selected<j>_<hi>_<lo>`` for its bits hi..lo."""
     text = key.p4()
     if text.endswith(".isValid()"):
         return text.removesuffix(".isValid()").rsplit(".", 1)[-1] + "_valid"
-    found = re.fullmatch(r"hdr\.push\[(\d+)\]\.w", text)
+    found = re.fullmatch(r"hdr\.push\[(\d+)\]\.w(?:\[(\d+):(\d+)\])?", text)
     if found is not None:
-        return f"selected{found.group(1)}"
+        j, hi, lo = found.groups()
+        return f"selected{j}" if hi is None else f"selected{j}_{hi}_{lo}"
     parts = text.split(".")
     if parts[0] == "hdr" and len(parts) == 3:
         return f"{parts[1]}_{parts[2]}"
     return parts[-1]
 
 
-def guarded(stmts: Sequence[Stmt]) -> list[Stmt]:
-    """``stmts`` while no EU has halted (HALT skips the remaining EUs)."""
-    return [If(meta.dot("halt").eq(0), list(stmts))] if stmts else []
+def guarded(stmts: Sequence[Stmt], lanes: int) -> list[Stmt]:
+    """``stmts`` while no EU has halted (HALT skips the remaining EUs) and no lane has
+    faulted (a fault ends the pass: no later EU runs, and its ALU tables cannot clear the
+    lanes' fault flags)."""
+    running = meta.dot("halt").eq(0)
+    for i in range(lanes):
+        running = running.land(meta.dot(f"fault{i}").eq(0))
+    return [If(running, list(stmts))] if stmts else []
 
 
 def actions_of(decls: Sequence[Decl]) -> list[str]:

@@ -172,12 +172,13 @@ class StagedV1Model(StagedArch):
     ) -> list[Stmt]:
         del index_unit
         value, at = n("value"), n("index")
+        writes = register_writes(action, op, value, data, self.maximum, self.minimum)
+        read = [Assign(target, value)]  # STORE: the word written (B keeps its copy)
         return [
             Var("bit<32>", "index", _xor16(index).cast(32)),
             Var(WORD, "value"),
             Do(n(f"{unit}.read").call(value, at)),
-            Assign(target, value),
-            *register_writes(action, op, value, data, self.maximum, self.minimum),
+            *([*writes, *read] if action == "store" else [*read, *writes]),
             Do(n(f"{unit}.write").call(at, value)),
         ]
 
