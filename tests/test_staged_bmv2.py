@@ -159,7 +159,7 @@ def test_a_shift_fault_on_bmv2_as_on_the_simulator(
 ) -> None:
     directory = ROOT / "tests" / "staged_shift"
     data = tomllib.loads((directory / "shift_faults.toml").read_text(encoding="utf-8"))
-    data["target"] = str(staged.profile_path)
+    data["target"] = staged.profile.name  # the built-in tofino1_fit the program was built for
     data["code"] = str(directory / "shift_faults.dpfasm")
     path = tmp_path / "shift_faults.json"
     path.write_text(json.dumps(data), encoding="utf-8")
