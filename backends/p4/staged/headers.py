@@ -25,10 +25,6 @@ def _h(name: str, fields: list[tuple[str, int]], comment: str = "") -> Header:
     return Header(name, [(f, BIT.format(w)) for f, w in fields], comment)
 
 
-# A code bundle's slot: prolog (stage 0) and EU k (stage k + 1), in deparse order.
-BUNDLE_PARTS = ("head", "br")
-
-
 def slots(plan: StagePlan) -> list[str]:
     """The in-packet bundle slots that hold selectors: the prolog, then each EU."""
     return ["pro"] + [f"eu{k}" for k in range(plan.num_eus)]

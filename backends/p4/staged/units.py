@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from dpfc.backends.p4.lang import Decl, Do, Expr, Function, If, Stmt, Table, action, n
+from dpfc.backends.p4.lang import Decl, Do, Expr, If, Stmt, Table, action, n
 
 meta, hdr = n("meta"), n("hdr")
 KEY_KINDS = ("exact", "ternary", "lpm")
@@ -90,7 +90,3 @@ def guarded(stmts: Sequence[Stmt], lanes: int) -> list[Stmt]:
     for i in range(lanes):
         running = running.land(meta.dot(f"fault{i}").eq(0))
     return [If(running, list(stmts))] if stmts else []
-
-
-def actions_of(decls: Sequence[Decl]) -> list[str]:
-    return [d.name for d in decls if isinstance(d, Function) and d.ret == "action"]
