@@ -170,6 +170,7 @@ class PrologResult:
     registers: dict[str, int]
     pc0: int
     npops: int
+    refused: bool = False  # prolog_refused: nothing runs, the packet is dropped
 
 
 def run_prolog(
@@ -180,11 +181,13 @@ def run_prolog(
     stack: Sequence[int],
     md: Mapping[int, int],
     rnd: tuple[int, int],
+    perm: int = 0xFF,
 ) -> PrologResult:
     """The prolog stage as the program runs it: each register's selector table (the parser's
     copies of the top stack words in ``pop<j>``), then ``prolog_code`` (EU0's PC: action
-    data, or the packet's ``pro_head_pct``)."""
-    keys: dict[str, int] = {"ppc": ppc, **packet}
+    data, or the packet's ``pro_head_pct``). ``md[4]`` is the IPv4 total length (the action
+    adds the Ethernet header's 14 bytes); ``perm``: the tenant's permission bits."""
+    keys: dict[str, int] = {"ppc": ppc, "perm": perm, **packet}
     registers = {}
     for r in plan.registers:
         table = plan.prolog_selector(r)
@@ -194,7 +197,10 @@ def run_prolog(
             j = int(action[3:])
             registers[r] = stack[j] if j < len(stack) else 0
         elif action.startswith("md"):
-            registers[r] = md[int(action[2:])]
+            index = int(action[2:])
+            registers[r] = (md[index] + (14 if index == 4 else 0)) & 0xFFFF_FFFF
+        elif action == "value":
+            registers[r] = dict(entry.params)["value"] if entry else 0
         elif action.startswith("rnd"):
             registers[r] = rnd[int(action[3:])]
         else:
@@ -202,6 +208,8 @@ def run_prolog(
             registers[r] = 0
     code = lookup(entries, "prolog_code", keys)
     assert code is not None, "no prolog code entry"
+    if code.action == "prolog_refused":
+        return PrologResult(registers, 0, 0, refused=True)
     params = dict(code.params)
     pc0 = params["pc"] if code.action == "prolog_switch" else packet.get("pro_head_pct", 0)
     assert code.action in ("prolog_switch", "prolog_packet"), code.action

@@ -23,7 +23,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpfc.backends.p4.staged import StagePlan, generate
-from dpfc.backends.p4.staged.ends import METADATA_SOURCES
+from dpfc.backends.p4.staged.ends import (
+    METADATA_LOADED,
+    METADATA_SOURCES,
+    METADATA_VALUES,
+    PACKET_LENGTH,
+    PERM_METADATA,
+    SWITCH_ID,
+)
 from dpfc.backends.p4.staged.entries import (
     Entry,
     EntryError,
@@ -36,10 +43,11 @@ from dpfc.backends.p4.staged.entries import (
     hint,
     name,
     prolog_entries,
+    prolog_refusal,
     segment_entry,
 )
 from dpfc.backends.p4.staged.faults import fault_cubes, shift_op_keys
-from dpfc.backends.p4.staged.packet import packet_frame_entries
+from dpfc.backends.p4.staged.packet import outside, packet_frame_entries, switch_id_entries
 from dpfc.encoding import encode_pc
 from dpfc.isa import (
     PC,
@@ -257,32 +265,67 @@ def prologs(draw: st.DrawFn) -> tuple[Bundle, list[int], dict[str, int]]:
     return bundle, stack, packet
 
 
-@given(prologs(), st.tuples(words(), words()), st.integers(0, 503))
+SWITCH = 0x5A  # the operator's switch id (configure)
+
+
+@given(prologs(), st.tuples(words(), words()), st.integers(0, 503), st.booleans())
 def test_the_prolog_entries_read_what_the_simulator_reads(
-    case: tuple[Bundle, list[int], dict[str, int]], rnd: tuple[int, int], slot: int
+    case: tuple[Bundle, list[int], dict[str, int]],
+    rnd: tuple[int, int],
+    slot: int,
+    metadata: bool,
 ) -> None:
+    """The simulator's registers; a LOAD_MD of a tenant without the metadata bit (R5), or
+    of a field the program lacks, refuses the prolog (nothing runs, the packet drops)."""
     bundle, stack, packet = case
-    md = {index: 0x100 + index for index in METADATA_SOURCES}
-    want_regs, want_pops = prolog_reference(bundle, stack, md, rnd)
-    got = run_prolog(PLAN, FIXED + PACKET, 0x8000, packet, stack, md, rnd)
-    assert (got.registers, got.pc0, got.npops) == (
-        want_regs,
-        encode_pc(bundle.control.taken),
-        want_pops,
-    )
+    md = {index: 0x100 + index for index in METADATA_SOURCES}  # md4: the IPv4 total length
+    reads = {**md, PACKET_LENGTH: md[PACKET_LENGTH] + 14, **METADATA_VALUES, SWITCH_ID: SWITCH}
+    want_regs, want_pops = prolog_reference(bundle, stack, reads, rnd)
     loads = {sel.value for sel in bundle.selectors if sel.kind is SelectorKind.LOAD_MD}
-    if not loads <= set(METADATA_SOURCES):
+    refused = bool(loads) and (not metadata or not loads <= set(METADATA_LOADED))
+    perm = PERM_METADATA if metadata else 0
+    fixed = FIXED + PACKET + switch_id_entries(PLAN, SWITCH)
+    got = run_prolog(PLAN, fixed, 0x8000, packet, stack, md, rnd, perm)
+    assert got.refused == refused
+    if not refused:
+        assert (got.registers, got.pc0, got.npops) == (
+            want_regs,
+            encode_pc(bundle.control.taken),
+            want_pops,
+        )
+    if not loads <= set(METADATA_LOADED):
         return  # in-switch: refused (test_a_selector_the_program_lacks_is_refused)
     rands = sum(sel.kind is SelectorKind.RAND for sel in bundle.selectors)
     if rands > 2:
         return  # in-switch: refused
-    installed = FIXED + PACKET + prolog_entries(PROFILE, PLAN, slot, bundle)
-    got = run_prolog(PLAN, installed, slot, {}, stack, md, rnd)  # no in-packet code
-    assert (got.registers, got.pc0, got.npops) == (
-        want_regs,
-        encode_pc(bundle.control.taken),
-        want_pops,
-    )
+    own = prolog_entries(PROFILE, PLAN, slot, bundle, SWITCH)
+    installed = [*fixed, prolog_refusal(PLAN), *own]
+    got = run_prolog(PLAN, installed, slot, {}, stack, md, rnd, perm)  # no in-packet code
+    assert got.refused == refused
+    if not refused:
+        assert (got.registers, got.pc0, got.npops) == (
+            want_regs,
+            encode_pc(bundle.control.taken),
+            want_pops,
+        )
+
+
+def test_a_tenant_without_the_metadata_bit_runs_no_prolog_of_an_empty_slot() -> None:
+    """An empty in-switch slot runs nothing either way; without the metadata bit the
+    fixed refusal answers (drop), with it the table's default (prolog_none: pass)."""
+    fixed = [*FIXED, *PACKET, prolog_refusal(PLAN)]
+    assert run_prolog(PLAN, fixed, 7, {}, [], {0: 0, 1: 0, 4: 0}, (0, 0), 0).refused
+    with pytest.raises(AssertionError, match="no prolog code entry"):
+        run_prolog(PLAN, fixed, 7, {}, [], {0: 0, 1: 0, 4: 0}, (0, 0), PERM_METADATA)
+
+
+@pytest.mark.parametrize(("values", "count"), [((0, 1, 2, 3, 4, 5, 6), 6), ((0,), 8), ((), 1)])
+def test_outside_covers_exactly_the_other_values(values: tuple[int, ...], count: int) -> None:
+    keys = outside(values, 8)
+    assert len(keys) == count
+    for value in range(256):
+        hits = sum(value & k.mask == k.value for k in keys)
+        assert hits == (0 if value in values else 1)
 
 
 @st.composite

@@ -123,8 +123,7 @@ class Bmv2Device:
         self.cli.run("reset_state")
         self.packets.receive(0, timeout=0.0, grace=0.05)  # nothing may be left in flight
         self.current = control = control_for(self.cli, self.profile, self.program)
-        if isinstance(control, Bmv2Control):
-            control.configure(switch_id=switch_id, ports=ports)
+        control.configure(switch_id=switch_id, ports=ports)
         return control
 
     def set_default_port(self, port: int | None) -> None:

@@ -31,7 +31,13 @@ from urllib.parse import urlparse
 
 import click
 
-from dpfc.backends.p4 import Bmv2Control, Cli, ToolchainMissing, control_for, find_cli_modules
+from dpfc.backends.p4 import (
+    Cli,
+    StagedControl,
+    ToolchainMissing,
+    control_for,
+    find_cli_modules,
+)
 from dpfc.backends.sim import SimControl, Switch
 from dpfc.cli.conventions import TARGET
 from dpfc.cli.errors import UserError, handle_errors, quiet
@@ -117,7 +123,7 @@ def deploy_command(
             raise UserError(
                 f"the switch refused the program's fixed entries{hint}: {refused}"
             ) from None
-        if isinstance(bmv2, Bmv2Control) and default_port is not None:
+        if isinstance(bmv2, StagedControl) or default_port is not None:
             bmv2.configure(switch_id=0, ports=BMV2_PORTS)
         if default_port is not None:
             bmv2.set_default_port(default_port)

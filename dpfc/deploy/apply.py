@@ -69,7 +69,8 @@ class Deployment:
         return None if self.image is None else image_id(image_bytes(self.image))
 
     def check(self, image: Image) -> None:
-        """The image is for this switch's profile and pipes (DPF7008)."""
+        """The image is for this switch's profile and pipes (DPF7008), and its DPFs for the
+        switch's pipelines (DPF4022)."""
         profile = self.switch.profile
         if image.profile.fingerprint() != profile.fingerprint():
             raise SwitchRefused(
@@ -81,6 +82,14 @@ class Deployment:
                 codes.LINK_PROFILE_MISMATCH,
                 f"the image is for a switch of {image.pipes} pipes, this one has "
                 f"{self.switch.pipe_count}",
+            )
+
+        # an egress DPF on a switch without an egress pipeline would never run (DPF4022)
+        egress = [d.key for d in image.dpfs if d.pipeline not in self.switch.pipelines]
+        if egress:
+            raise SwitchRefused(
+                codes.SWITCH_NO_EGRESS_DPFS,
+                f"the switch runs no egress DPFs: {', '.join(egress)} would never run",
             )
 
     def plan(self, image: Image | None) -> list[Step]:

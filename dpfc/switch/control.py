@@ -77,6 +77,11 @@ class SwitchControl(Protocol):
     @property
     def pipe_count(self) -> int: ...
 
+    @property
+    def pipelines(self) -> tuple[str, ...]:
+        """The pipelines that run DPFs: ``("ingress", "egress")``, or the ingress only."""
+        ...
+
     def write_code(self, stage: int, slot: int, word: bytes, pipes: Sequence[int]) -> None:
         """Store the code-memory word of ``stage`` (0 prolog, 1..n EUs, 31 epilog)."""
 

@@ -71,6 +71,12 @@ class StagedArch(ABC):
         """Statements that close the ingress (after steering decided the packet's fate)."""
         return []
 
+    def same_stage(self, tables: Sequence[str]) -> list[str]:
+        """Annotations of a table that may share a stage with ``tables`` although both can
+        drop the packet (TNA: a write of the same value to ``drop_ctl``)."""
+        del tables
+        return []
+
     @abstractmethod
     def frame(self) -> list[Decl]:
         """Everything after the ingress: deparsers, egress, the package."""

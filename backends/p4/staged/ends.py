@@ -27,7 +27,7 @@ from the :class:`~.arch.StagedArch` each builder is given.
 
 from __future__ import annotations
 
-from dpfc.backends.p4.lang import Assign, Do, Expr, Lit, Stmt, Var, chain, lit, n
+from dpfc.backends.p4.lang import Assign, Do, Expr, If, Lit, Stmt, Var, chain, lit, n
 from dpfc.target import TargetProfile
 
 from .arch import StagedArch
@@ -37,8 +37,20 @@ from .units import Part
 
 meta, hdr = n("meta"), n("hdr")
 
-# The LOAD_MD indices the stage-0 loader reads (the other indices: not on this program).
+# The LOAD_MD indices the stage-0 loader reads: ingress port, timestamp, the IPv4 total
+# length (packet_length is it + 14, the Ethernet header, added by the selector's action).
 METADATA_SOURCES = (0, 1, 4)
+PACKET_LENGTH, ETHERNET_BYTES = 4, 14
+# The LOAD_MD indices whose value the selector's action holds: switch_id (the operator's,
+# :meth:`~.control.StagedControl.configure`), queue_depth (0 in the ingress, as the
+# simulator's), pipe_id (one pipe: 0), egress_port (none yet in the ingress: 0xFFFF).
+SWITCH_ID = 2
+METADATA_VALUES = {SWITCH_ID: 0, 3: 0, 5: 0, 6: 0xFFFF}
+# The LOAD_MD indices this program loads (any other is refused: DPF4023, or a fault in
+# in-packet code).
+METADATA_LOADED = tuple(sorted((*METADATA_SOURCES, *METADATA_VALUES)))
+# meta.perm: the tenant's permission bits (the grant's action data)
+PERM_METADATA, PERM_PRIVILEGED, PERM_RECIRCULATE = 1, 2, 4
 STEER_FORWARD, STEER_MULTICAST, STEER_PASS = 3, 4, 0
 NO_PC = 0xFFFF  # a PC no code entry matches
 FORWARDING_SIZE, MULTICAST_SIZE, ROUTES_SIZE = 32_768, 4_096, 4_096
@@ -54,27 +66,41 @@ def prolog_selector_packet_entries(plan: StagePlan, index: int) -> int:
     """The in-packet entries of the prolog selector table of register ``index`` (register
     code order; :mod:`.packet` writes them): POP and PEEK by each set of earlier POPs,
     RAND after no or one earlier RAND, LOAD_MD by index."""
-    return (1 << index) + 1 + index + len(METADATA_SOURCES)
+    return (1 << index) + 1 + index + len(METADATA_SOURCES) + len(METADATA_VALUES)
 
 
 def prolog_code_packet_entries(plan: StagePlan) -> int:
-    """The in-packet entries of ``prolog_code``: one per set of POP selectors."""
-    return 1 << len(plan.registers)
+    """The fixed entries of ``prolog_code``: one per set of POP selectors, and per register
+    the refusals of LOAD_MD (no metadata bit; each block of fields the program lacks), and
+    the refusal of an in-switch prolog that reads metadata (:mod:`.packet`)."""
+    blocks = 8  # at most: a field index is 8 bits, the refused ones a few aligned blocks
+    return (1 << len(plan.registers)) + len(plan.registers) * (1 + blocks) + 1
 
 
 def permissions_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> Part:
     part, stage = Part(), plan.permissions
+    # the tenant's capabilities (PERM_METADATA, PERM_PRIVILEGED, PERM_RECIRCULATE) go with
+    # the packet: the prolog's code table and the steering check them
     grant = part.action(
         "grant",
-        ["bit<10> slot"],
+        ["bit<10> slot", "bit<8> perm"],
         [
             Assign(meta.dot("slot"), n("slot")),
             Assign(meta.dot("ppc"), hdr.dot("sv").dot("dpf_ptr")),
+            Assign(meta.dot("perm"), n("perm")),
         ],
     )
     deny = part.action("deny", [], [arch.drop()])
     keys = [(hdr.dot("geneve").dot("vni"), "exact"), (hdr.dot("sv").dot("app_id"), "exact")]
-    part.table("permissions", stage, keys, [grant, deny], "deny()", profile.permission_entries)
+    table = Part()
+    table.table("permissions", stage, keys, [grant, deny], "deny()", profile.permission_entries)
+    part.decls += table.decls
+    # a tenant's packet without a SwitchVM header runs nothing and passes (R4, no default
+    # DPF): a prolog PC no entry matches, so the EUs and the epilog are skipped; a frame
+    # that is no tenant's (not Geneve over UDP over IPv4) is dropped
+    nothing = [Assign(meta.dot("ppc"), Lit(NO_PC, 16))]
+    tenant = If(hdr.dot("geneve").dot("isValid").call(), nothing, [arch.drop()])
+    part.apply.append(If(hdr.dot("sv").dot("isValid").call(), table.apply, [tenant]))
     for q in (0, 1):
         decls, draw = arch.random(f"rng{q}", meta.dot(f"rnd{q}"))
         part.decls += decls
@@ -94,8 +120,11 @@ def prolog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> P
         for j in range(2 * plan.lanes):
             acts.append(part.action(f"{name}_pop{j}", [], [Assign(target, meta.dot(f"pop{j}"))]))
         for index in METADATA_SOURCES:
-            body = [Assign(target, meta.dot(f"md{index}"))]
-            acts.append(part.action(f"{name}_md{index}", [], body))
+            source = meta.dot(f"md{index}")
+            if index == PACKET_LENGTH:
+                source = source + ETHERNET_BYTES
+            acts.append(part.action(f"{name}_md{index}", [], [Assign(target, source)]))
+        acts.append(part.action(f"{name}_value", ["bit<32> value"], [Assign(target, n("value"))]))
         for q in (0, 1):
             acts.append(part.action(f"{name}_rnd{q}", [], [Assign(target, meta.dot(f"rnd{q}"))]))
         sel = hdr.dot(f"pro_sel_{r}")
@@ -118,17 +147,18 @@ def prolog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> P
             Assign(meta.dot("npops"), n("npops")),
         ],
     )
-    keys = [(meta.dot("ppc"), "ternary")]
+    keys = [(meta.dot("ppc"), "ternary"), (meta.dot("perm"), "ternary")]
     for r in plan.registers:  # an absent selector never counts (its fields are undefined)
         sel = hdr.dot(f"pro_sel_{r}")
         keys += [(sel.dot("isValid").call(), "ternary"), (sel.dot("kind"), "ternary")]
+        keys += [(sel.dot("operand"), "ternary")]
     # no prolog (no DPF, or one this switch lacks): the EUs are skipped, the epilog misses
-    none = part.action(
-        "prolog_none",
-        [],
-        [Assign(meta.dot("halt"), lit(1)), Assign(meta.dot("epc"), Lit(NO_PC, 16))],
-    )
-    acts = [switch, packet, none, "NoAction"]
+    skip = [Assign(meta.dot("halt"), lit(1)), Assign(meta.dot("epc"), Lit(NO_PC, 16))]
+    none = part.action("prolog_none", [], skip)
+    # a prolog that may not run (LOAD_MD without the metadata bit, R5; a LOAD_MD of a field
+    # the program lacks): nothing runs, the packet gets the unauthorized action (drop)
+    refused = part.action("prolog_refused", [], [*skip, arch.drop()])
+    acts = [switch, packet, none, refused, "NoAction"]
     size = slots + prolog_code_packet_entries(plan)
     part.table("prolog_code", stage, keys, acts, "prolog_none()", size)
     part.add(load_immediates(plan, 0, stage, arch))
@@ -182,7 +212,13 @@ def epilog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> P
     packet_stay = part.action("epilog_packet_stay", [], [packet_steer])
     epc = [(meta.dot("epc"), "ternary")]
     keys = [*epc, (hdr.dot("ep_next_pc").dot("isValid").call(), "ternary")]
-    acts = [code, stay, packet, packet_stay]
+    # in-packet HDR_MOD and NEXT_PC from a register are not on this program: a fault
+    keys += [
+        (head.dot("hdr_mod"), "ternary"),
+        (hdr.dot("ep_next_reg").dot("isValid").call(), "ternary"),
+    ]
+    refused = part.action("epilog_refused", [], [arch.drop()])
+    acts = [code, stay, packet, packet_stay, refused]
     part.table("epilog_code", stage, keys, acts, "epilog_packet_stay()", size)
     # The steering value: an immediate (action data or the packet's), or a register's low
     # 16 bits through that register's identity hash. The tables write one field, so they
@@ -290,23 +326,24 @@ def steering_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) ->
     set_port = part.action("set_port", [], [arch.send_to(sval.slice(8, 0))])
     gas = hdr.dot("sv").dot("gas")
     recirculate = part.action("recirculate", [], [*arch.recirculate(), Assign(gas, gas - 1)])
-    special.table(
-        "special",
-        stage,
-        [(meta.dot("steer"), "exact")],
-        [ret, set_port, recirculate, drop, "NoAction"],
-        "NoAction()",
-        16,
-    )
+    # set_port needs the privileged bit and a port the switch has, recirculate the
+    # recirculate bit and gas (R6, R15): the fixed entries (:mod:`.frame`) and the port
+    # ranges :meth:`~.control.StagedControl.configure` writes; anything else drops
+    keys = [(meta.dot("steer"), "ternary"), (meta.dot("perm"), "ternary")]
+    keys += [(gas, "ternary"), (sval, "ternary")]
+    special.table("special", stage, keys, [ret, set_port, recirculate, drop], "drop()", 64)
     part.decls += forwarding.decls + multicast.decls + routes.decls + special.decls
     steer = meta.dot("steer")
     faults = [meta.dot(f"fault{i}").ne(0) for i in range(plan.lanes)]
     any_fault = faults[0]
     for fault in faults[1:]:
         any_fault = any_fault.lor(fault)
+    faulted = Part()
+    faulted.always("fault_drop", stage, [arch.drop()])
+    part.decls += faulted.decls
     part.apply += chain(
         [
-            (any_fault, [arch.drop()]),
+            (any_fault, faulted.apply),
             (steer.eq(STEER_FORWARD), forwarding.apply),
             (steer.eq(STEER_MULTICAST), multicast.apply),
             (steer.eq(STEER_PASS), routes.apply),

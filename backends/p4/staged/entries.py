@@ -20,19 +20,24 @@ from dpfc.encoding import encode_pc
 from dpfc.isa import AluOp, Bundle, EpilogBundle, Imm, MemOp, Register, SelectorKind
 from dpfc.target import TargetProfile
 
-from .ends import METADATA_SOURCES
+from .ends import METADATA_LOADED, METADATA_VALUES, PERM_METADATA, SWITCH_ID
 from .entry import ANY as ANY
 from .entry import Entry as Entry
+from .entry import EntryError as EntryError
 from .entry import Key as Key
 from .entry import Prefix as Prefix
 from .entry import Ternary as Ternary
 from .externs import REGISTER_ACTIONS
 from .faults import AMOUNT_BITS, fault_cubes, shift_op_keys
 from .plan import StagePlan
+from .translation import direct_entry as direct_entry
+from .translation import fold16 as fold16
+from .translation import segment_entry as segment_entry
 
 WORD = 0xFFFF_FFFF
 PC_MASK = 0xFFFF
 IN_PACKET_PC = 0x8000  # @packet:0, the one in-packet bundle of a stage
+REFUSAL_PRIORITY = 1 << 16  # after every other entry of its table
 IMMEDIATE_OPERAND = 0x80  # a branch operand byte naming immediate slot k is 0x80 | k
 BRANCH_SLOT = 0  # format version 2: an in-packet branch immediate is in slot 0
 RANDOM_WORDS = 2
@@ -47,10 +52,6 @@ ALU_ACTIONS = {
     AluOp.MIN: "min",
     AluOp.MAX: "max",
 }
-
-
-class EntryError(ValueError):
-    """A bundle this program cannot run (the message says which unit and why)."""
 
 
 def name(register: Register) -> str:
@@ -136,11 +137,13 @@ def prolog_key_names(plan: StagePlan, register: str) -> list[str]:
 
 
 def prolog_entries(
-    profile: TargetProfile, plan: StagePlan, slot: int, bundle: Bundle
+    profile: TargetProfile, plan: StagePlan, slot: int, bundle: Bundle, switch_id: int = 0
 ) -> list[Entry]:
-    """The prolog's entries for ``bundle`` in prolog code slot ``slot``."""
+    """The prolog's entries for ``bundle`` in prolog code slot ``slot`` (``switch_id``: the
+    value LOAD_MD switch_id loads)."""
     out: list[Entry] = []
     pops = rands = 0
+    metadata = False
     for sel in bundle.selectors:
         table = plan.prolog_selector(name(sel.dest))
         keys = (_pc_key("ppc", slot), *((k, ANY) for k in prolog_key_names(plan, name(sel.dest))))
@@ -152,19 +155,40 @@ def prolog_entries(
                 raise EntryError(f"prolog slot {slot}: more than {RANDOM_WORDS} RAND selectors")
             action, rands = f"{table}_rnd{rands}", rands + 1
         elif sel.kind is SelectorKind.LOAD_MD:
-            if sel.value not in METADATA_SOURCES:
-                known = ", ".join(map(str, METADATA_SOURCES))
+            if sel.value not in METADATA_LOADED:
+                known = ", ".join(map(str, METADATA_LOADED))
                 raise EntryError(
                     f"prolog slot {slot}: LOAD_MD {sel.value} (this program loads {known})"
                 )
+            metadata = True
+            if sel.value in METADATA_VALUES:
+                value = switch_id if sel.value == SWITCH_ID else METADATA_VALUES[sel.value]
+                out.append(Entry(table, keys, f"{table}_value", (("value", value),)))
+                continue
             action = f"{table}_md{sel.value}"
         else:
             raise EntryError(f"prolog slot {slot}: {sel.kind.name} is not a prolog selector")
         out.append(Entry(table, keys, action))
-    kinds = tuple((f"pro_sel_{r}_{f}", ANY) for r in plan.registers for f in ("valid", "kind"))
+    # a prolog that reads metadata runs for a tenant with the metadata bit only; for the
+    # others it misses, and the fixed refusal (:func:`prolog_refusal`) drops the packet (R5)
+    perm = Ternary(PERM_METADATA, PERM_METADATA) if metadata else ANY
+    selectors = tuple(
+        (f"pro_sel_{r}_{f}", ANY) for r in plan.registers for f in ("valid", "kind", "operand")
+    )
     params = (("pc", encode_pc(bundle.control.taken)), ("npops", pops))
-    out.append(Entry("prolog_code", (_pc_key("ppc", slot), *kinds), "prolog_switch", params))
+    keys = (_pc_key("ppc", slot), ("perm", perm), *selectors)
+    out.append(Entry("prolog_code", keys, "prolog_switch", params))
     return out
+
+
+def prolog_refusal(plan: StagePlan) -> Entry:
+    """The in-switch prolog of a tenant without the metadata bit that no entry ran: one
+    that reads metadata (R5), or an empty slot (nothing would run either)."""
+    selectors = tuple(
+        (f"pro_sel_{r}_{f}", ANY) for r in plan.registers for f in ("valid", "kind", "operand")
+    )
+    keys = (("ppc", Ternary(0, IN_PACKET_PC)), ("perm", Ternary(0, PERM_METADATA)), *selectors)
+    return Entry("prolog_code", keys, "prolog_refused", (), REFUSAL_PRIORITY)
 
 
 def fixed_entries(profile: TargetProfile, plan: StagePlan) -> list[Entry]:
@@ -326,7 +350,7 @@ def epilog_entries(
     if action is None:
         raise EntryError(f"{where}: no steering action `{bundle.steering.action}`")
     steer = action.code
-    keys = (epc, ("ep_next_pc_valid", ANY))
+    keys = (epc, ("ep_next_pc_valid", ANY), ("ep_head_hdr_mod", ANY), ("ep_next_reg_valid", ANY))
     if bundle.next_pc is None:
         out.append(Entry("epilog_code", keys, "epilog_switch_stay", (("steer", steer),)))
     else:
@@ -344,42 +368,3 @@ def hint(bundle: EpilogBundle) -> int:
     register that holds its steering value, plus one; 0 when the value is not a register."""
     value = bundle.steering.value
     return value.code + 1 if isinstance(value, Register) else 0
-
-
-def direct_entry(
-    plan: StagePlan, eu: int, lane: int, tenant: int, virtual: int, physical: int
-) -> Entry:
-    """Direct mapping of ``virtual`` to word ``physical`` of the lane register. The register
-    index is the XOR of A's two halves and the two translation words (XOR16), so the entry
-    holds ``physical`` XOR A's fold: the index comes out as ``physical``."""
-    keys = (("slot", tenant), (f"r_a{lane}", virtual & WORD))
-    word = physical ^ fold16(virtual)
-    return Entry(plan.direct(eu, lane), keys, f"{plan.direct(eu, lane)}_hit", (("entry", word),))
-
-
-def segment_entry(
-    plan: StagePlan,
-    eu: int,
-    lane: int,
-    tenant: int,
-    virtual: int,
-    size: int,
-    physical: int,
-    priority: int = 0,
-) -> Entry:
-    """A segment of ``size`` words (a power of two, at most 2^16) at ``virtual`` (a multiple
-    of ``size``) mapped to ``physical`` (a multiple of ``size``): A's fold XOR the entry's
-    word is ``physical`` plus A's offset in the segment."""
-    if size & (size - 1) or not 0 < size <= 1 << 16:
-        raise EntryError(f"a segment of {size} words: this program maps powers of two up to 65536")
-    if virtual % size or physical % size:
-        raise EntryError(f"a segment of {size} words must start at a multiple of its size")
-    keys = (("slot", tenant), (f"r_a{lane}", Ternary(virtual, WORD & ~(size - 1))))
-    word = physical ^ fold16(virtual)
-    table = plan.segment(eu, lane)
-    return Entry(table, keys, f"{table}_hit", (("entry", word),), priority)
-
-
-def fold16(word: int) -> int:
-    """XOR of a 32-bit word's two halves (what the XOR16 hash unit makes of it)."""
-    return ((word >> 16) ^ word) & 0xFFFF

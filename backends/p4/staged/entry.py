@@ -38,3 +38,7 @@ class Entry:
     action: str
     params: tuple[tuple[str, int], ...] = ()
     priority: int = 0
+
+
+class EntryError(ValueError):
+    """A bundle this program cannot run (the message says which unit and why)."""

@@ -31,7 +31,7 @@ from dpfc.target import TargetProfile
 
 from . import externs
 from .arch import StagedArch
-from .faults import AMOUNT_BITS, memory_table_size
+from .faults import AMOUNT_BITS, alu_table_size, memory_table_size
 from .plan import StagePlan
 from .units import Part, guarded
 
@@ -271,7 +271,8 @@ def _alu(part: Part, profile: TargetProfile, plan: StagePlan, k: int, arch: Stag
             part.action(f"{name}_{op}", [], [Assign(a, value)]) for op, value in results.items()
         ]
         keys = [(meta.dot(f"alu{i}"), "ternary"), (y, "ternary")]
-        part.table(name, plan.execute(k), keys, acts, f"{name}_keep(0)", 64)
+        size = alu_table_size(profile)
+        part.table(name, plan.execute(k), keys, acts, f"{name}_keep(0)", size)
 
 
 def _branch(part: Part, plan: StagePlan, k: int) -> None:

@@ -65,6 +65,14 @@ def shift_op_keys() -> tuple[tuple[int, int], ...]:
     return ((int(AluOp.LSH), OPCODE_MASK), (int(AluOp.RSH), OPCODE_MASK))
 
 
+def alu_table_size(profile: TargetProfile) -> int:
+    """A lane's ALU table: one entry per opcode that is not a shift, and per shift opcode
+    the amount 0, each listed amount and the fault of any other."""
+    shifts = (int(AluOp.LSH), int(AluOp.RSH))
+    others = [op for op in AluOp if int(op) not in shifts]
+    return len(others) + len(shifts) * (len(profile.shift_amounts) + 2)
+
+
 def memory_table_size(profile: TargetProfile, lanes: int) -> int:
     """A lane's memory table: the fault entries of every lane, and the access entries."""
     faults = lanes * len(shift_op_keys()) * len(fault_cubes(profile))

@@ -179,7 +179,7 @@ def metadata(plan: StagePlan, sources: int) -> list[tuple[str, str]]:
     out += [(f"md{m}", "bit<32>") for m in range(sources)] + [("rnd0", "bit<32>")]
     out += [("rnd1", "bit<32>"), ("slot", "bit<10>"), ("ppc", "bit<16>"), ("epc", "bit<16>")]
     out += [("sval", "bit<16>"), ("steer", "bit<8>"), ("nsrc", "bit<8>"), ("npops", "bit<8>")]
-    out += [("npush", "bit<8>")]
+    out += [("npush", "bit<8>"), ("perm", "bit<8>")]
     for i in range(plan.lanes):
         out += [(f"daddr{i}", "bit<16>"), (f"saddr{i}", "bit<16>")]
         out += [(f"dok{i}", "bit<8>"), (f"sok{i}", "bit<8>")]

@@ -23,17 +23,25 @@ read the packet's fields (:mod:`.headers`) instead of action data:
   immediate (``epilog_packet_value``), or a register's when the packet names one: that is
   the if-chain on ``ep_steer_reg`` of :func:`.ends.epilog_stage`, which needs no entry.
 
-Not run: an epilog NEXT_PC from a register (``next_pc_src`` 2: the pointer stays) and
-``hdr_mod``.
+Not run: an epilog NEXT_PC from a register (``next_pc_src`` 2) and ``hdr_mod``: the packet
+is dropped (``epilog_refused``), never sent on as if they had run.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from itertools import combinations
 
 from dpfc.isa import SelectorKind
 
-from .ends import METADATA_SOURCES
+from .ends import (
+    METADATA_LOADED,
+    METADATA_SOURCES,
+    METADATA_VALUES,
+    PERM_METADATA,
+    SWITCH_ID,
+)
 from .entries import ANY, IN_PACKET_PC, PC_MASK, RANDOM_WORDS, Entry, Key, Ternary
 from .plan import StagePlan
 
@@ -44,6 +52,8 @@ POP = Ternary(int(SelectorKind.POP), KIND_MASK)
 RAND = Ternary(int(SelectorKind.RAND), KIND_MASK)
 LOAD_MD = Ternary(int(SelectorKind.LOAD_MD), KIND_MASK)
 VALID = Ternary(1, 1)
+SELECTOR_KEYS = ("valid", "kind", "operand")
+REFUSED = "prolog_refused"
 
 
 def packet_frame_entries(plan: StagePlan) -> list[Entry]:
@@ -90,17 +100,75 @@ def _prolog_selector(plan: StagePlan, at: int, register: str) -> list[Entry]:
         add(RAND, ANY, chosen, f"rnd{len(chosen)}")
     for index in METADATA_SOURCES:
         add(LOAD_MD, Ternary(index, 0xFF), (), f"md{index}")
+    for index, value in METADATA_VALUES.items():
+        if index != SWITCH_ID:  # the operator's: switch_id_entries
+            add(LOAD_MD, Ternary(index, 0xFF), (), "value")
+            out[-1] = replace(out[-1], params=(("value", value),))
+    return out
+
+
+def switch_id_entries(plan: StagePlan, switch_id: int) -> list[Entry]:
+    """In-packet LOAD_MD switch_id of each register's selector: the operator's value."""
+    out: list[Entry] = []
+    for at, register in enumerate(plan.registers):
+        table, head = plan.prolog_selector(register), f"pro_sel_{register}"
+        own = [(f"{head}_valid", VALID), (f"{head}_kind", LOAD_MD)]
+        own += [(f"{head}_operand", Ternary(SWITCH_ID, 0xFF))]
+        keys = (
+            ("ppc", Ternary(IN_PACKET_PC, PC_MASK)),
+            *own,
+            *_earlier(plan.registers[:at], (), LOAD_MD),
+        )
+        out.append(Entry(table, keys, f"{table}_value", (("value", switch_id),), at))
     return out
 
 
 def _prolog_code(plan: StagePlan) -> list[Entry]:
+    """First (priority 0) the refusals: a LOAD_MD selector without the tenant's metadata
+    bit (R5), or of a field the program does not load; then the POP sets."""
     registers = plan.registers
+    pc = ("ppc", Ternary(IN_PACKET_PC, PC_MASK))
+
+    def keys(
+        perm: Key, selectors: Mapping[str, tuple[Key, Key, Key]]
+    ) -> tuple[tuple[str, Key], ...]:
+        out: list[tuple[str, Key]] = [pc, ("perm", perm)]
+        for r in registers:
+            values = selectors.get(r, (ANY, ANY, ANY))
+            out += [(f"pro_sel_{r}_{f}", v) for f, v in zip(SELECTOR_KEYS, values, strict=True)]
+        return tuple(out)
+
     out = []
+    no_metadata = Ternary(0, PERM_METADATA)
+    for r in registers:
+        out.append(Entry("prolog_code", keys(no_metadata, {r: (VALID, LOAD_MD, ANY)}), REFUSED))
+        for operand in outside(METADATA_LOADED, 8):
+            selector = {r: (VALID, LOAD_MD, operand)}
+            out.append(Entry("prolog_code", keys(ANY, selector), REFUSED))
     for chosen in _sets(registers, len(registers)):
-        keys = (("ppc", Ternary(IN_PACKET_PC, PC_MASK)), *_earlier(registers, chosen, POP))
+        pops = {r: (VALID, POP, ANY) for r in chosen}
         params = (("npops", len(chosen)),)
-        priority = len(registers) - len(chosen)
-        out.append(Entry("prolog_code", keys, "prolog_packet", params, priority))
+        priority = 1 + len(registers) - len(chosen)
+        out.append(Entry("prolog_code", keys(ANY, pops), "prolog_packet", params, priority))
+    return out
+
+
+def outside(values: Sequence[int], bits: int) -> list[Ternary]:
+    """Ternary keys matching exactly the ``bits``-bit numbers not in ``values``: the
+    aligned blocks of the complement, largest first."""
+    kept = set(values)
+    out: list[Ternary] = []
+
+    def cover(base: int, size: int) -> None:
+        inside = [v for v in range(base, base + size) if v in kept]
+        if not inside:
+            mask = ((1 << bits) - 1) & ~(size - 1)
+            out.append(Ternary(base, mask))
+        elif size > 1:
+            cover(base, size // 2)
+            cover(base + size // 2, size // 2)
+
+    cover(0, 1 << bits)
     return out
 
 
@@ -121,11 +189,15 @@ def _epilog(plan: StagePlan) -> list[Entry]:
     for count in range(pushes + 1):
         keys = (epc, ("ep_head_n_push", Ternary(count, 0x1F)))
         out.append(Entry("epilog_pushes", keys, f"epilog_pushes{count}"))
+    # first (priority 0) what the program does not run: HDR_MOD, NEXT_PC from a register
+    for hdr_mod, next_reg in ((VALID, ANY), (ANY, VALID)):
+        keys = (epc, ("ep_next_pc_valid", ANY), ("ep_head_hdr_mod", hdr_mod))
+        out.append(Entry("epilog_code", (*keys, ("ep_next_reg_valid", next_reg)), "epilog_refused"))
     for valid, action in ((1, "epilog_packet"), (0, "epilog_packet_stay")):
-        keys = (epc, ("ep_next_pc_valid", Ternary(valid, 1)))
-        out.append(Entry("epilog_code", keys, action))
+        keys = (epc, ("ep_next_pc_valid", Ternary(valid, 1)), ("ep_head_hdr_mod", ANY))
+        out.append(Entry("epilog_code", (*keys, ("ep_next_reg_valid", ANY)), action, (), 1))
     out.append(Entry("epilog_values", (epc,), "epilog_packet_value"))
     return out
 
 
-__all__ = ["packet_frame_entries"]
+__all__ = ["outside", "packet_frame_entries", "switch_id_entries"]

@@ -53,7 +53,7 @@ def program(profile: TargetProfile, arch: str = "tna", chip: int = 1) -> Program
         ingress.add(eu_stages(profile, plan, k, target))
     ingress.add(epilog_stage(profile, plan, target))
     ingress.add(steering_stage(profile, plan, target))
-    ingress.add(restack_stage(profile, plan))
+    ingress.add(restack_stage(profile, plan, target))
     fields = metadata(plan, 0) + [(f"md{i}", "bit<32>") for i in METADATA_SOURCES]
     fields += [(f"fault{i}", "bit<8>") for i in range(plan.lanes)]
     fields += target.extra_metadata()

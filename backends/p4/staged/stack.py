@@ -9,8 +9,9 @@ and the IPv4 total length change by the words pushed less the words popped. A st
 that becomes empty loses its option (``n_stack_opts`` 0); a packet that had none and
 pushes gets one. One exact table keyed by the old depth, the pops and the pushes does it,
 its fixed entries (:func:`restack_entries`) holding each change as action data (a field
-plus a constant: one stage on Tofino). The IPv4 checksum is not recomputed (neither frame
-does, :mod:`.v1model`).
+plus a constant: one stage on Tofino); a combination without an entry leaves more words
+than the stack holds, a fault (R13) that drops the packet. The UDP checksum becomes 0 (none), as the
+simulator writes it; the frame's deparser computes the IPv4 checksum again (:mod:`.v1model`).
 """
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ from __future__ import annotations
 from dpfc.backends.p4.lang import Assign, Do, Expr, If, Lit, Stmt, n
 from dpfc.target import TargetProfile
 
+from .arch import StagedArch
 from .entries import Entry
 from .plan import StagePlan
 from .units import Part
 
 meta, hdr = n("meta"), n("hdr")
 STACK_OPTION_CLASS, STACK_OPTION_TYPE = 0xFFF0, 0x03
+# the steering stage's tables that may drop the packet (:func:`.ends.steering_stage`)
+STEERING_TABLES = ("forwarding", "multicast", "routes", "special", "fault_drop_t")
 
 
 def _grow(d8: Expr, d6: Expr, d16: Expr) -> list[Stmt]:
@@ -37,7 +41,7 @@ def _grow(d8: Expr, d6: Expr, d16: Expr) -> list[Stmt]:
     ]
 
 
-def restack_stage(profile: TargetProfile, plan: StagePlan) -> Part:
+def restack_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> Part:
     """One table keyed by the stack's depth, the pops and the pushes, whose entries
     (:func:`restack_entries`) hold the changes as action data: each field changes by a
     constant, which a Tofino action does in one stage."""
@@ -75,24 +79,31 @@ def restack_stage(profile: TargetProfile, plan: StagePlan) -> Part:
     table = Part()
     keys = [(sv.dot("depth"), "exact"), (meta.dot("npops"), "exact"), (meta.dot("npush"), "exact")]
     size = len(restack_entries(profile, plan))
-    table.table("restack", stage, keys, [keep, gone, new, "NoAction"], "NoAction()", size)
+    # no entry: more words than the stack holds (R13: an overflow is a fault)
+    overflow = part.action("restack_overflow", [], [arch.drop()])
+    droppers = arch.same_stage(STEERING_TABLES)
+    acts = [keep, gone, new, overflow]
+    table.table("restack", stage, keys, acts, "restack_overflow()", size, annotations=droppers)
     part.decls += table.decls
-    part.apply.append(If(sv.dot("isValid").call(), table.apply))
+    # the UDP checksum would cover the changed options: none, as the simulator writes it
+    no_checksum = Assign(hdr.dot("udp").dot("checksum"), Lit(0, 16))
+    part.apply.append(If(sv.dot("isValid").call(), [no_checksum, *table.apply]))
     return part
 
 
 def restack_entries(profile: TargetProfile, plan: StagePlan) -> list[Entry]:
     """An entry per stack depth, pop count and push count that leave a stack of at most
-    ``stack_max_depth`` words (fewer words than pops: the prolog faults, no entry)."""
+    ``stack_max_depth`` words (pops beyond the depth take nothing)."""
     out = []
     most = 2 * plan.lanes
     for depth in range(profile.stack_max_depth + 1):
-        for pops in range(min(most, depth) + 1):
+        for pops in range(most + 1):
             for pushes in range(most + 1):
-                left = depth - pops + pushes
+                # a POP of an empty stack reads 0 and takes nothing (R13)
+                left = depth - min(pops, depth) + pushes
                 if left > profile.stack_max_depth:
                     continue
-                words = pushes - pops
+                words = pushes - min(pops, depth)
                 keys = (("sv_depth", depth), ("npops", pops), ("npush", pushes))
                 option = -1 if depth and not left else 1 if left and not depth else 0
                 grow = words + option
@@ -102,7 +113,7 @@ def restack_entries(profile: TargetProfile, plan: StagePlan) -> list[Entry]:
                 elif option > 0:
                     params.append(("d5", left))
                     out.append(Entry("restack", keys, "restack_new", tuple(params)))
-                elif words:
+                else:  # the same option, longer or shorter (or not: all 0)
                     params.append(("d5", words & 0xFF))
                     out.append(Entry("restack", keys, "restack_keep", tuple(params)))
     return out

@@ -44,7 +44,15 @@ RECIRCULATION_PORT = 68
 FRAME = """\
 control IngressDeparser(packet_out pkt, inout headers_t hdr, in metadata_t meta,
                         in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
-    apply { pkt.emit(hdr); }
+    Checksum() ipv4_checksum;
+    apply {
+        // every packet: a condition would cost a stage (the frames that leave without a
+        // SwitchVM header get their checksum recomputed, unchanged when it was right)
+        hdr.ipv4.checksum = ipv4_checksum.update(
+            { hdr.ipv4.version_ihl, hdr.ipv4.tos, hdr.ipv4.total_len, hdr.ipv4.id,
+              hdr.ipv4.frag, hdr.ipv4.ttl, hdr.ipv4.protocol, hdr.ipv4.src, hdr.ipv4.dst });
+        pkt.emit(hdr);
+    }
 }
 parser EgressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
                     out egress_intrinsic_metadata_t eg_intr_md) {
@@ -103,6 +111,10 @@ class StagedTna(StagedArch):
             "inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md",
             "inout ingress_intrinsic_metadata_for_tm_t ig_tm_md",
         ]
+
+    def same_stage(self, tables: Sequence[str]) -> list[str]:
+        # every drop writes 1 to drop_ctl: the order of two such writes does not matter
+        return [f'@ignore_table_dependency("{self.ingress_name}.{t}")' for t in tables]
 
     def pragmas(self, plan: StagePlan) -> list[Decl]:
         """Prolog sources and EU scratch never live at once (module docstring)."""

@@ -42,6 +42,7 @@ class Part:
         default: str,
         size: int,
         comment: str = "",
+        annotations: Sequence[str] = (),
     ) -> None:
         assert all(kind in KEY_KINDS for _, kind in keys)
         self.decls.append(
@@ -53,7 +54,7 @@ class Part:
                 size,
                 comment,
                 key_names=[key_name(key) for key, _ in keys],
-                annotations=[f"@stage({stage})"],
+                annotations=[f"@stage({stage})", *annotations],
             )
         )
         self.apply.append(Do(n(f"{name}.apply").call()))

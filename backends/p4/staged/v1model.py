@@ -27,8 +27,9 @@ as notes: bmv2 has no stages and p4c-bm2-ss ignores them). Where v1model differs
   port, bmv2 does not: LOAD_MD ``ingress_port`` and return-to-sender differ after one;
 * the timestamp is bmv2's microseconds times 1000, the low 32 bits.
 
-Neither architecture's frame recomputes the IPv4 checksum (the TNA frame's deparser
-emits the headers as they are); v1model's checksum controls are empty.
+A SwitchVM packet leaves with its IPv4 header checksum computed again (v1model's
+``update_checksum``, TNA's deparser ``Checksum``) and no UDP checksum (0), as the
+simulator writes it.
 """
 
 from __future__ import annotations
@@ -71,7 +72,12 @@ control SwitchVMEgress(inout headers_t hdr, inout metadata_t meta, inout standar
     }
 }
 control SwitchVMComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
-    apply { }
+    apply {
+        update_checksum(hdr.sv.isValid(),
+            { hdr.ipv4.version_ihl, hdr.ipv4.tos, hdr.ipv4.total_len, hdr.ipv4.id,
+              hdr.ipv4.frag, hdr.ipv4.ttl, hdr.ipv4.protocol, hdr.ipv4.src, hdr.ipv4.dst },
+            hdr.ipv4.checksum, HashAlgorithm.csum16);
+    }
 }
 control IngressDeparser(packet_out pkt, in headers_t hdr) {
     apply { pkt.emit(hdr); }

@@ -35,6 +35,8 @@ from .changes import (
 )
 from .requests import RequestLedger
 
+PIPELINES = ("ingress", "egress")
+
 
 class LedgerControl(Generic[LaneT]):
     """A switch's :class:`~dpfc.switch.control.SwitchControl`: requests validated and
@@ -51,6 +53,10 @@ class LedgerControl(Generic[LaneT]):
     @property
     def pipe_count(self) -> int:
         return len(self.ledger.pipes)
+
+    @property
+    def pipelines(self) -> tuple[str, ...]:
+        return PIPELINES
 
     def write_code(self, stage: int, slot: int, word: bytes, pipes: Sequence[int]) -> None:
         self.ledger.code.install_code(stage, slot, word, pipes=list(pipes))
