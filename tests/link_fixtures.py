@@ -12,7 +12,7 @@ from pathlib import Path
 from dpfc.driver import CompiledModule, CompileOptions, compile_source
 from dpfc.link import Image, LinkInput, LinkOptions, image_bytes, link, read_image
 from dpfc.objfile import ObjectFile, read_object, write_object
-from dpfc.target import BUILTIN_PROFILES
+from dpfc.target import BUILTIN_PROFILES, TargetProfile
 from tests.conftest import ROOT
 
 TOFINO1 = BUILTIN_PROFILES["tofino1"]
@@ -20,8 +20,8 @@ EXAMPLES = ROOT / "examples" / "dpf"
 
 
 @functools.cache
-def compiled(name: str) -> CompiledModule:
-    return compile_source(EXAMPLES / f"{name}.dpf", CompileOptions(target=TOFINO1))
+def compiled(name: str, target: TargetProfile = TOFINO1) -> CompiledModule:
+    return compile_source(EXAMPLES / f"{name}.dpf", CompileOptions(target=target))
 
 
 @functools.cache
@@ -44,6 +44,24 @@ def object_bytes(name: str) -> bytes:
 def obj(name: str) -> ObjectFile:
     """The example's object as a reader gets it from a file ``<name>.dpfo``."""
     return read_object(object_bytes(name), f"{name}.dpfo")
+
+
+def obj_for(name: str, target: TargetProfile) -> ObjectFile:
+    """:func:`obj` compiled for ``target`` (the object itself: a reader knows the built-in
+    profiles only)."""
+    if target == TOFINO1:
+        return obj(name)
+    if name == "small_kvs":
+        source = (EXAMPLES / "kvs.dpf").read_text(encoding="utf-8")
+        small = source.replace("const CACHE = 45000;", "const CACHE = 1000;")
+        with tempfile.TemporaryDirectory() as directory:
+            folder = Path(directory)
+            (folder / "kvs.dpf").write_text(small, encoding="utf-8")
+            shutil.copy(EXAMPLES / "count_min.dpf", folder / "count_min.dpf")
+            module = compile_source(folder / "kvs.dpf", CompileOptions(target=target))
+    else:
+        module = compiled(name, target)
+    return module.object()  # its bytes name a profile a reader does not know
 
 
 def through_bytes(image: Image) -> Image:

@@ -36,7 +36,7 @@ from dpfc.packet.layers import build_frame, build_inner
 from dpfc.switch import Destination, Grant
 from dpfc.target.profile import TargetProfile
 from tests.conformance.targets import Bmv2Target, Frames, SimTarget
-from tests.link_fixtures import obj
+from tests.link_fixtures import obj_for
 
 TENANT = 7
 IN_PORT = 3
@@ -119,7 +119,7 @@ def image_of(vector: Vector, profile: TargetProfile) -> tuple[Image, LinkedDPF]:
         module = compile_source(SourceFile(f"{vector.name}.dpf", vector.source))
         objects, entry = [module.object()], vector.entry
     else:
-        objects = [obj(name) for name in vector.source.split()]
+        objects = [obj_for(name, profile) for name in vector.source.split()]
         entry = vector.entry
     options = LinkOptions(default_dpf={TENANT: entry} if vector.default_dpf else {})
     image = link([LinkInput(o, TENANT) for o in objects], options)

@@ -1,0 +1,110 @@
+"""The stage-structured program as a conformance target, with the profile it runs.
+
+Contract: :data:`STAGED` is tofino1 as the stage-structured program takes it: 4 EUs x 4
+lanes, code format 2, one code option, one in-packet bundle per stage (the fit profiles'
+format, with tofino1's shape; too big for the Tofino compiler, whole on bmv2).
+:func:`staged_build` generates its v1model program (``dpfc.backends.p4.staged``, the
+design that goes to Tofino) and compiles it with p4c-bm2-ss once per run, under a lock in
+the run's shared temporary directory; :class:`StagedTarget` is a simple_switch running it,
+with :class:`~.targets.Bmv2Target`'s interface over
+:class:`~dpfc.backends.p4.staged.control.StagedControl`. The program keeps no constants
+table (``set_constant`` is refused, DPF4023) and draws RAND from bmv2's generator
+(``seed_random`` changes nothing).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+from filelock import FileLock
+
+from dpfc.backends.p4 import Cli, Toolchain, ToolchainMissing, compile_program, find_toolchain
+from dpfc.backends.p4.bmv2 import Switch as Bmv2Switch
+from dpfc.backends.p4.controls import control_for
+from dpfc.backends.p4.staged import generate
+from dpfc.backends.p4.staged.plane import refuse
+from dpfc.target import BUILTIN_PROFILES
+from tests.conformance.targets import PORTS, SWITCH_ID, Frames
+
+STAGED = replace(
+    BUILTIN_PROFILES["tofino1"],
+    name="tofino1_staged",
+    code_format=2,
+    packet_bundles_per_stage=1,
+    max_code_options=1,
+    description="tofino1's shape in the stage-structured program's format (bmv2)",
+)
+
+
+@dataclass(frozen=True)
+class StagedProgram:
+    toolchain: Toolchain
+    json: Path
+
+
+def staged_build(tmp_path_factory: pytest.TempPathFactory) -> StagedProgram:
+    try:
+        toolchain = find_toolchain()
+    except ToolchainMissing as missing:
+        pytest.skip(f"bmv2 not run: {missing}")
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's directory, above the workers' own
+    directory = shared / "staged-conformance"
+    directory.mkdir(exist_ok=True)
+    source, output = directory / "switchvm.p4", directory / "switchvm.json"
+    with FileLock(str(directory / "lock")):
+        if not output.exists():
+            source.write_text(generate(STAGED, "v1model"), encoding="utf-8")
+            compile_program(toolchain, source, output)
+    return StagedProgram(toolchain, output)
+
+
+class StagedTarget:
+    """A simple_switch running :data:`STAGED`'s stage-structured program."""
+
+    name = "bmv2-staged"
+
+    def __init__(self, program: StagedProgram) -> None:
+        self.profile = STAGED
+        self.program_json = program.json
+        self.switch = Bmv2Switch(program.toolchain, program.json)
+        self.cli = Cli(program.toolchain, self.switch.thrift_port)
+        self._fresh_control()
+
+    def _fresh_control(self) -> None:
+        self.control = control_for(self.cli, STAGED, self.program_json)
+        self.control.configure(switch_id=SWITCH_ID, ports=PORTS)
+
+    def reset(self) -> None:
+        self.cli.run("reset_state")
+        self.switch.receive(0, timeout=0.0, grace=0.05)  # nothing may be left in flight
+        self._fresh_control()
+
+    def set_default_port(self, port: int | None) -> None:
+        self.control.set_default_port(port)
+
+    def set_route(self, ip_dst: bytes, port: int) -> None:
+        self.control.set_route(ip_dst, port)
+
+    def set_constant(self, tenant: int, index: int, value: int) -> None:
+        del tenant, index, value
+        raise refuse("it has no constants table (LOAD_CONST)")
+
+    def seed_random(self, state: int) -> None:
+        del state  # RAND draws from bmv2's generator
+
+    def send(self, port: int, frame: bytes, *, expect: int = 1, timeout: float = 3.0) -> Frames:
+        self.switch.send(port, frame)
+        grace = 0.05 if expect else 0.15
+        return sorted(self.switch.receive(expect, timeout=timeout, grace=grace))
+
+    def stop(self) -> None:
+        self.cli.close()
+        self.switch.stop()
+
+
+__all__ = ["STAGED", "StagedProgram", "StagedTarget", "staged_build"]
