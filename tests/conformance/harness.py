@@ -35,6 +35,7 @@ from dpfc.objfile import ObjectFile
 from dpfc.packet.layers import build_frame, build_inner
 from dpfc.switch import Destination, Grant
 from dpfc.target.profile import TargetProfile
+from tests.conformance.staged_target import StagedTarget
 from tests.conformance.targets import Bmv2Target, Frames, SimTarget
 from tests.link_fixtures import obj_for
 
@@ -43,7 +44,7 @@ IN_PORT = 3
 DEFAULT_PORT = 15
 FORWARD_INDEXES = 8
 MULTICAST_GROUPS = 4
-Target = SimTarget | Bmv2Target
+Target = SimTarget | Bmv2Target | StagedTarget
 
 
 @dataclass(frozen=True)

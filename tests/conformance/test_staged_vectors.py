@@ -90,9 +90,9 @@ def test_staged_vector(staged: StagedTarget, vector: Vector) -> None:
     expected = golden(run_vector(SimTarget(STAGED), vector))
     staged.reset()
     if vector.name in REFUSED:
-        with pytest.raises(SwitchRefused) as refused:
+        with pytest.raises(SwitchRefused) as denied:
             run_vector(staged, vector)
-        assert refused.value.code == REFUSED[vector.name], refused.value
+        assert denied.value.code == REFUSED[vector.name], denied.value
         return
     run = run_vector(staged, vector, expected_counts(expected))
     if vector.name in DROPPED:
