@@ -101,9 +101,15 @@ def test_cli_user_errors(run: Callable[..., Result], tmp_path: Path) -> None:
     assert_user_error(run("p4", "--target", str(deep)), "needs two stack options")
     tagged = tmp_path / "tagged.toml"
     tagged.write_text('base = "tofino1"\nname = "tagged"\ncode_format = 2\n', encoding="utf-8")
-    # version 2 is the stage-structured program's, which reads one bundle per stage
-    assert_user_error(run("p4", "--target", str(tagged)), "one bundle per stage")
-    assert_user_error(run("p4", "--arch", "tna", "--target", str(tagged)), "one bundle per stage")
+    # version 2 is the stage-structured program's, which reads one code option
+    assert_user_error(run("p4", "--target", str(tagged)), "reads one code option")
+    one = tmp_path / "one.toml"
+    one.write_text(
+        'base = "tofino1"\nname = "one"\ncode_format = 2\nmax_code_options = 1\n', encoding="utf-8"
+    )
+    # and, for Tofino, one in-packet bundle per stage (v1model: any)
+    assert_user_error(run("p4", "--arch", "tna", "--target", str(one)), "one in-packet bundle")
+    assert run("p4", "--target", str(one), "-o", str(tmp_path / "v1")).exit_code == 0
     (tmp_path / "file").write_text("", encoding="utf-8")
     assert_user_error(
         run("p4", "-o", "file/build"), "cannot write file/build: file is not a directory"

@@ -105,10 +105,16 @@ def test_a_pipeline_too_short_is_refused_with_the_count() -> None:
 
 
 def test_a_profile_of_other_in_packet_code_is_refused() -> None:
-    with pytest.raises(PlanError, match="format version 2, one bundle per stage"):
+    with pytest.raises(PlanError, match="format version 2"):
         StagePlan.for_profile(BUILTIN_PROFILES["tofino1"])
     with pytest.raises(PlanError, match="one code option"):
         StagePlan.for_profile(replace(fit(), max_code_options=2))
+    # more in-packet bundles per stage: v1model only (the Tofino programs parse one)
+    two = replace(fit(), packet_bundles_per_stage=2)
+    assert StagePlan.for_profile(two).packet_bundles == 2
+    assert "eu0_1_head" in generate(two, "v1model")
+    with pytest.raises(PlanError, match="one in-packet bundle per stage"):
+        generate(two, "tna")
 
 
 def test_the_program_is_deterministic() -> None:

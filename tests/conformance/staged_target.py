@@ -1,8 +1,9 @@
 """The stage-structured program as a conformance target, with the profile it runs.
 
 Contract: :data:`STAGED` is tofino1 as the stage-structured program takes it: 4 EUs x 4
-lanes, code format 2, one code option, one in-packet bundle per stage (the fit profiles'
-format, with tofino1's shape; too big for the Tofino compiler, whole on bmv2).
+lanes, 4 in-packet bundles per stage, code format 2 and one code option (the fit
+profiles' format, with tofino1's shape: a v1model program only, the Tofino compiler fits
+neither 4 lanes nor more than one in-packet bundle per stage).
 :func:`staged_build` generates its v1model program (``dpfc.backends.p4.staged``, the
 design that goes to Tofino) and compiles it with p4c-bm2-ss once per run, under a lock in
 the run's shared temporary directory; :class:`StagedTarget` is a simple_switch running it,
@@ -33,7 +34,6 @@ STAGED = replace(
     BUILTIN_PROFILES["tofino1"],
     name="tofino1_staged",
     code_format=2,
-    packet_bundles_per_stage=1,
     max_code_options=1,
     description="tofino1's shape in the stage-structured program's format (bmv2)",
 )

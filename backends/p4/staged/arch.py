@@ -67,6 +67,10 @@ class StagedArch(ABC):
         del plan
         return []
 
+    def ingress_start(self) -> list[Stmt]:
+        """Statements that open the ingress (before the permissions stage)."""
+        return []
+
     def ingress_end(self) -> list[Stmt]:
         """Statements that close the ingress (after steering decided the packet's fate)."""
         return []

@@ -58,6 +58,13 @@ def name(register: Register) -> str:
     return f"{register.cls.name.lower()}{register.lane}"
 
 
+def packet_pc(plan: StagePlan) -> Ternary:
+    """The PCs of a stage's in-packet bundles (``0x8000 | index``: :mod:`.bundles` copies
+    the one named into the unit's fields, so one entry serves them all)."""
+    index_bits = (plan.packet_bundles - 1).bit_length()
+    return Ternary(IN_PACKET_PC, PC_MASK & ~((1 << index_bits) - 1))
+
+
 def _pc_key(pc_field: str, slot: int) -> tuple[str, Key]:
     return (pc_field, Ternary(slot, PC_MASK))
 
@@ -274,7 +281,7 @@ def _branch_entries(plan: StagePlan, eu: int) -> list[Entry]:
 def _packet_entries(plan: StagePlan, eu: int) -> list[Entry]:
     """In-packet code of EU ``eu``: the packet's fields choose the actions."""
     out: list[Entry] = []
-    pc = (f"pc{eu}", Ternary(IN_PACKET_PC, PC_MASK))
+    pc = (f"pc{eu}", packet_pc(plan))
     for r in plan.registers:
         sources = [(SelectorKind.MOV, plan.register_code(y), f"mov_{y}") for y in plan.registers]
         sources = [s for s in sources if s[2] != f"mov_{r}"]

@@ -125,21 +125,32 @@ def _translation(part: Part, profile: TargetProfile, plan: StagePlan, k: int) ->
             ["bit<16> entry"],
             [Assign(meta.dot(f"saddr{i}"), n("entry")), Assign(meta.dot(f"sok{i}"), lit(1))],
         )
+        # a miss clears what an earlier EU's hit left: the index folds in both words
+        miss_d = part.action(
+            f"{d}_miss",
+            [],
+            [Assign(meta.dot(f"daddr{i}"), Lit(0, 16)), Assign(meta.dot(f"dok{i}"), lit(0))],
+        )
+        miss_s = part.action(
+            f"{s}_miss",
+            [],
+            [Assign(meta.dot(f"saddr{i}"), Lit(0, 16)), Assign(meta.dot(f"sok{i}"), lit(0))],
+        )
         size_d, size_s = profile.direct_entries_per_lane, profile.segments_per_lane
         part.table(
             d,
             plan.select(k),
             [(slot, "exact"), (a, "exact")],
-            [hit_d, "NoAction"],
-            "NoAction()",
+            [hit_d, miss_d],
+            f"{d}_miss()",
             size_d,
         )
         part.table(
             s,
             plan.select(k),
             [(slot, "exact"), (a, "ternary")],
-            [hit_s, "NoAction"],
-            "NoAction()",
+            [hit_s, miss_s],
+            f"{s}_miss()",
             size_s,
         )
 

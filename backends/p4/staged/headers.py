@@ -126,23 +126,35 @@ def header_types(plan: StagePlan) -> list[Header]:
     ]
 
 
-def bundle_fields(plan: StagePlan, slot: str) -> list[tuple[str, str]]:
-    """The fields of one bundle slot, in deparse order."""
-    out = [(f"{slot}_head", "head_t")]
+def instances(plan: StagePlan, slot: str) -> list[str]:
+    """The header instances the parser fills for a bundle slot (``pro``, ``eu<k>``, ``ep``):
+    the slot's own with one in-packet bundle per stage, else ``<slot>_<i>`` per bundle."""
+    if plan.packet_bundles == 1:
+        return [slot]
+    return [f"{slot}_{i}" for i in range(plan.packet_bundles)]
+
+
+def bundle_fields(plan: StagePlan, slot: str, instance: str = "") -> list[tuple[str, str]]:
+    """The fields of one bundle slot (named for ``instance``, default the slot), in
+    deparse order."""
+    if slot == "ep":
+        return epilog_fields(plan, instance or slot)
+    at = instance or slot
+    out = [(f"{at}_head", "head_t")]
     if slot != "pro":
-        out.append((f"{slot}_br", "branch_t"))
-    out += [(f"{slot}_sel_{r}", "selector_t") for r in plan.registers]
+        out.append((f"{at}_br", "branch_t"))
+    out += [(f"{at}_sel_{r}", "selector_t") for r in plan.registers]
     if slot != "pro":
-        out += [(f"{slot}_alu", "group_t"), (f"{slot}_mem", "group_t")]
-        out += [(f"{slot}_imm0", "immediate_t"), (f"{slot}_imm1", "immediate_t")]
+        out += [(f"{at}_alu", "group_t"), (f"{at}_mem", "group_t")]
+        out += [(f"{at}_imm0", "immediate_t"), (f"{at}_imm1", "immediate_t")]
     return out
 
 
-def epilog_fields(plan: StagePlan) -> list[tuple[str, str]]:
-    out = [("ep_head", "epilog_t")]
-    out += [(f"ep_push{j}", "reg_byte_t") for j in range(2 * plan.lanes)]
-    out += [("ep_steer_imm", "tag16_t"), ("ep_steer_reg", "tag8_t")]
-    out += [("ep_next_pc", "tag16_t"), ("ep_next_reg", "tag8_t")]
+def epilog_fields(plan: StagePlan, at: str = "ep") -> list[tuple[str, str]]:
+    out = [(f"{at}_head", "epilog_t")]
+    out += [(f"{at}_push{j}", "reg_byte_t") for j in range(2 * plan.lanes)]
+    out += [(f"{at}_steer_imm", "tag16_t"), (f"{at}_steer_reg", "tag8_t")]
+    out += [(f"{at}_next_pc", "tag16_t"), (f"{at}_next_reg", "tag8_t")]
     return out
 
 
@@ -165,9 +177,12 @@ def headers_struct(plan: StagePlan, stack_depth: int) -> Header:
         *((f"stack_chunk{c}", f"words{c}_t") for c in stack_chunks(plan, stack_depth)),
         ("code_opt", "option_t"),
     ]
-    for slot in slots(plan):
-        fields += bundle_fields(plan, slot)
-    fields += epilog_fields(plan)
+    for slot in [*slots(plan), "ep"]:  # the packet's bundles, in their order
+        for instance in instances(plan, slot):
+            fields += bundle_fields(plan, slot, instance)
+    if plan.packet_bundles > 1:  # the copies the units read (never emitted)
+        for slot in [*slots(plan), "ep"]:
+            fields += bundle_fields(plan, slot)
     return struct("headers_t", fields)
 
 

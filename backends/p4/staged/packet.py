@@ -42,7 +42,7 @@ from .ends import (
     PERM_METADATA,
     SWITCH_ID,
 )
-from .entries import ANY, IN_PACKET_PC, PC_MASK, RANDOM_WORDS, Entry, Key, Ternary
+from .entries import ANY, RANDOM_WORDS, Entry, Key, Ternary, packet_pc
 from .plan import StagePlan
 
 KIND_MASK = 0x7
@@ -85,7 +85,7 @@ def _earlier(
 
 def _prolog_selector(plan: StagePlan, at: int, register: str) -> list[Entry]:
     table, head = plan.prolog_selector(register), f"pro_sel_{register}"
-    pc = ("ppc", Ternary(IN_PACKET_PC, PC_MASK))
+    pc = ("ppc", packet_pc(plan))
     before = plan.registers[:at]
     out: list[Entry] = []
 
@@ -115,7 +115,7 @@ def switch_id_entries(plan: StagePlan, switch_id: int) -> list[Entry]:
         own = [(f"{head}_valid", VALID), (f"{head}_kind", LOAD_MD)]
         own += [(f"{head}_operand", Ternary(SWITCH_ID, 0xFF))]
         keys = (
-            ("ppc", Ternary(IN_PACKET_PC, PC_MASK)),
+            ("ppc", packet_pc(plan)),
             *own,
             *_earlier(plan.registers[:at], (), LOAD_MD),
         )
@@ -127,7 +127,7 @@ def _prolog_code(plan: StagePlan) -> list[Entry]:
     """First (priority 0) the refusals: a LOAD_MD selector without the tenant's metadata
     bit (R5), or of a field the program does not load; then the POP sets."""
     registers = plan.registers
-    pc = ("ppc", Ternary(IN_PACKET_PC, PC_MASK))
+    pc = ("ppc", packet_pc(plan))
 
     def keys(
         perm: Key, selectors: Mapping[str, tuple[Key, Key, Key]]
@@ -173,7 +173,7 @@ def outside(values: Sequence[int], bits: int) -> list[Ternary]:
 
 
 def _epilog(plan: StagePlan) -> list[Entry]:
-    epc: tuple[str, Key] = ("epc", Ternary(IN_PACKET_PC, PC_MASK))
+    epc: tuple[str, Key] = ("epc", packet_pc(plan))
     out = []
     keys: tuple[tuple[str, Key], ...]
     pushes = 2 * plan.lanes

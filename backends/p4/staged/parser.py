@@ -23,7 +23,7 @@ from __future__ import annotations
 from dpfc.backends.p4.lang import Assign, Do, Expr, Select, State, Stmt, n
 
 from .arch import StagedArch
-from .headers import slots
+from .headers import instances, slots
 from .plan import StagePlan
 
 hdr, meta, pkt = n("hdr"), n("meta"), n("pkt")
@@ -86,18 +86,34 @@ def parser_states(plan: StagePlan, stack_depth: int, arch: StagedArch) -> list[S
         )
     )
     states.append(_go("code_opt", "code"))
-    cases = [
-        (f"0x{BUNDLE_TAG:02X}{(i << 3):02X}", f"parse_{slot}_head")
-        for i, slot in enumerate(slots(plan))
-    ]
-    cases.append((f"0x{BUNDLE_TAG:02X}{(EPILOG_STAGE << 3):02X}", "parse_ep_head"))
+    stages = [*enumerate(slots(plan)), (EPILOG_STAGE, "ep")]
+    cases = [(f"0x{BUNDLE_TAG:02X}{(i << 3):02X}", _first(plan, slot)) for i, slot in stages]
     # the end byte and its padding stay payload: extracting them would cost POV bits
     cases += [(f"0x{END:02X}00 &&& 0xFF00", "accept"), ("default", "accept")]
     states.append(State("code", [], Select([look(16)], cases)))
-    for slot in slots(plan):
-        states += _bundle(plan, slot)
-    states += _epilog(plan)
+    for _, slot in stages:
+        if plan.packet_bundles > 1:
+            states.append(_which(plan, slot))
+        for instance in instances(plan, slot):
+            states += _epilog(plan, instance) if slot == "ep" else _bundle(plan, slot, instance)
     return states
+
+
+def _first(plan: StagePlan, slot: str) -> str:
+    """The state a bundle of ``slot``'s stage starts in."""
+    return f"parse_{slot}_head" if plan.packet_bundles == 1 else f"{slot}_which"
+
+
+def _which(plan: StagePlan, slot: str) -> State:
+    """More bundles per stage (v1model): a stage's i-th bundle goes to instance i, the first
+    whose head is not yet valid (a Tofino parser could not: one bundle per stage there)."""
+    names = instances(plan, slot)
+    valid = [hdr.dot(f"{name}_head").dot("isValid").call() for name in names]
+    cases = []
+    for i, name in enumerate(names):
+        keyset = ", ".join(["true"] * i + ["false"] + ["_"] * (len(names) - i - 1))
+        cases.append((f"({keyset})", f"parse_{name}_head"))
+    return State(f"{slot}_which", [], Select(valid, [*cases, ("default", "accept")]))
 
 
 def _stack(plan: StagePlan, stack_depth: int) -> list[State]:
@@ -129,52 +145,58 @@ def _stack(plan: StagePlan, stack_depth: int) -> list[State]:
     return out
 
 
-def _bundle(plan: StagePlan, slot: str) -> list[State]:
-    parts = f"{slot}_parts"
+def _bundle(plan: StagePlan, slot: str, at: str) -> list[State]:
+    """The states of a prolog or EU bundle of ``slot``, into header instance ``at``."""
+    parts = f"{at}_parts"
     if slot == "pro":
-        out = [_go(f"{slot}_head", parts)]
+        out = [_go(f"{at}_head", parts)]
     else:
-        ctrl = hdr.dot(f"{slot}_head").dot("ctrl")
+        ctrl = hdr.dot(f"{at}_head").dot("ctrl")
         out = [
             _go(
-                f"{slot}_head",
-                Select([ctrl], [("0", parts), ("1", parts), ("default", f"parse_{slot}_br")]),
+                f"{at}_head",
+                Select([ctrl], [("0", parts), ("1", parts), ("default", f"parse_{at}_br")]),
             ),
-            _go(f"{slot}_br", parts),
+            _go(f"{at}_br", parts),
         ]
     cases = [
-        (f"0x{plan.register_code(r) << 3:02X} &&& 0xF8", f"parse_{slot}_sel_{r}")
+        (f"0x{plan.register_code(r) << 3:02X} &&& 0xF8", f"parse_{at}_sel_{r}")
         for r in plan.registers
     ]
-    out += [_go(f"{slot}_sel_{r}", parts) for r in plan.registers]
+    out += [_go(f"{at}_sel_{r}", parts) for r in plan.registers]
     if slot != "pro":
         tags = [
             (ALU_TAG, "alu"),
             (MEM_TAG, "mem"),
             *((t, f"imm{j}") for j, t in enumerate(IMM_TAGS)),
         ]
-        cases += [(f"0x{tag:02X}", f"parse_{slot}_{part}") for tag, part in tags]
-        out += [_go(f"{slot}_{part}", parts) for _, part in tags]
+        cases += [(f"0x{tag:02X}", f"parse_{at}_{part}") for tag, part in tags]
+        out += [_go(f"{at}_{part}", parts) for _, part in tags]
     cases.append(("default", "code"))
     out.append(State(parts, [], Select([look(8)], cases)))
     return out
 
 
-def _epilog(plan: StagePlan) -> list[State]:
-    out = [_go("ep_head", "ep_pushes0")]
+def _epilog(plan: StagePlan, at: str) -> list[State]:
+    """The states of an epilog bundle, into header instance ``at``."""
+    out = [_go(f"{at}_head", f"{at}_pushes0")]
     pushes = 2 * plan.lanes
     for j in range(pushes + 1):
-        cases = [("0x00 &&& 0xE0", f"parse_ep_push{j}")] if j < pushes else []
-        out.append(State(f"ep_pushes{j}", [], Select([look(8)], [*cases, ("default", "ep_steer")])))
+        cases = [("0x00 &&& 0xE0", f"parse_{at}_push{j}")] if j < pushes else []
+        cases.append(("default", f"{at}_steer"))
+        out.append(State(f"{at}_pushes{j}", [], Select([look(8)], cases)))
         if j < pushes:
-            out.append(_go(f"ep_push{j}", f"ep_pushes{j + 1}"))
+            out.append(_go(f"{at}_push{j}", f"{at}_pushes{j + 1}"))
     steer = [
-        (f"0x{STEER_IMM:02X}", "parse_ep_steer_imm"),
-        (f"0x{STEER_REG:02X}", "parse_ep_steer_reg"),
+        (f"0x{STEER_IMM:02X}", f"parse_{at}_steer_imm"),
+        (f"0x{STEER_REG:02X}", f"parse_{at}_steer_reg"),
     ]
-    out.append(State("ep_steer", [], Select([look(8)], [*steer, ("default", "ep_next")])))
-    out += [_go("ep_steer_imm", "ep_next"), _go("ep_steer_reg", "ep_next")]
-    nxt = [(f"0x{NEXT_PC:02X}", "parse_ep_next_pc"), (f"0x{NEXT_REG:02X}", "parse_ep_next_reg")]
-    out.append(State("ep_next", [], Select([look(8)], [*nxt, ("default", "code")])))
-    out += [_go("ep_next_pc", "code"), _go("ep_next_reg", "code")]
+    out.append(State(f"{at}_steer", [], Select([look(8)], [*steer, ("default", f"{at}_next")])))
+    out += [_go(f"{at}_steer_imm", f"{at}_next"), _go(f"{at}_steer_reg", f"{at}_next")]
+    nxt = [
+        (f"0x{NEXT_PC:02X}", f"parse_{at}_next_pc"),
+        (f"0x{NEXT_REG:02X}", f"parse_{at}_next_reg"),
+    ]
+    out.append(State(f"{at}_next", [], Select([look(8)], [*nxt, ("default", "code")])))
+    out += [_go(f"{at}_next_pc", "code"), _go(f"{at}_next_reg", "code")]
     return out

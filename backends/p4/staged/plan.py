@@ -31,14 +31,16 @@ class StagePlan:
 
     num_eus: int
     lanes: int
+    # in-packet bundles of one stage: one (a Tofino program) parsed into the units' fields;
+    # more (v1model) parsed apart, the one a PC names copied there (:mod:`.bundles`)
+    packet_bundles: int = 1
 
     @classmethod
     def for_profile(cls, profile: TargetProfile) -> StagePlan:
-        if profile.code_format != 2 or profile.packet_bundles_per_stage != 1:
+        if profile.code_format != 2:
             raise PlanError(
                 f"profile `{profile.name}`: the stage-structured program reads in-packet code of "
-                "format version 2, one bundle per stage (code_format = 2, "
-                "packet_bundles_per_stage = 1)"
+                "format version 2 (code_format = 2)"
             )
         if profile.max_code_options != 1:
             raise PlanError(
@@ -51,7 +53,7 @@ class StagePlan:
                 f"profile `{profile.name}`: {profile.num_eus} EUs need {needed} stages "
                 f"(2 per EU + {FRAME_STAGES}), the pipeline has {profile.hardware_stages}"
             )
-        return cls(profile.num_eus, profile.lanes)
+        return cls(profile.num_eus, profile.lanes, profile.packet_bundles_per_stage)
 
     # -- stages ------------------------------------------------------------------------------
     @property

@@ -11,15 +11,16 @@ say what each writes in its own idiom), so one control plane serves both.
 
 from __future__ import annotations
 
-from dpfc.backends.p4.lang import Block, Program, Raw, render, struct
+from dpfc.backends.p4.lang import Block, Program, Raw, n, render, struct
 from dpfc.target import TargetProfile
 
 from .arch import StagedArch
+from .bundles import drop_copies, select_bundle
 from .ends import METADATA_SOURCES, epilog_stage, permissions_stage, prolog_stage, steering_stage
 from .eu import eu_stages
 from .headers import header_types, headers_struct, metadata
 from .parser import parser_states
-from .plan import StagePlan
+from .plan import PlanError, StagePlan
 from .stack import restack_stage
 from .tna import StagedTna
 from .units import Part
@@ -46,14 +47,24 @@ def program(profile: TargetProfile, arch: str = "tna", chip: int = 1) -> Program
     target = architecture(arch, chip)
     plan = StagePlan.for_profile(profile)
     depth = profile.stack_max_depth
+    if plan.packet_bundles > 1 and arch == "tna":
+        raise PlanError(
+            f"profile `{profile.name}`: a TNA program reads one in-packet bundle per stage "
+            f"(packet_bundles_per_stage = 1; this profile has {plan.packet_bundles})"
+        )
+    meta = n("meta")
     ingress = Part()
     ingress.add(permissions_stage(profile, plan, target))
+    ingress.apply += select_bundle(plan, "pro", meta.dot("ppc"))
     ingress.add(prolog_stage(profile, plan, target))
     for k in range(plan.num_eus):
+        ingress.apply += select_bundle(plan, f"eu{k}", meta.dot(f"pc{k}"))
         ingress.add(eu_stages(profile, plan, k, target))
+    ingress.apply += select_bundle(plan, "ep", meta.dot("epc"))
     ingress.add(epilog_stage(profile, plan, target))
     ingress.add(steering_stage(profile, plan, target))
     ingress.add(restack_stage(profile, plan, target))
+    ingress.apply += drop_copies(plan)
     fields = metadata(plan, 0) + [(f"md{i}", "bit<32>") for i in METADATA_SOURCES]
     fields += [(f"fault{i}", "bit<8>") for i in range(plan.lanes)]
     fields += target.extra_metadata()
@@ -65,7 +76,7 @@ def program(profile: TargetProfile, arch: str = "tna", chip: int = 1) -> Program
     states = parser_states(plan, depth, target)
     out.add(Block("parser", "IngressParser", target.parser_params(), states))
     out.add(*target.pragmas(plan))
-    apply = ingress.apply + target.ingress_end()
+    apply = target.ingress_start() + ingress.apply + target.ingress_end()
     out.add(Block("control", target.ingress_name, target.ingress_params(), ingress.decls, apply))
     out.add(*target.frame())
     return out

@@ -22,9 +22,10 @@ as notes: bmv2 has no stages and p4c-bm2-ss ignores them). Where v1model differs
   later unicast or multicast does not undo it (TNA's ``drop_ctl`` holds whatever the
   ports say);
 * recirculation sets ``meta.recirculate`` and the egress calls
-  ``recirculate_preserving_field_list(0)``, with no field kept (TNA keeps no metadata
-  either). Tofino gives the recirculated packet its recirculation port (68) as ingress
-  port, bmv2 does not: LOAD_MD ``ingress_port`` and return-to-sender differ after one;
+  ``recirculate_preserving_field_list(0)``, which keeps ``meta.in_port``, the port the
+  packet first came in on: LOAD_MD ``ingress_port`` and return-to-sender read it, as the
+  simulator's (R15: the recirculated frame re-enters the same port). TNA keeps no
+  metadata: there a recirculated packet's ingress port is the recirculation port (68);
 * the timestamp is bmv2's microseconds times 1000, the low 32 bits.
 
 A SwitchVM packet leaves with its IPv4 header checksum computed again (v1model's
@@ -60,6 +61,7 @@ from .arch import StagedArch, Unit
 from .externs import WORD, register_writes
 
 meta, sm = n("meta"), n("sm")
+RECIRCULATED = 4  # simple_switch's instance type of a recirculated packet
 FRAME = """\
 control SwitchVMVerify(inout headers_t hdr, inout metadata_t meta) {
     apply { }
@@ -116,7 +118,12 @@ class StagedV1Model(StagedArch):
         return ["inout headers_t hdr", "inout metadata_t meta", "inout standard_metadata_t sm"]
 
     def extra_metadata(self) -> list[tuple[str, str]]:
-        return [("drop", "bit<1>"), ("recirculate", "bit<1>")]
+        # the port the packet first came in on, kept by recirculate_preserving_field_list(0)
+        return [("drop", "bit<1>"), ("recirculate", "bit<1>"), ("in_port", "@field_list(0) bit<9>")]
+
+    def ingress_start(self) -> list[Stmt]:
+        first = sm.dot("instance_type").ne(Lit(RECIRCULATED, 32))
+        return [If(first, [Assign(meta.dot("in_port"), sm.dot("ingress_port"))])]
 
     def ingress_end(self) -> list[Stmt]:
         return [If(meta.dot("drop").eq(1), [Do(n("mark_to_drop").call(sm))])]
@@ -126,7 +133,7 @@ class StagedV1Model(StagedArch):
 
     # -- what the switch says, the packet's fate -----------------------------------------------
     def ingress_port(self) -> Expr:
-        return sm.dot("ingress_port")
+        return meta.dot("in_port")  # the simulator's: a recirculated packet keeps its port
 
     def timestamp(self) -> Expr:
         return sm.dot("ingress_global_timestamp") * 1000  # bmv2's clock counts microseconds
