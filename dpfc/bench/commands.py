@@ -144,7 +144,7 @@ def run_p4(packets: int, runs: int, program_json: Path | None, progress: Progres
     progress.advance()
     results = [baseline_result(figures.baseline)]
     for row in figures.rows:
-        what = f"{row.dpf}.dpf compiled, {row.placement}"
+        what = f"{row.dpf}.dpf compiled, {row.placement}, {row.program} program"
         results.append(rate_result("p4", what, "bmv2", packets, list(row.bmv2_seconds)))
         results.append(rate_result("p4", what, "interpreter", packets, list(row.sim_seconds)))
     table = format_p4_table(figures, packets=packets, runs=runs)

@@ -1,10 +1,12 @@
 """``python -m dpfc.bench p4``: packets per second of the generated SwitchVM program on bmv2,
 next to the simulator on the same packets.
 
-Method: the tofino1 program is generated and compiled with p4c-bm2-ss (or ``--json`` names
-a compiled one); one simple_switch runs it (packets on a nanomsg socket, no logging). For
-each case the DPF is linked for one tenant and deployed through the bmv2 control and through
-the simulator's; ``packets`` frames are sent back to back and the clock stops when the
+Method: two programs are generated and compiled with p4c-bm2-ss: the SwitchVM program of
+the default profile, tofino1 (``--json`` names a compiled one instead, and then it alone is
+measured), and the stage-structured program of tofino1_fit (the Tofino design, rendered for
+v1model). One simple_switch runs each (packets on a nanomsg socket, no logging). For each
+case the DPF is compiled for the program's profile, linked for one tenant and deployed
+through that program's control and through the simulator's; ``packets`` frames are sent back to back and the clock stops when the
 last output arrived (bmv2) or the last ``switch.process`` returned (simulator). Each figure
 is the median of ``runs`` runs; the outputs of the two targets are compared frame by frame
 and the table says how many were identical. Cases:
@@ -30,8 +32,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from dpfc.backends.p4 import Bmv2Control, Cli, Toolchain, compile_program, find_toolchain, generate
+from dpfc.backends.p4 import Cli, Toolchain, compile_program, control_for, find_toolchain, generate
 from dpfc.backends.p4 import Switch as Bmv2Switch
+from dpfc.backends.p4.staged import generate as generate_staged
 from dpfc.backends.sim import SimControl, Switch
 from dpfc.deploy import Deployment
 from dpfc.driver import CompileOptions, compile_source
@@ -39,8 +42,8 @@ from dpfc.encoding import SwitchVMHeader, decode_options, encode_options
 from dpfc.isa import PC
 from dpfc.link import Image, LinkInput, link
 from dpfc.packet import build_frame, build_inner
-from dpfc.switch import Destination
-from dpfc.target import DEFAULT_PROFILE, TargetProfile
+from dpfc.switch import Destination, SwitchControl
+from dpfc.target import BUILTIN_PROFILES, DEFAULT_PROFILE, TargetProfile
 
 from .results import Result, rate_result
 
@@ -48,7 +51,10 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "dpf"
 TENANT = 7
 OUT_PORT = 15
 WINDOW = 32  # frames sent ahead of the outputs received (half an egress queue)
-HEADER = ("DPF", "placement", "bmv2 pkt/s", "simulator pkt/s", "identical outputs")
+HEADER = ("program", "DPF", "placement", "bmv2 pkt/s", "simulator pkt/s", "identical outputs")
+# The programs measured: the SwitchVM program of the default profile (its own wide tables),
+# and the stage-structured program (the Tofino design) of tofino1_fit, its v1model rendering.
+PROGRAMS = {"switchvm": DEFAULT_PROFILE, "staged": BUILTIN_PROFILES["tofino1_fit"]}
 
 
 ONE_TABLE_P4 = """\
@@ -98,6 +104,7 @@ class Baseline:
 
 @dataclass(frozen=True)
 class Row:
+    program: str  # PROGRAMS' name
     dpf: str
     placement: str
     bmv2_pps: float
@@ -129,7 +136,7 @@ def _frames(image: Image, profile: TargetProfile, packets: int) -> list[bytes]:
     return frames
 
 
-def _steer(control: SimControl | Bmv2Control) -> None:
+def _steer(control: SwitchControl) -> None:
     for index in range(8):
         control.set_forwarding(TENANT, index, Destination(port=OUT_PORT), [0])
 
@@ -142,20 +149,33 @@ class P4Figures:
 
 
 def p4_rows(packets: int, runs: int, program_json: Path | None) -> P4Figures:
-    """The SwitchVM rows, the one-table baseline, and p4c-bm2-ss's compile time."""
-    profile = DEFAULT_PROFILE
+    """The rows of each program (:data:`PROGRAMS`; ``program_json``: a compiled SwitchVM
+    program of the default profile, then the staged one is not measured), the one-table
+    baseline, and p4c-bm2-ss's compile time of the SwitchVM program."""
     toolchain = find_toolchain()
     seconds = 0.0
+    rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="dpfc-bench-p4-") as directory:
-        if program_json is None:
-            source = Path(directory) / "switchvm.p4"
-            source.write_text(generate(profile), encoding="utf-8")
-            compiled = compile_program(toolchain, source, Path(directory) / "switchvm.json")
-            program_json, seconds = compiled.json, compiled.seconds
-        rows = [
-            _case(name, profile, toolchain, program_json, packets, runs)
-            for name in ("counter", "lb1")
-        ]
+        programs = dict(PROGRAMS) if program_json is None else {"switchvm": DEFAULT_PROFILE}
+        for label, profile in programs.items():
+            if label != "switchvm" or program_json is None:
+                source = Path(directory) / f"{label}.p4"
+                text = (
+                    generate(profile)
+                    if label == "switchvm"
+                    else generate_staged(profile, "v1model")
+                )
+                source.write_text(text, encoding="utf-8")
+                compiled = compile_program(toolchain, source, Path(directory) / f"{label}.json")
+                json_file = compiled.json
+                seconds = compiled.seconds if label == "switchvm" else seconds
+            else:
+                json_file = program_json
+            rows += [
+                _case(label, name, profile, toolchain, json_file, packets, runs)
+                for name in ("counter", "lb1")
+            ]
+        profile = DEFAULT_PROFILE
         one_table = Path(directory) / "one_table.p4"
         one_table.write_text(ONE_TABLE_P4, encoding="utf-8")
         one_json = compile_program(toolchain, one_table, Path(directory) / "one_table.json").json
@@ -217,6 +237,7 @@ def one_table_baseline(
 
 
 def _case(
+    program: str,
     name: str,
     profile: TargetProfile,
     toolchain: Toolchain,
@@ -240,7 +261,7 @@ def _case(
         sim_out = [o for frame in frames for o in switch.process(frame, IN_PORT).outputs]
         sim_seconds.append(time.perf_counter() - started)
         with _running(toolchain, program_json) as (bmv2, cli):
-            target = Bmv2Control(cli, profile, program_json)
+            target = control_for(cli, profile, program_json)
             target.configure(switch_id=1, ports=16)
             Deployment(target).apply(image)
             _steer(target)
@@ -251,6 +272,7 @@ def _case(
     same = sum(1 for a, b in zip(sim_out, bmv2_out, strict=False) if a == b)
     placement = image.dpfs[0].placement
     return Row(
+        program,
         name,
         placement,
         packets / statistics.median(bmv2_seconds),
@@ -266,6 +288,7 @@ def format_p4_table(figures: P4Figures, *, packets: int, runs: int) -> str:
     rows, compile_seconds, baseline = figures.rows, figures.compile_seconds, figures.baseline
     cells = [
         (
+            r.program,
             r.dpf,
             r.placement,
             f"{r.bmv2_pps:,.0f}",
@@ -276,7 +299,8 @@ def format_p4_table(figures: P4Figures, *, packets: int, runs: int) -> str:
     ]
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(HEADER)]
     lines = [
-        f"SwitchVM on bmv2 (simple_switch, tofino1 program) vs the simulator: {packets} packets, "
+        f"SwitchVM on bmv2 (simple_switch: the tofino1 program, switchvm, and tofino1_fit's "
+        f"stage-structured program, staged) vs the simulator: {packets} packets, "
         f"median of {runs} runs"
         + (
             f"; p4c-bm2-ss compiled the program in {compile_seconds:.1f} s"

@@ -143,7 +143,7 @@ def bmv2_results(
         return [], [Skipped("sim", "bmv2", str(missing))]
     results = [baseline_result(figures.baseline)]
     for row in figures.rows:
-        what = f"{row.dpf}.dpf compiled, {row.placement} (p4 bench)"
+        what = f"{row.dpf}.dpf compiled, {row.placement}, {row.program} program (p4 bench)"
         results.append(rate_result("p4", what, "bmv2", packets, list(row.bmv2_seconds)))
         results.append(rate_result("p4", what, "interpreter", packets, list(row.sim_seconds)))
     if progress is not None:
