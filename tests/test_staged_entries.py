@@ -35,6 +35,7 @@ from dpfc.backends.p4.staged.entries import (
     Entry,
     EntryError,
     Ternary,
+    constant_entries,
     direct_entry,
     epilog_entries,
     eu_entries,
@@ -65,7 +66,7 @@ from dpfc.isa import (
 )
 from dpfc.isa.semantics import alu, branch_taken, hash_word, memory
 from dpfc.target import BUILTIN_PROFILES
-from tests.staged_model import EuState, run_epilog, run_eu, run_prolog
+from tests.staged_model import EuState, lookup, run_epilog, run_eu, run_prolog
 from tests.strategies import draw_bundle, draw_epilog, words
 
 PROFILE = BUILTIN_PROFILES["tofino1_fit"]
@@ -393,3 +394,28 @@ def test_a_faulting_shift_in_one_lane_keeps_the_other_lanes_memory() -> None:
     got = run_eu(PROFILE, PLAN, 2, entries, 1, EuState(regs, lanes))
     assert got.fault
     assert lanes == {0: {5: 1}, 1: {6: 2}}
+
+
+def test_load_const_reads_the_tenants_own_constant() -> None:
+    """A profile with a LOAD_CONST table: the B selectors key on the tenant's slot; in-switch
+    code holds each tenant's value (0 for a constant not set), in-packet code the entries
+    :func:`constant_entries` adds per set constant over the fixed 0."""
+    profile = replace(PROFILE, const_table_entries=256)
+    plan = StagePlan.for_profile(profile)
+    assert plan.constants and not PLAN.constants
+    bundle = Bundle(
+        (Selector(Register.b(1), SelectorKind.LOAD_CONST, value=5),),
+        (AluOp.NOP,) * 2,
+        (MemOp.NOP,) * 2,
+        Control(CtrlOp.JMP, PC_T),
+    )
+    installed = eu_entries(profile, plan, 0, 3, bundle, constants={1: {5: 77}, 2: {4: 9}})
+    for tenant, want in ((1, 77), (2, 0), (9, 0)):
+        found = lookup(installed, "eu0_sel_b1", {"pc0": 3, "slot": tenant})
+        assert found is not None and dict(found.params) == {"v": want}
+    fixed = fixed_entries(profile, plan) + constant_entries(plan, 1, 5, 77)
+    packet = {"pc0": 0x8000, "eu0_sel_b1_valid": 1, "eu0_sel_b1_kind": 3, "eu0_sel_b1_operand": 5}
+    for tenant, want in ((1, 77), (2, 0)):
+        found = lookup(fixed, "eu0_sel_b1", {**packet, "slot": tenant})
+        assert found is not None and found.action == "eu0_sel_b1_imm"
+        assert dict(found.params) == {"v": want}

@@ -32,9 +32,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from dpfc.backends.p4 import Cli, Toolchain, compile_program, control_for, find_toolchain, generate
+from dpfc.backends.p4 import (
+    Cli,
+    Toolchain,
+    compile_program,
+    control_for,
+    find_toolchain,
+    generate,
+    generate_staged,
+)
 from dpfc.backends.p4 import Switch as Bmv2Switch
-from dpfc.backends.p4.staged import generate as generate_staged
 from dpfc.backends.sim import SimControl, Switch
 from dpfc.deploy import Deployment
 from dpfc.driver import CompileOptions, compile_source

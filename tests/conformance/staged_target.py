@@ -8,9 +8,8 @@ neither 4 lanes nor more than one in-packet bundle per stage).
 design that goes to Tofino) and compiles it with p4c-bm2-ss once per run, under a lock in
 the run's shared temporary directory; :class:`StagedTarget` is a simple_switch running it,
 with :class:`~.targets.Bmv2Target`'s interface over
-:class:`~dpfc.backends.p4.staged.control.StagedControl`. The program keeps no constants
-table (``set_constant`` is refused, DPF4023) and draws RAND from bmv2's generator
-(``seed_random`` changes nothing).
+:class:`~dpfc.backends.p4.staged.control.StagedControl`. The program draws RAND from
+bmv2's generator (``seed_random`` changes nothing).
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ from dpfc.backends.p4 import Cli, Toolchain, ToolchainMissing, compile_program, 
 from dpfc.backends.p4.bmv2 import Switch as Bmv2Switch
 from dpfc.backends.p4.controls import control_for
 from dpfc.backends.p4.staged import generate
-from dpfc.backends.p4.staged.plane import refuse
 from dpfc.target import BUILTIN_PROFILES
 from tests.conformance.targets import PORTS, SWITCH_ID, Frames
 
@@ -91,8 +89,7 @@ class StagedTarget:
         self.control.set_route(ip_dst, port)
 
     def set_constant(self, tenant: int, index: int, value: int) -> None:
-        del tenant, index, value
-        raise refuse("it has no constants table (LOAD_CONST)")
+        self.control.set_constant(tenant, index, value)
 
     def seed_random(self, state: int) -> None:
         del state  # RAND draws from bmv2's generator

@@ -41,7 +41,6 @@ REFUSED = {
     "header_fields_switch": UNSUPPORTED,
     "perm_default_dpf": UNSUPPORTED,
     "perm_pass_unauthorized": UNSUPPORTED,
-    "sel_load_const": UNSUPPORTED,
     "app_count_min": UNSUPPORTED,  # HDR_MOD in switch code
     "app_kvs_get": UNSUPPORTED,  # count_min's HDR_MOD
     "app_flow_lb": UNSUPPORTED,  # LOAD_MD of inner header fields

@@ -66,6 +66,12 @@ class StagedControl(LedgerControl[LaneMap]):
         """Write the fixed entries (on an emptied switch)."""
         self.plane.start()
 
+    def set_constant(self, tenant: int, index: int, value: int) -> None:
+        """Entry ``index`` of the tenant's LOAD_CONST table (validated by the ledger as the
+        simulator's; refused when the profile has none)."""
+        self.ledger.memory.set_constant(tenant, index, value)
+        self.plane.set_constant(tenant, index, value)
+
     def configure(self, *, switch_id: int, ports: int) -> None:
         """The switch's identifier and ports (:meth:`StagedDataPlane.configure`): before
         code is written, so that in-switch LOAD_MD switch_id loads it."""

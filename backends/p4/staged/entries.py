@@ -15,18 +15,27 @@ a bundle the program cannot run is refused with :class:`EntryError` saying why.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from dpfc.backends.p4.branch_tcam import RESOLUTION, Form, Outcome, compare, plan_branch
 from dpfc.encoding import encode_pc
-from dpfc.isa import AluOp, Bundle, EpilogBundle, Imm, MemOp, Register, SelectorKind
+from dpfc.isa import AluOp, Bundle, Imm, MemOp, Register, SelectorKind
 from dpfc.target import TargetProfile
 
 from .ends import METADATA_LOADED, METADATA_VALUES, PERM_METADATA, SWITCH_ID
 from .entry import ANY as ANY
+from .entry import IN_PACKET_PC as IN_PACKET_PC
+from .entry import PC_MASK as PC_MASK
 from .entry import Entry as Entry
 from .entry import EntryError as EntryError
 from .entry import Key as Key
 from .entry import Prefix as Prefix
 from .entry import Ternary as Ternary
+from .entry import name as name
+from .entry import packet_pc as packet_pc
+from .entry import pc_key as _pc_key
+from .epilog import epilog_entries as epilog_entries
+from .epilog import hint as hint
 from .externs import REGISTER_ACTIONS
 from .faults import AMOUNT_BITS, fault_cubes, shift_op_keys
 from .plan import StagePlan
@@ -35,9 +44,8 @@ from .translation import fold16 as fold16
 from .translation import segment_entry as segment_entry
 
 WORD = 0xFFFF_FFFF
-PC_MASK = 0xFFFF
-IN_PACKET_PC = 0x8000  # @packet:0, the one in-packet bundle of a stage
 REFUSAL_PRIORITY = 1 << 16  # after every other entry of its table
+TENANT_MASK = 0x3FF  # meta.slot: 10 bits
 IMMEDIATE_OPERAND = 0x80  # a branch operand byte naming immediate slot k is 0x80 | k
 BRANCH_SLOT = 0  # format version 2: an in-packet branch immediate is in slot 0
 RANDOM_WORDS = 2
@@ -54,19 +62,9 @@ ALU_ACTIONS = {
 }
 
 
-def name(register: Register) -> str:
-    return f"{register.cls.name.lower()}{register.lane}"
-
-
-def packet_pc(plan: StagePlan) -> Ternary:
-    """The PCs of a stage's in-packet bundles (``0x8000 | index``: :mod:`.bundles` copies
-    the one named into the unit's fields, so one entry serves them all)."""
-    index_bits = (plan.packet_bundles - 1).bit_length()
-    return Ternary(IN_PACKET_PC, PC_MASK & ~((1 << index_bits) - 1))
-
-
-def _pc_key(pc_field: str, slot: int) -> tuple[str, Key]:
-    return (pc_field, Ternary(slot, PC_MASK))
+def _tenant_key(plan: StagePlan, register: str, slot: Key = ANY) -> tuple[tuple[str, Key], ...]:
+    """A B selector's slot key (a profile with LOAD_CONST), else none."""
+    return (("slot", slot),) if plan.constants and register.startswith("b") else ()
 
 
 def eu_entries(
@@ -76,16 +74,24 @@ def eu_entries(
     slot: int,
     bundle: Bundle,
     hints: tuple[int, int] = (0, 0),
+    constants: Mapping[int, Mapping[int, int]] | None = None,
 ) -> list[Entry]:
     """EU ``eu``'s entries for ``bundle`` in code slot ``slot``; ``hints``: the successor
-    hints (steering register code + 1 of the epilog each PC leads to, 0 none)."""
+    hints (steering register code + 1 of the epilog each PC leads to, 0 none);
+    ``constants``: each tenant slot's LOAD_CONST table (an entry not set reads 0)."""
     pc = f"pc{eu}"
     out: list[Entry] = []
     for sel in bundle.selectors:
         table, dest = plan.selector(eu, name(sel.dest)), name(sel.dest)
         sel_keys = ((f"eu{eu}_sel_{dest}_{f}", ANY) for f in ("valid", "kind", "operand"))
-        keys = (_pc_key(pc, slot), *sel_keys)
-        if sel.kind is SelectorKind.MOV:
+        keys = (_pc_key(pc, slot), *sel_keys, *_tenant_key(plan, dest))
+        if sel.kind is SelectorKind.LOAD_CONST and plan.constants:
+            for tenant, table_of in sorted((constants or {}).items()):
+                value = table_of.get(sel.value, 0)
+                tenant_keys = (*keys[:-1], ("slot", Ternary(tenant, TENANT_MASK)))
+                out.append(Entry(table, tenant_keys, f"{table}_imm", (("v", value),), 0))
+            out.append(Entry(table, keys, f"{table}_imm", (("v", 0),), 1))
+        elif sel.kind is SelectorKind.MOV:
             assert sel.source is not None
             if sel.source == sel.dest:
                 continue
@@ -290,6 +296,10 @@ def _packet_entries(plan: StagePlan, eu: int) -> list[Entry]:
         else:
             sources += [(SelectorKind.LOAD_IMM, j, f"ci{j}") for j in (0, 1)]
         out += [_packet_selector(plan, eu, r, pc, *source) for source in sources]
+        if plan.constants and r.startswith("b"):  # a constant no entry sets: 0
+            entry = _packet_selector(plan, eu, r, pc, SelectorKind.LOAD_CONST, 0, "imm")
+            keys = tuple((k, ANY) if k.endswith("_operand") else (k, v) for k, v in entry.keys)
+            out.append(Entry(entry.table, keys, entry.action, (("v", 0),), 1))
     table = plan.compare(eu)
     imm = IMMEDIATE_OPERAND | BRANCH_SLOT
     xy = (f"eu{eu}_br_x", f"eu{eu}_br_y")
@@ -325,53 +335,29 @@ def _packet_selector(
         (f"{head}_valid", Ternary(1, 1)),
         (f"{head}_kind", Ternary(int(kind), 0x7)),
         (f"{head}_operand", Ternary(operand, 0xFF)),
+        *_tenant_key(plan, register),
     )
     return Entry(table, keys, f"{table}_{action}")
+
+
+def constant_entries(plan: StagePlan, tenant: int, index: int, value: int) -> list[Entry]:
+    """In-packet LOAD_CONST ``index`` of the tenant in slot ``tenant``, in every EU's B
+    selector tables: ``value`` (the fixed entries give 0 to every other)."""
+    out = []
+    for eu in range(plan.num_eus):
+        for register in plan.registers[plan.lanes :]:
+            table, head = plan.selector(eu, register), f"eu{eu}_sel_{register}"
+            keys = (
+                (f"pc{eu}", packet_pc(plan)),
+                (f"{head}_valid", Ternary(1, 1)),
+                (f"{head}_kind", Ternary(int(SelectorKind.LOAD_CONST), 0x7)),
+                (f"{head}_operand", Ternary(index, 0xFF)),
+                ("slot", Ternary(tenant, TENANT_MASK)),
+            )
+            out.append(Entry(table, keys, f"{table}_imm", (("v", value & WORD),), 0))
+    return out
 
 
 def _byte(plan: StagePlan, operand: str | int) -> Ternary:
     value = operand if isinstance(operand, int) else plan.register_code(operand)
     return Ternary(value, 0xFF)
-
-
-def epilog_entries(
-    profile: TargetProfile, plan: StagePlan, slot: int, bundle: EpilogBundle
-) -> list[Entry]:
-    """The epilog's entries for ``bundle`` in epilog code slot ``slot``. A steering value
-    held in a register is read by the register's own table, which the successor hint of
-    the EU that leads here chooses (:func:`hint`)."""
-    where = f"epilog slot {slot}"
-    if bundle.hdr_mod:
-        raise EntryError(f"{where}: HDR_MOD is not on this program")
-    if isinstance(bundle.next_pc, Register):
-        raise EntryError(f"{where}: NEXT_PC from a register is not on this program")
-    epc = _pc_key("epc", slot)
-    out = []
-    for j, register in enumerate(bundle.push):
-        table, push = f"epilog_push{j}", f"ep_push{j}"
-        push_keys = (epc, (f"{push}_valid", ANY), (f"{push}_r", ANY))
-        out.append(Entry(table, push_keys, f"{table}_{name(register)}"))
-    count = (epc, ("ep_head_n_push", ANY))
-    out.append(Entry("epilog_pushes", count, f"epilog_pushes{len(bundle.push)}"))
-    action = profile.steering_by_name(bundle.steering.action)
-    if action is None:
-        raise EntryError(f"{where}: no steering action `{bundle.steering.action}`")
-    steer = action.code
-    keys = (epc, ("ep_next_pc_valid", ANY), ("ep_head_hdr_mod", ANY), ("ep_next_reg_valid", ANY))
-    if bundle.next_pc is None:
-        out.append(Entry("epilog_code", keys, "epilog_switch_stay", (("steer", steer),)))
-    else:
-        params = (("steer", steer), ("next", encode_pc(bundle.next_pc)))
-        out.append(Entry("epilog_code", keys, "epilog_switch", params))
-    value = bundle.steering.value
-    if not isinstance(value, Register):
-        given = value.value if isinstance(value, Imm) else 0
-        out.append(Entry("epilog_values", (epc,), "epilog_value", (("value", given & 0xFFFF),)))
-    return out
-
-
-def hint(bundle: EpilogBundle) -> int:
-    """The successor hint of an EU code entry whose PC leads to ``bundle``: the code of the
-    register that holds its steering value, plus one; 0 when the value is not a register."""
-    value = bundle.steering.value
-    return value.code + 1 if isinstance(value, Register) else 0

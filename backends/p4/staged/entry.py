@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dpfc.isa import Register
+
+from .plan import StagePlan
+
 
 @dataclass(frozen=True)
 class Ternary:
@@ -38,6 +42,25 @@ class Entry:
     action: str
     params: tuple[tuple[str, int], ...] = ()
     priority: int = 0
+
+
+PC_MASK = 0xFFFF
+IN_PACKET_PC = 0x8000  # @packet:0: a stage's in-packet bundle index 0
+
+
+def name(register: Register) -> str:
+    return f"{register.cls.name.lower()}{register.lane}"
+
+
+def packet_pc(plan: StagePlan) -> Ternary:
+    """The PCs of a stage's in-packet bundles (``0x8000 | index``: :mod:`.bundles` copies
+    the one named into the unit's fields, so one entry serves them all)."""
+    index_bits = (plan.packet_bundles - 1).bit_length()
+    return Ternary(IN_PACKET_PC, PC_MASK & ~((1 << index_bits) - 1))
+
+
+def pc_key(pc_field: str, slot: int) -> tuple[str, Key]:
+    return (pc_field, Ternary(slot, PC_MASK))
 
 
 class EntryError(ValueError):

@@ -52,6 +52,9 @@ def pc(k: int) -> Expr:
     return meta.dot(f"pc{k}")
 
 
+CONSTANT_ENTRIES = 4096  # the tenants' LOAD_CONST entries one B selector table holds
+
+
 def code_size(profile: TargetProfile) -> int:
     return profile.code_slots_per_stage + CODE_ENTRIES_IN_PACKET
 
@@ -108,7 +111,11 @@ def _selectors(
         sel = hdr.dot(f"eu{k}_sel_{r}")
         keys = [(pc(k), "ternary"), (sel.dot("isValid").call(), "ternary")]
         keys += [(sel.dot("kind"), "ternary"), (sel.dot("operand"), "ternary")]
-        part.table(name, plan.select(k), keys, acts, f"{name}_keep()", code_size(profile))
+        size = code_size(profile)
+        if plan.constants and r.startswith("b"):  # LOAD_CONST: an entry per tenant constant
+            keys.append((meta.dot("slot"), "ternary"))
+            size += CONSTANT_ENTRIES
+        part.table(name, plan.select(k), keys, acts, f"{name}_keep()", size)
 
 
 def _translation(part: Part, profile: TargetProfile, plan: StagePlan, k: int) -> None:

@@ -34,6 +34,9 @@ class StagePlan:
     # in-packet bundles of one stage: one (a Tofino program) parsed into the units' fields;
     # more (v1model) parsed apart, the one a PC names copied there (:mod:`.bundles`)
     packet_bundles: int = 1
+    # a LOAD_CONST table (const_table_entries > 0): the B selectors key on the tenant's slot
+    # and hold each tenant's constants as entries (:func:`.entries.constant_entries`)
+    constants: bool = False
 
     @classmethod
     def for_profile(cls, profile: TargetProfile) -> StagePlan:
@@ -53,7 +56,12 @@ class StagePlan:
                 f"profile `{profile.name}`: {profile.num_eus} EUs need {needed} stages "
                 f"(2 per EU + {FRAME_STAGES}), the pipeline has {profile.hardware_stages}"
             )
-        return cls(profile.num_eus, profile.lanes, profile.packet_bundles_per_stage)
+        return cls(
+            profile.num_eus,
+            profile.lanes,
+            profile.packet_bundles_per_stage,
+            profile.const_table_entries > 0,
+        )
 
     # -- stages ------------------------------------------------------------------------------
     @property

@@ -12,7 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dpfc.catalog import codes
-from dpfc.isa import EPILOG_STAGE, PROLOG_STAGE, Bundle, CtrlOp, EpilogBundle, StageBundle
+from dpfc.isa import (
+    EPILOG_STAGE,
+    PROLOG_STAGE,
+    Bundle,
+    CtrlOp,
+    EpilogBundle,
+    SelectorKind,
+    StageBundle,
+)
 from dpfc.switch import (
     Change,
     CodeCleared,
@@ -37,6 +45,7 @@ from .ends import PERM_METADATA, PERM_PRIVILEGED, PERM_RECIRCULATE
 from .entries import (
     Entry,
     Prefix,
+    constant_entries,
     direct_entry,
     epilog_entries,
     eu_entries,
@@ -76,6 +85,8 @@ class StagedDataPlane:
         self.next_group = 1
         self.switch_id = 0
         self.configured: list[tuple[str, int]] = []  # (table, handle) of configure's entries
+        self.constants: dict[int, dict[int, int]] = {}  # tenant -> LOAD_CONST index -> value
+        self.constant_handles: dict[tuple[int, int], list[tuple[str, int]]] = {}
 
     def start(self) -> None:
         """The fixed entries and defaults every switch holds (an emptied switch)."""
@@ -110,7 +121,37 @@ class StagedDataPlane:
             assert isinstance(bundle, EpilogBundle)
             return epilog_entries(profile, plan, slot, bundle)
         assert isinstance(bundle, Bundle)
-        return eu_entries(profile, plan, stage - 1, slot, bundle, self.hints_for(stage, bundle))
+        hints = self.hints_for(stage, bundle)
+        tables = {self.slots[t]: c for t, c in self.constants.items() if t in self.slots}
+        return eu_entries(profile, plan, stage - 1, slot, bundle, hints, tables)
+
+    # -- constants -----------------------------------------------------------------------------
+    def set_constant(self, tenant: int, index: int, value: int) -> None:
+        """Entry ``index`` of the tenant's LOAD_CONST table: the in-packet entries of every
+        EU, and the in-switch code that loads it written again."""
+        self.constants.setdefault(tenant, {})[index] = value
+        for table, handle in self.constant_handles.pop((tenant, index), []):
+            self.writer.delete(table, handle)
+        entries = constant_entries(self.plan, self.slot(tenant), index, value)
+        self.constant_handles[tenant, index] = [(e.table, self.writer.add(e)) for e in entries]
+        self.rewrite_constant_loads()
+
+    def drop_constants(self, tenant: int) -> None:
+        self.constants.pop(tenant, None)
+        for key in [k for k in self.constant_handles if k[0] == tenant]:
+            for table, handle in self.constant_handles.pop(key):
+                self.writer.delete(table, handle)
+
+    def rewrite_constant_loads(self) -> None:
+        """Write again the in-switch EU code that has a LOAD_CONST (its entries hold the
+        tenants' values)."""
+        for stage in range(1, self.plan.num_eus + 1):
+            for slot, entry in sorted(self.tables.code.get(stage, {}).items()):
+                bundle = entry.bundle
+                if isinstance(bundle, Bundle) and any(
+                    sel.kind is SelectorKind.LOAD_CONST for sel in bundle.selectors
+                ):
+                    self.write_code(stage, slot, bundle)
 
     def hints_for(self, stage: int, bundle: Bundle) -> tuple[int, int]:
         """The successor hints of EU stage ``stage``'s ``bundle``: of the epilog its taken
@@ -167,11 +208,14 @@ class StagedDataPlane:
             case Revoked(tenant, freed):
                 for (table, _key), handle in self.tenant_entries.pop(tenant, {}).items():
                     self.writer.delete(table, handle)
+                self.drop_constants(tenant)
                 for mappings in freed:
                     self.unmap(tenant, mappings)
                 for group in [g for t, g in self.groups if t == tenant]:
                     self.drop_group(tenant, group)
                 self.slots.pop(tenant, None)
+                if self.plan.constants:  # the slot's constants leave its code entries
+                    self.rewrite_constant_loads()
             case MemoryMapped(tenant, mappings):
                 self.map(tenant, mappings)
             case MemoryUnmapped(tenant, mappings):
