@@ -18,14 +18,16 @@ from collections import defaultdict, deque
 from collections.abc import Callable
 
 from dpfc.packet.layers import build_frame, build_inner
+from dpfc.target import TargetProfile
 from tests.conformance.harness import Target
 
 HOP_WAIT = 1.0
 
 
 class Fabric:
-    def __init__(self, make: Callable[[str], Target]) -> None:
+    def __init__(self, make: Callable[[str], Target], profile: TargetProfile) -> None:
         self.make = make
+        self.profile = profile  # every switch's
         self.switches: dict[str, Target] = {}
         self.links: dict[tuple[str, int], tuple[str, int]] = {}
         self.hosts: dict[tuple[str, int], str] = {}

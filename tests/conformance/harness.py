@@ -25,7 +25,7 @@ from functools import cache
 from dpfc.asm import assemble_text
 from dpfc.deploy import Deployment
 from dpfc.diagnostics import SourceFile
-from dpfc.driver import compile_source
+from dpfc.driver import CompileOptions, compile_source
 from dpfc.encoding import SwitchVMHeader, decode_options, encode_options
 from dpfc.isa.bundle import PC
 from dpfc.link import Image, LinkInput, LinkOptions, link
@@ -117,13 +117,14 @@ def image_of(vector: Vector, profile: TargetProfile) -> tuple[Image, LinkedDPF]:
             egress = assemble_text(vector.egress, f"{vector.name}.egress.dpfasm", profile)
             objects.append(ObjectFile.of_program(encode_program(egress)))
     elif vector.kind == "dpf":
-        module = compile_source(SourceFile(f"{vector.name}.dpf", vector.source))
+        compiled = CompileOptions(target=profile)
+        module = compile_source(SourceFile(f"{vector.name}.dpf", vector.source), compiled)
         objects, entry = [module.object()], vector.entry
     else:
         objects = [obj_for(name, profile) for name in vector.source.split()]
         entry = vector.entry
-    options = LinkOptions(default_dpf={TENANT: entry} if vector.default_dpf else {})
-    image = link([LinkInput(o, TENANT) for o in objects], options)
+    linking = LinkOptions(default_dpf={TENANT: entry} if vector.default_dpf else {})
+    image = link([LinkInput(o, TENANT) for o in objects], linking)
     return image, next(d for d in image.dpfs if d.symbol == entry or d.symbol.endswith(entry))
 
 
