@@ -216,7 +216,10 @@ def test_the_v1model_program_is_deterministic_and_v1models() -> None:
 @pytest.mark.parametrize("profile", [fit(), fit(8, 20)], ids=["4x2", "8x2"])
 def test_both_architectures_have_one_control_plane(profile: TargetProfile) -> None:
     """Tables (names, keys, match kinds, actions, defaults, sizes, stages) are equal; every
-    action has the same parameters, of the same widths."""
+    action has the same parameters, of the same widths. The v1model program adds only what
+    cuts the in-packet code (HDR_MOD: ``epilog_cut``, which the Tofino parsers cannot
+    reach the end of the code for)."""
+    v1_only_tables, v1_only_actions = {"epilog_cut"}, {"epilog_cut_on"}
 
     def placed(arch: str) -> list[Table]:  # the stage: TNA's other notes only order tables
         out = []
@@ -225,9 +228,10 @@ def test_both_architectures_have_one_control_plane(profile: TargetProfile) -> No
             out.append(replace(table, annotations=notes))
         return out
 
-    assert placed("v1model") == placed("tna")
+    v1_tables = [t for t in placed("v1model") if t.name not in v1_only_tables]
+    assert v1_tables == placed("tna")
     tna, v1 = actions(profile, "tna"), actions(profile, "v1model")
-    assert list(v1) == list(tna)
+    assert [a for a in v1 if a not in v1_only_actions] == list(tna)
     for name, action in tna.items():
         params = []
         for param in action.params:

@@ -41,13 +41,10 @@ REFUSED = {
     "header_fields_switch": UNSUPPORTED,
     "perm_default_dpf": UNSUPPORTED,
     "perm_pass_unauthorized": UNSUPPORTED,
-    "app_count_min": UNSUPPORTED,  # HDR_MOD in switch code
-    "app_kvs_get": UNSUPPORTED,  # count_min's HDR_MOD
     "app_flow_lb": UNSUPPORTED,  # LOAD_MD of inner header fields
 }
 DROPPED = {
     "header_fields_packet": "in-packet LOAD_MD of an inner header field",
-    "epilog_next_pc_hdr_mod": "in-packet HDR_MOD",
 }
 # RAND words (prolog_rand pushes them, lb3's client picks a server by one)
 RANDOM = {"prolog_rand", "app_lb3_client"}

@@ -11,17 +11,20 @@ immediates, which the stage before loads into ``meta.ci<j>``, are loaded again f
 copy). :func:`drop_copies`
 invalidates the copies at the end of the ingress: the deparser emits the parsed bundles,
 in the packet's order, and the copies never. With one bundle per stage both are empty.
+:func:`cut_code` is HDR_MOD on a program that can cut the code (v1model: its parser
+extracts the code's end byte and padding, ``StagePlan.cut_code``).
 """
 
 from __future__ import annotations
 
-from dpfc.backends.p4.lang import Assign, Do, Expr, If, Lit, Stmt, n
+from dpfc.backends.p4.lang import Assign, Do, Expr, If, Lit, Stmt, Var, n
 
-from .headers import bundle_fields, instances, slots
+from .headers import CODE_END, bundle_fields, instances, slots
 from .plan import StagePlan
 
 hdr = n("hdr")
 IN_PACKET = 0x8000
+NONE = 0xFFFF  # a pointer that names nothing
 
 
 def select_bundle(plan: StagePlan, slot: str, pc: Expr) -> list[Stmt]:
@@ -42,6 +45,46 @@ def select_bundle(plan: StagePlan, slot: str, pc: Expr) -> list[Stmt]:
             ]
         out.append(If(pc.eq(Lit(IN_PACKET | index, 16)), copies))
     return out
+
+
+def cut_code(plan: StagePlan) -> list[Stmt]:
+    """HDR_MOD (R10), on a program that cuts the code (v1model): the code option leaves
+    the packet, with its bundles, end byte and padding; Geneve's options, UDP and IPv4
+    shrink by its length, the header counts no code option, and an in-packet DPF pointer
+    that NEXT_PC did not set (it still equals the one the packet came with), and an
+    in-packet egress pointer, become none (0xFFFF)."""
+    if not plan.cut_code:
+        return []
+    meta, sv = n("meta"), hdr.dot("sv")
+    option = hdr.dot("code_opt")
+    words = n("code_words")
+    body: list[Stmt] = [
+        Var("bit<16>", "code_words", option.dot("r_len").cast(16) + 1),
+        Assign(
+            hdr.dot("geneve").dot("ver_opt_len"),
+            hdr.dot("geneve").dot("ver_opt_len") - words.cast(8),
+        ),
+        Assign(hdr.dot("udp").dot("len"), hdr.dot("udp").dot("len") - (words << 2)),
+        Assign(hdr.dot("ipv4").dot("total_len"), hdr.dot("ipv4").dot("total_len") - (words << 2)),
+        Assign(sv.dot("n_code"), Lit(0, 4)),
+    ]
+    for pointer, kept in (
+        (sv.dot("dpf_ptr"), sv.dot("dpf_ptr").eq(meta.dot("ppc"))),
+        (sv.dot("egress_ptr"), None),
+    ):
+        named = pointer.slice(15, 15).eq(Lit(1, 1)).land(pointer.ne(Lit(NONE, 16)))
+        if kept is not None:
+            named = named.land(kept)
+        body.append(If(named, [Assign(pointer, Lit(NONE, 16))]))
+    headers = [option.dot("setInvalid")]
+    for slot in [*slots(plan), "ep"]:
+        for instance in instances(plan, slot):
+            headers += [
+                hdr.dot(f).dot("setInvalid") for f, _ in bundle_fields(plan, slot, instance)
+            ]
+    headers += [hdr.dot(f).dot("setInvalid") for f, _ in CODE_END]
+    body += [Do(h.call()) for h in headers]
+    return [If(meta.dot("cut").eq(Lit(1, 8)).land(option.dot("isValid").call()), body)]
 
 
 def drop_copies(plan: StagePlan) -> list[Stmt]:

@@ -218,8 +218,18 @@ def epilog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> P
         (hdr.dot("ep_next_reg").dot("isValid").call(), "ternary"),
     ]
     refused = part.action("epilog_refused", [], [arch.drop()])
-    acts = [code, stay, packet, packet_stay, refused]
-    part.table("epilog_code", stage, keys, acts, "epilog_packet_stay()", size)
+    # no epilog (no prolog ran, or its slot is empty): the packet passes (R4); a copy of
+    # the packet's epilog left from an earlier pass must not steer it
+    none = part.action("epilog_none", [], [Assign(meta.dot("steer"), Lit(STEER_PASS, 8))])
+    acts = [code, stay, packet, packet_stay, refused, none]
+    if plan.cut_code:  # HDR_MOD: the end of the ingress cuts the code (:mod:`.bundles`)
+        cut = part.action("epilog_cut_on", [], [Assign(meta.dot("cut"), lit(1))])
+        cuts = Part()
+        keys_cut = [*epc, (head.dot("hdr_mod"), "ternary")]
+        cuts.table("epilog_cut", stage, keys_cut, [cut, "NoAction"], "NoAction()", size)
+        part.decls += cuts.decls
+        part.apply += cuts.apply
+    part.table("epilog_code", stage, keys, acts, "epilog_none()", size)
     # The steering value: an immediate (action data or the packet's), or a register's low
     # 16 bits through that register's identity hash. The tables write one field, so they
     # are alternatives of one if-chain on meta.nsrc (the successor hint the last EU's

@@ -23,12 +23,14 @@ def epilog_entries(
     held in a register is read by the register's own table, which the successor hint of
     the EU that leads here chooses (:func:`hint`)."""
     where = f"epilog slot {slot}"
-    if bundle.hdr_mod:
+    if bundle.hdr_mod and not plan.cut_code:
         raise EntryError(f"{where}: HDR_MOD is not on this program")
     if isinstance(bundle.next_pc, Register):
         raise EntryError(f"{where}: NEXT_PC from a register is not on this program")
     epc = pc_key("epc", slot)
     out = []
+    if bundle.hdr_mod:  # the end of the ingress cuts the in-packet code
+        out.append(Entry("epilog_cut", (epc, ("ep_head_hdr_mod", ANY)), "epilog_cut_on"))
     for j, register in enumerate(bundle.push):
         table, push = f"epilog_push{j}", f"ep_push{j}"
         push_keys = (epc, (f"{push}_valid", ANY), (f"{push}_r", ANY))

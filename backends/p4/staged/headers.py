@@ -126,6 +126,23 @@ def header_types(plan: StagePlan) -> list[Header]:
     ]
 
 
+CODE_END = (
+    ("code_end", "reg_byte_t"),
+    ("code_pad1", "reg_byte_t"),
+    ("code_pad2", "tag8_t"),
+    ("code_pad3", "tag16_t"),
+)
+
+
+def header_bytes(plan: StagePlan) -> dict[str, int]:
+    """The size of each header type, in bytes."""
+    out = {}
+    for header in header_types(plan):
+        bits = sum(int(kind[4:-1]) for _, kind in header.fields)
+        out[header.name] = bits // 8
+    return out
+
+
 def instances(plan: StagePlan, slot: str) -> list[str]:
     """The header instances the parser fills for a bundle slot (``pro``, ``eu<k>``, ``ep``):
     the slot's own with one in-packet bundle per stage, else ``<slot>_<i>`` per bundle."""
@@ -180,6 +197,8 @@ def headers_struct(plan: StagePlan, stack_depth: int) -> Header:
     for slot in [*slots(plan), "ep"]:  # the packet's bundles, in their order
         for instance in instances(plan, slot):
             fields += bundle_fields(plan, slot, instance)
+    if plan.cut_code:  # the code's end byte and padding (1..3 bytes), cut with the code
+        fields += [(name, kind) for name, kind in CODE_END]
     if plan.packet_bundles > 1:  # the copies the units read (never emitted)
         for slot in [*slots(plan), "ep"]:
             fields += bundle_fields(plan, slot)
@@ -195,6 +214,8 @@ def metadata(plan: StagePlan, sources: int) -> list[tuple[str, str]]:
     out += [("rnd1", "bit<32>"), ("slot", "bit<10>"), ("ppc", "bit<16>"), ("epc", "bit<16>")]
     out += [("sval", "bit<16>"), ("steer", "bit<8>"), ("nsrc", "bit<8>"), ("npops", "bit<8>")]
     out += [("npush", "bit<8>"), ("perm", "bit<8>")]
+    if plan.cut_code:  # HDR_MOD, and the code's bytes the parser counts to reach its padding
+        out += [("cut", "bit<8>"), ("code_bytes", "bit<16>")]
     for i in range(plan.lanes):
         out += [(f"daddr{i}", "bit<16>"), (f"saddr{i}", "bit<16>")]
         out += [(f"dok{i}", "bit<8>"), (f"sok{i}", "bit<8>")]

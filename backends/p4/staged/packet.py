@@ -189,10 +189,14 @@ def _epilog(plan: StagePlan) -> list[Entry]:
     for count in range(pushes + 1):
         keys = (epc, ("ep_head_n_push", Ternary(count, 0x1F)))
         out.append(Entry("epilog_pushes", keys, f"epilog_pushes{count}"))
-    # first (priority 0) what the program does not run: HDR_MOD, NEXT_PC from a register
-    for hdr_mod, next_reg in ((VALID, ANY), (ANY, VALID)):
+    # first (priority 0) what the program does not run: NEXT_PC from a register, and
+    # HDR_MOD where the program cannot cut the code (a Tofino program)
+    refused = [(VALID, ANY)] if not plan.cut_code else []
+    for hdr_mod, next_reg in [*refused, (ANY, VALID)]:
         keys = (epc, ("ep_next_pc_valid", ANY), ("ep_head_hdr_mod", hdr_mod))
         out.append(Entry("epilog_code", (*keys, ("ep_next_reg_valid", next_reg)), "epilog_refused"))
+    if plan.cut_code:
+        out.append(Entry("epilog_cut", (epc, ("ep_head_hdr_mod", VALID)), "epilog_cut_on"))
     for valid, action in ((1, "epilog_packet"), (0, "epilog_packet_stay")):
         keys = (epc, ("ep_next_pc_valid", Ternary(valid, 1)), ("ep_head_hdr_mod", ANY))
         out.append(Entry("epilog_code", (*keys, ("ep_next_reg_valid", ANY)), action, (), 1))

@@ -20,10 +20,12 @@ match registers, so a count or presence bitmap saved across states runs out of t
 
 from __future__ import annotations
 
+import re
+
 from dpfc.backends.p4.lang import Assign, Do, Expr, Select, State, Stmt, n
 
 from .arch import StagedArch
-from .headers import instances, slots
+from .headers import header_bytes, headers_struct, instances, slots
 from .plan import StagePlan
 
 hdr, meta, pkt = n("hdr"), n("meta"), n("pkt")
@@ -88,15 +90,55 @@ def parser_states(plan: StagePlan, stack_depth: int, arch: StagedArch) -> list[S
     states.append(_go("code_opt", "code"))
     stages = [*enumerate(slots(plan)), (EPILOG_STAGE, "ep")]
     cases = [(f"0x{BUNDLE_TAG:02X}{(i << 3):02X}", _first(plan, slot)) for i, slot in stages]
-    # the end byte and its padding stay payload: extracting them would cost POV bits
-    cases += [(f"0x{END:02X}00 &&& 0xFF00", "accept"), ("default", "accept")]
+    # the end byte and its padding stay payload on Tofino (extracting them would cost POV
+    # bits); a v1model program that cuts the code extracts them (:func:`_code_end`)
+    end = "parse_code_end" if plan.cut_code else "accept"
+    cases += [(f"0x{END:02X}00 &&& 0xFF00", end), ("default", "accept")]
     states.append(State("code", [], Select([look(16)], cases)))
+    code: list[State] = []
     for _, slot in stages:
         if plan.packet_bundles > 1:
-            states.append(_which(plan, slot))
+            code.append(_which(plan, slot))
         for instance in instances(plan, slot):
-            states += _epilog(plan, instance) if slot == "ep" else _bundle(plan, slot, instance)
-    return states
+            code += _epilog(plan, instance) if slot == "ep" else _bundle(plan, slot, instance)
+    if plan.cut_code:
+        code = _counted(plan, code) + _code_end()
+    return states + code
+
+
+def _counted(plan: StagePlan, states: list[State]) -> list[State]:
+    """``states`` adding the bytes each extracts to ``meta.code_bytes``."""
+    sizes = header_bytes(plan)
+    kinds = dict(headers_struct(plan, 0).fields)
+    out = []
+    count = meta.dot("code_bytes")
+    for state in states:
+        body = list(state.body)
+        for stmt in state.body:
+            field = _extracted(stmt)
+            if field is not None:
+                body.append(Assign(count, count + sizes[kinds[field]]))
+        out.append(State(state.name, body, state.transition, state.comment))
+    return out
+
+
+def _extracted(stmt: Stmt) -> str | None:
+    text = stmt.lines("")[0]
+    found = re.fullmatch(r"pkt\.extract\(hdr\.(\w+)\);", text)
+    return found.group(1) if found else None
+
+
+def _code_end() -> list[State]:
+    """The end byte, then the padding to the option's multiple of 4 bytes."""
+    count = meta.dot("code_bytes")
+    pads = [("0", "accept"), ("1", "parse_code_pad3"), ("2", "parse_code_pad2")]
+    pads.append(("3", "parse_code_pad1"))
+    extra = [Assign(count, count + 1)]
+    out = [
+        State("parse_code_end", [extract("code_end"), *extra], Select([count.slice(1, 0)], pads))
+    ]
+    out += [_go(f"code_pad{n}", "accept") for n in (1, 2, 3)]
+    return out
 
 
 def _first(plan: StagePlan, slot: str) -> str:

@@ -37,9 +37,12 @@ class StagePlan:
     # a LOAD_CONST table (const_table_entries > 0): the B selectors key on the tenant's slot
     # and hold each tenant's constants as entries (:func:`.entries.constant_entries`)
     constants: bool = False
+    # HDR_MOD cuts the in-packet code out of the packet: a v1model program only (its parser
+    # counts the code's bytes to reach the padding; the Tofino parsers stop at the end byte)
+    cut_code: bool = False
 
     @classmethod
-    def for_profile(cls, profile: TargetProfile) -> StagePlan:
+    def for_profile(cls, profile: TargetProfile, arch: str = "tna") -> StagePlan:
         if profile.code_format != 2:
             raise PlanError(
                 f"profile `{profile.name}`: the stage-structured program reads in-packet code of "
@@ -61,6 +64,7 @@ class StagePlan:
             profile.lanes,
             profile.packet_bundles_per_stage,
             profile.const_table_entries > 0,
+            arch == "v1model",
         )
 
     # -- stages ------------------------------------------------------------------------------

@@ -75,7 +75,7 @@ class StagedDataPlane:
         self, writer: StagedWriter, profile: TargetProfile, tables: PipeTables[LaneMap]
     ) -> None:
         self.writer, self.profile, self.tables = writer, profile, tables
-        self.plan = StagePlan.for_profile(profile)
+        self.plan = StagePlan.for_profile(profile, writer.arch)
         self.slots: dict[int, int] = {}  # tenant -> slot
         self.code: dict[tuple[int, int], list[tuple[str, int]]] = {}  # (stage, slot) -> handles
         self.hints: dict[tuple[int, int], tuple[int, int]] = {}  # EU (stage, slot) -> hints

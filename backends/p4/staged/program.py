@@ -15,7 +15,7 @@ from dpfc.backends.p4.lang import Block, Program, Raw, n, render, struct
 from dpfc.target import TargetProfile
 
 from .arch import StagedArch
-from .bundles import drop_copies, select_bundle
+from .bundles import cut_code, drop_copies, select_bundle
 from .ends import METADATA_SOURCES, epilog_stage, permissions_stage, prolog_stage, steering_stage
 from .eu import eu_stages
 from .headers import header_types, headers_struct, metadata
@@ -45,7 +45,7 @@ def generate(profile: TargetProfile, arch: str = "tna", chip: int = 1) -> str:
 
 def program(profile: TargetProfile, arch: str = "tna", chip: int = 1) -> Program:
     target = architecture(arch, chip)
-    plan = StagePlan.for_profile(profile)
+    plan = StagePlan.for_profile(profile, arch)
     depth = profile.stack_max_depth
     if plan.packet_bundles > 1 and arch == "tna":
         raise PlanError(
@@ -64,7 +64,7 @@ def program(profile: TargetProfile, arch: str = "tna", chip: int = 1) -> Program
     ingress.add(epilog_stage(profile, plan, target))
     ingress.add(steering_stage(profile, plan, target))
     ingress.add(restack_stage(profile, plan, target))
-    ingress.apply += drop_copies(plan)
+    ingress.apply += cut_code(plan) + drop_copies(plan)
     fields = metadata(plan, 0) + [(f"md{i}", "bit<32>") for i in METADATA_SOURCES]
     fields += [(f"fault{i}", "bit<8>") for i in range(plan.lanes)]
     fields += target.extra_metadata()

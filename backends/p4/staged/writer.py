@@ -34,6 +34,8 @@ BUILTIN_ACTIONS = ("NoAction",)
 class StagedWriter(EntryWriter):
     """The operations the stage-structured control plane writes (module docstring)."""
 
+    arch = "tna"  # the architecture of the program written to (:class:`~.plan.StagePlan`)
+
     @abstractmethod
     def add(self, entry: Entry) -> int: ...
 
@@ -73,6 +75,7 @@ class StagedCliWriter(CliWriter, StagedWriter):
     program (module docstring)."""
 
     control = StagedV1Model.ingress_name
+    arch = "v1model"
 
     def add(self, entry: Entry) -> int:
         return self._handle(self.run(table_add(entry, self.control)), "add the entry")
