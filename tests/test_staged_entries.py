@@ -66,7 +66,7 @@ from dpfc.isa import (
 )
 from dpfc.isa.semantics import alu, branch_taken, hash_word, memory
 from dpfc.target import BUILTIN_PROFILES
-from tests.staged_model import EuState, lookup, run_epilog, run_eu, run_prolog
+from tests.staged_model import EuState, PrologResult, lookup, run_epilog, run_eu, run_prolog
 from tests.strategies import draw_bundle, draw_epilog, words
 
 PROFILE = BUILTIN_PROFILES["tofino1_fit"]
@@ -285,15 +285,14 @@ def test_the_prolog_entries_read_what_the_simulator_reads(
     loads = {sel.value for sel in bundle.selectors if sel.kind is SelectorKind.LOAD_MD}
     refused = bool(loads) and (not metadata or not loads <= set(METADATA_LOADED))
     perm = PERM_METADATA if metadata else 0
+    want = (want_regs, encode_pc(bundle.control.taken), want_pops)
+
+    def check(got: PrologResult) -> None:
+        assert got.refused == refused
+        assert refused or (got.registers, got.pc0, got.npops) == want
+
     fixed = FIXED + PACKET + switch_id_entries(PLAN, SWITCH)
-    got = run_prolog(PLAN, fixed, 0x8000, packet, stack, md, rnd, perm)
-    assert got.refused == refused
-    if not refused:
-        assert (got.registers, got.pc0, got.npops) == (
-            want_regs,
-            encode_pc(bundle.control.taken),
-            want_pops,
-        )
+    check(run_prolog(PLAN, fixed, 0x8000, packet, stack, md, rnd, perm))
     if not loads <= set(METADATA_LOADED):
         return  # in-switch: refused (test_a_selector_the_program_lacks_is_refused)
     rands = sum(sel.kind is SelectorKind.RAND for sel in bundle.selectors)
@@ -301,14 +300,7 @@ def test_the_prolog_entries_read_what_the_simulator_reads(
         return  # in-switch: refused
     own = prolog_entries(PROFILE, PLAN, slot, bundle, SWITCH)
     installed = [*fixed, prolog_refusal(PLAN), *own]
-    got = run_prolog(PLAN, installed, slot, {}, stack, md, rnd, perm)  # no in-packet code
-    assert got.refused == refused
-    if not refused:
-        assert (got.registers, got.pc0, got.npops) == (
-            want_regs,
-            encode_pc(bundle.control.taken),
-            want_pops,
-        )
+    check(run_prolog(PLAN, installed, slot, {}, stack, md, rnd, perm))  # no in-packet code
 
 
 def test_a_tenant_without_the_metadata_bit_runs_no_prolog_of_an_empty_slot() -> None:

@@ -20,6 +20,7 @@ from filelock import FileLock
 from dpfc.backends.p4.bmv2 import Toolchain, ToolchainMissing, compile_program, find_toolchain
 from dpfc.backends.p4.program import generate
 from dpfc.target import BUILTIN_PROFILES
+from tests.conformance.staged_target import StagedTarget, staged_build
 from tests.conformance.targets import Bmv2Target, SimTarget
 
 PROFILE = BUILTIN_PROFILES["tofino1"]
@@ -66,6 +67,16 @@ def p4_build(tmp_path_factory: pytest.TempPathFactory) -> P4Build:
 @pytest.fixture(scope="module")
 def bmv2(p4_build: P4Build) -> Iterator[Bmv2Target]:
     target = Bmv2Target(PROFILE, p4_build.toolchain, p4_build.json)
+    try:
+        yield target
+    finally:
+        target.stop()
+
+
+@pytest.fixture(scope="module")
+def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StagedTarget]:
+    """One simple_switch of the stage-structured program (staged_target.STAGED) per module."""
+    target = StagedTarget(staged_build(tmp_path_factory))
     try:
         yield target
     finally:

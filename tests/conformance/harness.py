@@ -18,6 +18,7 @@ unrouted frames leave by :data:`DEFAULT_PORT`; packets arrive on :data:`IN_PORT`
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -37,6 +38,7 @@ from dpfc.switch import Destination, Grant
 from dpfc.target.profile import TargetProfile
 from tests.conformance.staged_target import StagedTarget
 from tests.conformance.targets import Bmv2Target, Frames, SimTarget
+from tests.dpf_programs import GeneratedProgram, inputs_for
 from tests.link_fixtures import obj_for
 
 TENANT = 7
@@ -214,6 +216,21 @@ def run_vector(target: Target, vector: Vector, expect: Sequence[int] | None = No
         words = target.control.read_memory(TENANT, eu, lane, 0, size, 0, pipeline=pipeline)
         run.memory[name] = {a: w for a, w in enumerate(words) if w}
     return run
+
+
+def program_vector(program: GeneratedProgram, packets: int) -> Vector:
+    """A random program (:mod:`tests.dpf_programs`) as a vector: ``packets`` packets of
+    random stacks, its arrays filled with random words (all from the program's seed)."""
+    rng = random.Random(program.seed)
+    inputs = [inputs_for(program, rng) for _ in range(packets)]
+    return Vector(
+        f"random{program.seed}",
+        program.source,
+        kind="dpf",
+        entry=f".{program.dpf}",
+        packets=tuple(Packet(tuple(i.stack[:16])) for i in inputs),
+        arrays={a.name: tuple(inputs[0].memory[a.name][: a.size]) for a in program.arrays},
+    )
 
 
 def golden(run: Run) -> str:

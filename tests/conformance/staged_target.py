@@ -21,12 +21,10 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from dpfc.backends.p4 import Cli, Toolchain, ToolchainMissing, compile_program, find_toolchain
-from dpfc.backends.p4.bmv2 import Switch as Bmv2Switch
-from dpfc.backends.p4.controls import control_for
+from dpfc.backends.p4 import Toolchain, ToolchainMissing, compile_program, find_toolchain
 from dpfc.backends.p4.staged import generate
 from dpfc.target import BUILTIN_PROFILES
-from tests.conformance.targets import PORTS, SWITCH_ID, Frames
+from tests.conformance.targets import Bmv2Target
 
 STAGED = replace(
     BUILTIN_PROFILES["tofino1"],
@@ -61,47 +59,14 @@ def staged_build(tmp_path_factory: pytest.TempPathFactory) -> StagedProgram:
     return StagedProgram(toolchain, output)
 
 
-class StagedTarget:
-    """A simple_switch running :data:`STAGED`'s stage-structured program."""
+class StagedTarget(Bmv2Target):
+    """A simple_switch running :data:`STAGED`'s stage-structured program (a
+    :class:`~.targets.Bmv2Target` whose profile picks the staged control)."""
 
     name = "bmv2-staged"
 
     def __init__(self, program: StagedProgram) -> None:
-        self.profile = STAGED
-        self.program_json = program.json
-        self.switch = Bmv2Switch(program.toolchain, program.json)
-        self.cli = Cli(program.toolchain, self.switch.thrift_port)
-        self._fresh_control()
-
-    def _fresh_control(self) -> None:
-        self.control = control_for(self.cli, STAGED, self.program_json)
-        self.control.configure(switch_id=SWITCH_ID, ports=PORTS)
-
-    def reset(self) -> None:
-        self.cli.run("reset_state")
-        self.switch.receive(0, timeout=0.0, grace=0.05)  # nothing may be left in flight
-        self._fresh_control()
-
-    def set_default_port(self, port: int | None) -> None:
-        self.control.set_default_port(port)
-
-    def set_route(self, ip_dst: bytes, port: int) -> None:
-        self.control.set_route(ip_dst, port)
-
-    def set_constant(self, tenant: int, index: int, value: int) -> None:
-        self.control.set_constant(tenant, index, value)
-
-    def seed_random(self, state: int) -> None:
-        del state  # RAND draws from bmv2's generator
-
-    def send(self, port: int, frame: bytes, *, expect: int = 1, timeout: float = 3.0) -> Frames:
-        self.switch.send(port, frame)
-        grace = 0.05 if expect else 0.15
-        return sorted(self.switch.receive(expect, timeout=timeout, grace=grace))
-
-    def stop(self) -> None:
-        self.cli.close()
-        self.switch.stop()
+        super().__init__(STAGED, program.toolchain, program.json)
 
 
 __all__ = ["STAGED", "StagedProgram", "StagedTarget", "staged_build"]

@@ -19,6 +19,7 @@ from pathlib import Path
 from dpfc.backends.p4.bmv2 import Switch as Bmv2Switch
 from dpfc.backends.p4.bmv2 import Toolchain
 from dpfc.backends.p4.bmv2_control import Bmv2Control
+from dpfc.backends.p4.controls import StagedControl, control_for
 from dpfc.backends.p4.simple_switch_cli import Cli
 from dpfc.backends.sim import SimControl, Switch, passes_until_done
 from dpfc.target.profile import TargetProfile
@@ -69,9 +70,12 @@ class Bmv2Target:
         self._fresh_control()
 
     def _fresh_control(self) -> None:
-        self.control = Bmv2Control(self.cli, self.profile, self.program_json)
+        # the profile's program's control: Bmv2Control, or StagedControl (code format 2)
+        self.control: Bmv2Control | StagedControl = control_for(
+            self.cli, self.profile, self.program_json
+        )
         self.control.configure(switch_id=SWITCH_ID, ports=PORTS)
-        self.control.seed_random(SEED)
+        self.seed_random(SEED)
 
     def reset(self) -> None:
         self.cli.run("reset_state")
@@ -88,7 +92,10 @@ class Bmv2Target:
         self.control.set_constant(tenant, index, value)
 
     def seed_random(self, state: int) -> None:
-        self.control.seed_random(state)
+        """The simulator's generator on the SwitchVM program; the stage-structured program
+        draws from bmv2's (nothing to seed)."""
+        if isinstance(self.control, Bmv2Control):
+            self.control.seed_random(state)
 
     def send(self, port: int, frame: bytes, *, expect: int = 1, timeout: float = 3.0) -> Frames:
         """``expect``: how many frames should come (the simulator's count); waits for them

@@ -11,14 +11,12 @@ ingresses.
 
 from __future__ import annotations
 
-import random
-
 from hypothesis import HealthCheck, given, reject, settings
 
 from dpfc.diagnostics import DiagnosticError
-from tests.conformance.harness import Packet, Vector, expected_counts, golden, run_vector
+from tests.conformance.harness import expected_counts, golden, program_vector, run_vector
 from tests.conformance.targets import Bmv2Target, SimTarget
-from tests.dpf_programs import GeneratedProgram, inputs_for, programs
+from tests.dpf_programs import GeneratedProgram, programs
 
 PROGRAMS = 30
 PACKETS = 17
@@ -36,16 +34,7 @@ RUN = {"programs": 0, "packets": 0}
 def test_random_programs_agree(bmv2: Bmv2Target, program: GeneratedProgram) -> None:
     if "meta.timestamp" in program.source:
         reject()
-    rng = random.Random(program.seed)
-    inputs = [inputs_for(program, rng) for _ in range(PACKETS)]
-    vector = Vector(
-        f"random{program.seed}",
-        program.source,
-        kind="dpf",
-        entry=f".{program.dpf}",
-        packets=tuple(Packet(tuple(i.stack[:16])) for i in inputs),
-        arrays={a.name: tuple(inputs[0].memory[a.name][: a.size]) for a in program.arrays},
-    )
+    vector = program_vector(program, PACKETS)
     sim = SimTarget(bmv2.profile)
     try:
         expected = golden(run_vector(sim, vector))

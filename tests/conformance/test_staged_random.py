@@ -12,33 +12,21 @@ clocks differ) and RAND words (bmv2's generator).
 
 from __future__ import annotations
 
-import random
-from collections.abc import Iterator
-
 import pytest
 from hypothesis import HealthCheck, given, reject, settings
 
 from dpfc.diagnostics import DiagnosticError
 from dpfc.target import HEADER_FIELD_NAMES
-from tests.conformance.harness import Packet, Vector, expected_counts, golden, run_vector
-from tests.conformance.staged_target import STAGED, StagedTarget, staged_build
+from tests.conformance.harness import expected_counts, golden, program_vector, run_vector
+from tests.conformance.staged_target import STAGED, StagedTarget
 from tests.conformance.targets import SimTarget
-from tests.dpf_programs import GeneratedProgram, inputs_for, programs
+from tests.dpf_programs import GeneratedProgram, programs
 
 pytestmark = pytest.mark.slow
 PROGRAMS = 30
 PACKETS = 17
 RUN = {"programs": 0, "packets": 0}
 LEFT_OUT = ("meta.timestamp", "rand(", *(f"meta.{f}" for f in HEADER_FIELD_NAMES))
-
-
-@pytest.fixture(scope="module")
-def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StagedTarget]:
-    target = StagedTarget(staged_build(tmp_path_factory))
-    try:
-        yield target
-    finally:
-        target.stop()
 
 
 @settings(
@@ -52,16 +40,7 @@ def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StagedTarget]:
 def _agree(staged: StagedTarget, program: GeneratedProgram) -> None:
     if any(text in program.source for text in LEFT_OUT):
         reject()
-    rng = random.Random(program.seed)
-    inputs = [inputs_for(program, rng) for _ in range(PACKETS)]
-    vector = Vector(
-        f"random{program.seed}",
-        program.source,
-        kind="dpf",
-        entry=f".{program.dpf}",
-        packets=tuple(Packet(tuple(i.stack[:16])) for i in inputs),
-        arrays={a.name: tuple(inputs[0].memory[a.name][: a.size]) for a in program.arrays},
-    )
+    vector = program_vector(program, PACKETS)
     try:
         expected = golden(run_vector(SimTarget(STAGED), vector))
     except DiagnosticError:

@@ -15,13 +15,11 @@ it happens (a vector that starts to pass fails until its entry goes):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from dpfc.switch import SwitchRefused
 from tests.conformance.harness import Vector, expected_counts, golden, run_vector
-from tests.conformance.staged_target import STAGED, StagedTarget, staged_build
+from tests.conformance.staged_target import STAGED, StagedTarget
 from tests.conformance.targets import SimTarget
 from tests.conformance.vectors import vectors
 
@@ -48,15 +46,6 @@ DROPPED = {
 }
 # RAND words (prolog_rand pushes them, lb3's client picks a server by one)
 RANDOM = {"prolog_rand", "app_lb3_client"}
-
-
-@pytest.fixture(scope="module")
-def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StagedTarget]:
-    target = StagedTarget(staged_build(tmp_path_factory))
-    try:
-        yield target
-    finally:
-        target.stop()
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v.name for v in VECTORS])
