@@ -8,20 +8,17 @@ the reason; the simulator half always runs.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
-from dpfc.backends.p4.bmv2 import Toolchain, ToolchainMissing, compile_program, find_toolchain
+from dpfc.backends.p4.bmv2 import Toolchain
 from dpfc.backends.p4.program import generate
 from dpfc.target import BUILTIN_PROFILES
 from tests.conformance.staged_target import StagedTarget, staged_build
-from tests.conformance.targets import Bmv2Target, SimTarget
+from tests.conformance.targets import Bmv2Target, SimTarget, compile_once
 
 PROFILE = BUILTIN_PROFILES["tofino1"]
 
@@ -40,27 +37,10 @@ def p4_build(tmp_path_factory: pytest.TempPathFactory) -> P4Build:
     """The tofino1 SwitchVM program, generated and compiled by p4c-bm2-ss once per run: the
     first parallel worker to get here compiles it under a lock in the run's shared
     temporary directory, the others read its result."""
-    try:
-        toolchain = find_toolchain()
-    except ToolchainMissing as missing:
-        pytest.skip(f"bmv2 not run: {missing}")
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # the run's directory, above the workers' own
-    directory = shared / "p4-program"
-    directory.mkdir(exist_ok=True)
-    source, output, done = (
-        directory / "switchvm.p4",
-        directory / "switchvm.json",
-        directory / "compiled.json",
+    toolchain, output, record = compile_once(
+        tmp_path_factory, "p4-program", lambda: generate(PROFILE)
     )
-    with FileLock(str(directory / "lock")):
-        if not done.exists():
-            source.write_text(generate(PROFILE), encoding="utf-8")
-            compiled = compile_program(toolchain, source, output)
-            record = {"seconds": compiled.seconds, "warnings": list(compiled.warnings)}
-            done.write_text(json.dumps(record), encoding="utf-8")
-    record = json.loads(done.read_text(encoding="utf-8"))
+    source = output.with_name("switchvm.p4")
     return P4Build(toolchain, source, output, record["seconds"], tuple(record["warnings"]))
 
 

@@ -23,9 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 
+from hypothesis import reject
+
 from dpfc.asm import assemble_text
 from dpfc.deploy import Deployment
-from dpfc.diagnostics import SourceFile
+from dpfc.diagnostics import DiagnosticError, SourceFile
 from dpfc.driver import CompileOptions, compile_source
 from dpfc.encoding import SwitchVMHeader, decode_options, encode_options
 from dpfc.isa.bundle import PC
@@ -231,6 +233,19 @@ def program_vector(program: GeneratedProgram, packets: int) -> Vector:
         packets=tuple(Packet(tuple(i.stack[:16])) for i in inputs),
         arrays={a.name: tuple(inputs[0].memory[a.name][: a.size]) for a in program.arrays},
     )
+
+
+def agrees_with_simulator(target: Bmv2Target | StagedTarget, vector: Vector) -> None:
+    """``vector`` gives on ``target`` what it gives on the simulator of its profile (inside a
+    hypothesis test: a program the compiler refuses is rejected, the differential tests
+    check how)."""
+    try:
+        expected = golden(run_vector(SimTarget(target.profile), vector))
+    except DiagnosticError:
+        reject()
+    target.reset()
+    got = golden(run_vector(target, vector, expected_counts(expected)))
+    assert got == expected, vector.source
 
 
 def golden(run: Run) -> str:

@@ -14,17 +14,15 @@ bmv2's generator (``seed_random`` changes nothing).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
-from dpfc.backends.p4 import Toolchain, ToolchainMissing, compile_program, find_toolchain
+from dpfc.backends.p4 import Toolchain
 from dpfc.backends.p4.staged import generate
 from dpfc.target import BUILTIN_PROFILES
-from tests.conformance.targets import Bmv2Target
+from tests.conformance.targets import Bmv2Target, compile_once
 
 STAGED = replace(
     BUILTIN_PROFILES["tofino1"],
@@ -42,20 +40,9 @@ class StagedProgram:
 
 
 def staged_build(tmp_path_factory: pytest.TempPathFactory) -> StagedProgram:
-    try:
-        toolchain = find_toolchain()
-    except ToolchainMissing as missing:
-        pytest.skip(f"bmv2 not run: {missing}")
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # the run's directory, above the workers' own
-    directory = shared / "staged-conformance"
-    directory.mkdir(exist_ok=True)
-    source, output = directory / "switchvm.p4", directory / "switchvm.json"
-    with FileLock(str(directory / "lock")):
-        if not output.exists():
-            source.write_text(generate(STAGED, "v1model"), encoding="utf-8")
-            compile_program(toolchain, source, output)
+    toolchain, output, _record = compile_once(
+        tmp_path_factory, "staged-conformance", lambda: generate(STAGED, "v1model")
+    )
     return StagedProgram(toolchain, output)
 
 

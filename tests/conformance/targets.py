@@ -14,10 +14,17 @@ thread per port, so their order across ports is not defined; the simulator's is.
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
+from filelock import FileLock
 
 from dpfc.backends.p4.bmv2 import Switch as Bmv2Switch
-from dpfc.backends.p4.bmv2 import Toolchain
+from dpfc.backends.p4.bmv2 import Toolchain, ToolchainMissing, compile_program, find_toolchain
 from dpfc.backends.p4.bmv2_control import Bmv2Control
 from dpfc.backends.p4.controls import StagedControl, control_for
 from dpfc.backends.p4.simple_switch_cli import Cli
@@ -107,3 +114,33 @@ class Bmv2Target:
     def stop(self) -> None:
         self.cli.close()
         self.switch.stop()
+
+
+def compile_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, text: Callable[[], str]
+) -> tuple[Toolchain, Path, dict[str, Any]]:
+    """The P4 program ``text()`` generates, compiled by p4c-bm2-ss once per run: the first parallel
+    worker to get here compiles it under a lock in the run's shared temporary directory
+    (``<name>/``), the others read its result: (toolchain, its JSON, the compile's record:
+    seconds and warnings). Without bmv2 the test is skipped with the reason."""
+    try:
+        toolchain = find_toolchain()
+    except ToolchainMissing as missing:
+        pytest.skip(f"bmv2 not run: {missing}")
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's directory, above the workers' own
+    directory = shared / name
+    directory.mkdir(exist_ok=True)
+    source, output, done = (
+        directory / "switchvm.p4",
+        directory / "switchvm.json",
+        directory / "compiled.json",
+    )
+    with FileLock(str(directory / "lock")):
+        if not done.exists():
+            source.write_text(text(), encoding="utf-8")
+            compiled = compile_program(toolchain, source, output)
+            record = {"seconds": compiled.seconds, "warnings": list(compiled.warnings)}
+            done.write_text(json.dumps(record), encoding="utf-8")
+    return toolchain, output, json.loads(done.read_text(encoding="utf-8"))
