@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 
-from hypothesis import reject
+from hypothesis import HealthCheck, reject, settings
 
 from dpfc.asm import assemble_text
 from dpfc.deploy import Deployment
@@ -218,6 +218,18 @@ def run_vector(target: Target, vector: Vector, expect: Sequence[int] | None = No
         words = target.control.read_memory(TENANT, eu, lane, 0, size, 0, pipeline=pipeline)
         run.memory[name] = {a: w for a, w in enumerate(words) if w}
     return run
+
+
+# The random-program properties: PROGRAMS_PER_RUN programs, a fixed seed (the same programs
+# on every machine), no deadline (bmv2 takes what it takes)
+PROGRAMS_PER_RUN = 30
+RANDOM_PROGRAMS = settings(
+    max_examples=PROGRAMS_PER_RUN,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 
 
 def program_vector(program: GeneratedProgram, packets: int) -> Vector:

@@ -3,7 +3,7 @@
 Programs are :mod:`tests.dpf_programs`' random well-typed DPFs (with a second DPF to chain
 to), compiled by dpfc, linked and deployed to both targets; each gets :data:`PACKETS`
 packets with random stacks after its arrays are filled with random words. Hypothesis runs
-with a fixed seed (``derandomize``), :data:`PROGRAMS` programs: at least 500 packets per
+with a fixed seed (``derandomize``), 30 programs (``harness.RANDOM_PROGRAMS``): at least 500 packets per
 run. Programs that read ``meta.timestamp`` are skipped — the simulator takes it from its
 caller, bmv2 from its clock (docs/p4.md, "Differences"); ``queue_depth`` is 0 in both
 ingresses.
@@ -11,24 +11,17 @@ ingresses.
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import given, reject
 
-from tests.conformance.harness import agrees_with_simulator, program_vector
+from tests.conformance.harness import RANDOM_PROGRAMS, agrees_with_simulator, program_vector
 from tests.conformance.targets import Bmv2Target
 from tests.dpf_programs import GeneratedProgram, programs
 
-PROGRAMS = 30
 PACKETS = 17
 RUN = {"programs": 0, "packets": 0}
 
 
-@settings(
-    max_examples=PROGRAMS,
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+@RANDOM_PROGRAMS
 @given(program=programs())
 def test_random_programs_agree(bmv2: Bmv2Target, program: GeneratedProgram) -> None:
     if "meta.timestamp" in program.source:

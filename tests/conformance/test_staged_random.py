@@ -1,7 +1,7 @@
 """Random compiled programs give the same bytes and memory on the stage-structured program
 (v1model, on bmv2) as on the simulator, both with :data:`~.staged_target.STAGED`.
 
-As tests/conformance/test_random.py, on the staged program: :data:`PROGRAMS` random
+As tests/conformance/test_random.py, on the staged program: 30 random
 well-typed DPFs (:mod:`tests.dpf_programs`, with a second DPF to chain to) compiled for the
 profile, linked, deployed to both, :data:`PACKETS` packets each (hypothesis, fixed seed).
 Programs the staged program does not run as the simulator does are left out, each for its
@@ -13,27 +13,20 @@ clocks differ) and RAND words (bmv2's generator).
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import given, reject
 
 from dpfc.target import HEADER_FIELD_NAMES
-from tests.conformance.harness import agrees_with_simulator, program_vector
+from tests.conformance.harness import RANDOM_PROGRAMS, agrees_with_simulator, program_vector
 from tests.conformance.staged_target import StagedTarget
 from tests.dpf_programs import GeneratedProgram, programs
 
 pytestmark = pytest.mark.slow
-PROGRAMS = 30
 PACKETS = 17
 RUN = {"programs": 0, "packets": 0}
 LEFT_OUT = ("meta.timestamp", "rand(", *(f"meta.{f}" for f in HEADER_FIELD_NAMES))
 
 
-@settings(
-    max_examples=PROGRAMS,
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+@RANDOM_PROGRAMS
 @given(program=programs())
 def _agree(staged: StagedTarget, program: GeneratedProgram) -> None:
     if any(text in program.source for text in LEFT_OUT):
