@@ -57,7 +57,9 @@ def test_staged_vector(staged: StagedTarget, vector: Vector) -> None:
             run_vector(staged, vector)
         assert denied.value.code == REFUSED[vector.name], denied.value
         return
-    run = run_vector(staged, vector, expected_counts(expected))
+    # a dropped packet gives nothing to wait for (bmv2's receive would wait its timeout)
+    counts = [0] * len(vector.packets) if vector.name in DROPPED else expected_counts(expected)
+    run = run_vector(staged, vector, counts)
     if vector.name in DROPPED:
         assert all(out == [] for out in run.outputs)
     elif vector.name in RANDOM:
