@@ -205,11 +205,7 @@ class EntryDataPlane:
     def multicast(self, tenant: int, group: int, destinations: Sequence[Destination]) -> None:
         old = self.groups.pop((tenant, group), None)
         if old is not None:
-            old_group, old_nodes = old
-            for node in old_nodes:
-                self.writer.dissociate(old_group, node)
-                self.writer.destroy_node(node)
-            self.writer.destroy_group(old_group)
+            self.writer.remove_group(*old)
         mgrp, self.next_group = self.next_group, self.next_group + 1
         self.writer.create_group(mgrp)
         nodes: list[int] = []

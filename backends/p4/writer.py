@@ -79,5 +79,12 @@ class EntryWriter(ABC):
     @abstractmethod
     def destroy_node(self, node: int) -> None: ...
 
+    def remove_group(self, group: int, nodes: Sequence[int]) -> None:
+        """Take multicast group ``group`` apart: its ``nodes``, then the group."""
+        for node in nodes:
+            self.dissociate(group, node)
+            self.destroy_node(node)
+        self.destroy_group(group)
+
 
 __all__ = ["REFUSED", "EntryWriter", "Match"]

@@ -247,7 +247,7 @@ def program_vector(program: GeneratedProgram, packets: int) -> Vector:
     )
 
 
-def agrees_with_simulator(target: Bmv2Target | StagedTarget, vector: Vector) -> None:
+def agrees_with_simulator(target: Bmv2Target, vector: Vector) -> None:
     """``vector`` gives on ``target`` what it gives on the simulator of its profile (inside a
     hypothesis test: a program the compiler refuses is rejected, the differential tests
     check how)."""

@@ -62,9 +62,9 @@ ALU_ACTIONS = {
 }
 
 
-def _tenant_key(plan: StagePlan, register: str, slot: Key = ANY) -> tuple[tuple[str, Key], ...]:
-    """A B selector's slot key (a profile with LOAD_CONST), else none."""
-    return (("slot", slot),) if plan.constants and register.startswith("b") else ()
+def _tenant_key(plan: StagePlan, register: str) -> tuple[tuple[str, Key], ...]:
+    """A B selector's slot key, any slot (a profile with LOAD_CONST), else none."""
+    return (("slot", ANY),) if plan.constants and register.startswith("b") else ()
 
 
 def eu_entries(

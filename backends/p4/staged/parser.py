@@ -20,8 +20,6 @@ match registers, so a count or presence bitmap saved across states runs out of t
 
 from __future__ import annotations
 
-import re
-
 from dpfc.backends.p4.lang import Assign, Do, Expr, Select, State, Stmt, n
 
 from .arch import StagedArch
@@ -107,25 +105,19 @@ def parser_states(plan: StagePlan, stack_depth: int, arch: StagedArch) -> list[S
 
 
 def _counted(plan: StagePlan, states: list[State]) -> list[State]:
-    """``states`` adding the bytes each extracts to ``meta.code_bytes``."""
+    """``states`` adding the bytes each extracts to ``meta.code_bytes`` (a state
+    ``parse_<field>`` extracts ``<field>``: :func:`_go`)."""
     sizes = header_bytes(plan)
     kinds = dict(headers_struct(plan, 0).fields)
     out = []
     count = meta.dot("code_bytes")
     for state in states:
         body = list(state.body)
-        for stmt in state.body:
-            field = _extracted(stmt)
-            if field is not None:
-                body.append(Assign(count, count + sizes[kinds[field]]))
+        field = state.name.removeprefix("parse_")
+        if field != state.name:
+            body.append(Assign(count, count + sizes[kinds[field]]))
         out.append(State(state.name, body, state.transition, state.comment))
     return out
-
-
-def _extracted(stmt: Stmt) -> str | None:
-    text = stmt.lines("")[0]
-    found = re.fullmatch(r"pkt\.extract\(hdr\.(\w+)\);", text)
-    return found.group(1) if found else None
 
 
 def _code_end() -> list[State]:

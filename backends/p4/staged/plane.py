@@ -311,11 +311,7 @@ class StagedDataPlane:
     def drop_group(self, tenant: int, group: int) -> None:
         old = self.groups.pop((tenant, group), None)
         if old is not None:
-            mgrp, nodes = old
-            for node in nodes:
-                self.writer.dissociate(mgrp, node)
-                self.writer.destroy_node(node)
-            self.writer.destroy_group(mgrp)
+            self.writer.remove_group(*old)
 
     def route(self, ip_dst: bytes, port: int) -> None:
         key = (("ipv4_dst", Prefix(int.from_bytes(ip_dst, "big"), 32)),)
