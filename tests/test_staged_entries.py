@@ -23,14 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpfc.backends.p4.staged import StagePlan, generate
-from dpfc.backends.p4.staged.ends import (
-    METADATA_LOADED,
-    METADATA_SOURCES,
-    METADATA_VALUES,
-    PACKET_LENGTH,
-    PERM_METADATA,
-    SWITCH_ID,
-)
+from dpfc.backends.p4.staged.ends import PERM_METADATA
 from dpfc.backends.p4.staged.entries import (
     Entry,
     EntryError,
@@ -48,6 +41,13 @@ from dpfc.backends.p4.staged.entries import (
     segment_entry,
 )
 from dpfc.backends.p4.staged.faults import fault_cubes, shift_op_keys
+from dpfc.backends.p4.staged.loads import (
+    METADATA_LOADED,
+    METADATA_SOURCES,
+    METADATA_VALUES,
+    PACKET_LENGTH,
+    SWITCH_ID,
+)
 from dpfc.backends.p4.staged.packet import outside, packet_frame_entries, switch_id_entries
 from dpfc.encoding import encode_pc
 from dpfc.isa import (
@@ -299,14 +299,14 @@ def test_the_prolog_entries_read_what_the_simulator_reads(
     if rands > 2:
         return  # in-switch: refused
     own = prolog_entries(PROFILE, PLAN, slot, bundle, SWITCH)
-    installed = [*fixed, prolog_refusal(PLAN), *own]
+    installed = [*fixed, *prolog_refusal(PLAN), *own]
     check(run_prolog(PLAN, installed, slot, {}, stack, md, rnd, perm))  # no in-packet code
 
 
 def test_a_tenant_without_the_metadata_bit_runs_no_prolog_of_an_empty_slot() -> None:
     """An empty in-switch slot runs nothing either way; without the metadata bit the
     fixed refusal answers (drop), with it the table's default (prolog_none: pass)."""
-    fixed = [*FIXED, *PACKET, prolog_refusal(PLAN)]
+    fixed = [*FIXED, *PACKET, *prolog_refusal(PLAN)]
     assert run_prolog(PLAN, fixed, 7, {}, [], {0: 0, 1: 0, 4: 0}, (0, 0), 0).refused
     with pytest.raises(AssertionError, match="no prolog code entry"):
         run_prolog(PLAN, fixed, 7, {}, [], {0: 0, 1: 0, 4: 0}, (0, 0), PERM_METADATA)

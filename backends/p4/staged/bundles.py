@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dpfc.backends.p4.lang import Assign, Do, Expr, If, Lit, Stmt, Var, n
 
+from .egress import cleared_when
 from .headers import CODE_END, bundle_fields, instances, slots
 from .plan import StagePlan
 
@@ -50,9 +51,9 @@ def select_bundle(plan: StagePlan, slot: str, pc: Expr) -> list[Stmt]:
 def cut_code(plan: StagePlan) -> list[Stmt]:
     """HDR_MOD (R10), on a program that cuts the code (v1model): the code option leaves
     the packet, with its bundles, end byte and padding; Geneve's options, UDP and IPv4
-    shrink by its length, the header counts no code option, and an in-packet DPF pointer
-    that NEXT_PC did not set (it still equals the one the packet came with), and an
-    in-packet egress pointer, become none (0xFFFF)."""
+    shrink by its length, the header counts no code option, and the in-packet pointers
+    :func:`.egress.cleared_when` names become none (0xFFFF): the pass's own unless its
+    NEXT_PC set it, the other pipeline's always."""
     if not plan.cut_code:
         return []
     meta, sv = n("meta"), hdr.dot("sv")
@@ -68,13 +69,11 @@ def cut_code(plan: StagePlan) -> list[Stmt]:
         Assign(hdr.dot("ipv4").dot("total_len"), hdr.dot("ipv4").dot("total_len") - (words << 2)),
         Assign(sv.dot("n_code"), Lit(0, 4)),
     ]
-    for pointer, kept in (
-        (sv.dot("dpf_ptr"), sv.dot("dpf_ptr").eq(meta.dot("ppc"))),
-        (sv.dot("egress_ptr"), None),
-    ):
+    pointers = (sv.dot("dpf_ptr"), sv.dot("egress_ptr"))
+    for pointer, cleared in zip(pointers, cleared_when(plan), strict=True):
         named = pointer.slice(15, 15).eq(Lit(1, 1)).land(pointer.ne(Lit(NONE, 16)))
-        if kept is not None:
-            named = named.land(kept)
+        if cleared is not None:
+            named = named.land(cleared)
         body.append(If(named, [Assign(pointer, Lit(NONE, 16))]))
     headers = [option.dot("setInvalid")]
     for slot in [*slots(plan), "ep"]:

@@ -7,20 +7,22 @@ simulator uses validates every request (the simulator's codes and messages) and 
 it; :class:`~.plane.StagedDataPlane` turns each accepted change into :class:`~.entries.Entry`
 values (:mod:`.entries`) written through a :class:`StagedWriter`:
 
-* a tenant gets a 10-bit slot (the lowest free) and one ``permissions`` entry per app id;
+* a tenant gets a 10-bit slot (the lowest free) and one ``permissions`` entry per app id
+  (on v1model also its default DPF and whether unauthorized packets pass: :mod:`.grants`);
 * code written to a stage's slot: the prolog's, an EU's or the epilog's entries; an EU
   entry whose taken PC (the last EU's, or a HALT's) or not-taken PC (the last EU's) names
   an installed epilog slot carries that epilog's successor hint (:func:`.entries.hint`),
   and an epilog written or cleared later re-writes the EU entries that lead to it;
 * memory: direct and segment entries (a segment must be a power of two of at most 65,536
-  words, aligned to its size virtually and physically; the lane registers are the
-  ingress's only), the words in the lane registers;
+  words, aligned to its size virtually and physically), with the pipeline in the key on a
+  program with an egress pass (:mod:`.egress`), the words in the lane registers (the
+  egress pipeline's own there; none on TNA);
 * forwarding, multicast groups (replication without per-copy rewrites), routes and the
   default port (the ``routes`` table's default action), and the fixed entries at reset.
 
 What the program cannot run is refused before anything changes, with
-:data:`~dpfc.catalog.codes.SWITCH_STAGED_UNSUPPORTED` and the reason: a default DPF,
-``unauthorized = "pass"``, egress memory, a bundle :mod:`.entries` refuses
+:data:`~dpfc.catalog.codes.SWITCH_STAGED_UNSUPPORTED` and the reason: on TNA a default
+DPF, ``unauthorized = "pass"`` (:mod:`.grants`) and egress memory; a bundle :mod:`.entries` refuses
 (:class:`~.entries.EntryError`), a segment of another shape, a multicast copy that
 rewrites addresses, a destination without a port or route.
 """
@@ -60,7 +62,8 @@ class StagedControl(LedgerControl[LaneMap]):
 
     @property
     def pipelines(self) -> tuple[str, ...]:
-        return ("ingress",)  # no egress stages: a deployment refuses egress DPFs (DPF4022)
+        # without an egress pass (TNA) a deployment refuses egress DPFs (DPF4022)
+        return ("ingress", "egress") if self.plane.plan.egress_pass else ("ingress",)
 
     def start(self) -> None:
         """Write the fixed entries (on an emptied switch)."""
@@ -87,9 +90,9 @@ class StagedControl(LedgerControl[LaneMap]):
         super().write_code(stage, slot, word, pipes)
 
     def grant(self, tenant: int, grant: Grant, pipes: Sequence[int]) -> None:
-        if grant.default_dpf is not None:
+        if grant.default_dpf is not None and not self.plane.plan.grants:
             raise refuse("a default DPF is not on it (a packet without a DPF runs none)")
-        if grant.unauthorized != "drop":
+        if grant.unauthorized != "drop" and not self.plane.plan.grants:
             raise refuse('unauthorized packets are dropped (`unauthorized = "pass"` is not on it)')
         super().grant(tenant, grant, pipes)
 
@@ -104,13 +107,14 @@ class StagedControl(LedgerControl[LaneMap]):
         *,
         pipeline: str = "ingress",
     ) -> None:
-        if pipeline != "ingress":
+        if pipeline not in self.pipelines:
             raise refuse("it has no egress pipeline (its lane registers are the ingress's)")
-        mapped = self.ledger.arrays.map_array(tenant, eu, lane, mapping, size, pipes=list(pipes))
+        arrays, at = self.ledger.arrays, list(pipes)
+        mapped = arrays.map_array(tenant, eu, lane, mapping, size, pipes=at, pipeline=pipeline)
         try:
             self.plane.apply(MemoryMapped(tenant, mapped))
         except (EntryError, SwitchRefused) as error:
-            self.ledger.arrays.unmap_array(tenant, eu, lane, mapping, size, pipes=list(pipes))
+            arrays.unmap_array(tenant, eu, lane, mapping, size, pipes=at, pipeline=pipeline)
             if isinstance(error, SwitchRefused):
                 raise
             raise refuse(str(error)) from None

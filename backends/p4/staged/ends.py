@@ -31,24 +31,21 @@ from dpfc.backends.p4.lang import Assign, Do, Expr, If, Lit, Stmt, Var, chain, l
 from dpfc.target import TargetProfile
 
 from .arch import StagedArch
+from .egress import egress_steering, pointer, pointer_in, pointer_out
 from .eu import code_size, load_immediates, reg
+from .grants import grant_tables
+from .loads import (
+    ETHERNET_BYTES,
+    PACKET_LENGTH,
+    loaded_sources,
+    metadata_loaded,
+    metadata_sources,
+)
 from .plan import StagePlan
 from .units import Part
 
 meta, hdr = n("meta"), n("hdr")
 
-# The LOAD_MD indices the stage-0 loader reads: ingress port, timestamp, the IPv4 total
-# length (packet_length is it + 14, the Ethernet header, added by the selector's action).
-METADATA_SOURCES = (0, 1, 4)
-PACKET_LENGTH, ETHERNET_BYTES = 4, 14
-# The LOAD_MD indices whose value the selector's action holds: switch_id (the operator's,
-# :meth:`~.control.StagedControl.configure`), queue_depth (0 in the ingress, as the
-# simulator's), pipe_id (one pipe: 0), egress_port (none yet in the ingress: 0xFFFF).
-SWITCH_ID = 2
-METADATA_VALUES = {SWITCH_ID: 0, 3: 0, 5: 0, 6: 0xFFFF}
-# The LOAD_MD indices this program loads (any other is refused: DPF4023, or a fault in
-# in-packet code).
-METADATA_LOADED = tuple(sorted((*METADATA_SOURCES, *METADATA_VALUES)))
 # meta.perm: the tenant's permission bits (the grant's action data)
 PERM_METADATA, PERM_PRIVILEGED, PERM_RECIRCULATE = 1, 2, 4
 STEER_FORWARD, STEER_MULTICAST, STEER_PASS = 3, 4, 0
@@ -56,17 +53,11 @@ NO_PC = 0xFFFF  # a PC no code entry matches
 FORWARDING_SIZE, MULTICAST_SIZE, ROUTES_SIZE = 32_768, 4_096, 4_096
 
 
-def metadata_sources(arch: StagedArch) -> dict[int, Expr]:
-    """LOAD_MD index -> where the stage-0 loader reads it."""
-    sources = [arch.ingress_port(), arch.timestamp(), hdr.dot("ipv4").dot("total_len")]
-    return dict(zip(METADATA_SOURCES, sources, strict=True))
-
-
 def prolog_selector_packet_entries(plan: StagePlan, index: int) -> int:
     """The in-packet entries of the prolog selector table of register ``index`` (register
     code order; :mod:`.packet` writes them): POP and PEEK by each set of earlier POPs,
     RAND after no or one earlier RAND, LOAD_MD by index."""
-    return (1 << index) + 1 + index + len(METADATA_SOURCES) + len(METADATA_VALUES)
+    return (1 << index) + 1 + index + len(metadata_loaded(plan))
 
 
 def prolog_code_packet_entries(plan: StagePlan) -> int:
@@ -74,7 +65,8 @@ def prolog_code_packet_entries(plan: StagePlan) -> int:
     the refusals of LOAD_MD (no metadata bit; each block of fields the program lacks), and
     the refusal of an in-switch prolog that reads metadata (:mod:`.packet`)."""
     blocks = 8  # at most: a field index is 8 bits, the refused ones a few aligned blocks
-    return (1 << len(plan.registers)) + len(plan.registers) * (1 + blocks) + 1
+    passing = len(plan.registers) + 1 if plan.grants else 0  # :mod:`.grants`
+    return (1 << len(plan.registers)) + len(plan.registers) * (1 + blocks) + 1 + passing
 
 
 def permissions_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> Part:
@@ -86,7 +78,7 @@ def permissions_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch)
         ["bit<10> slot", "bit<8> perm"],
         [
             Assign(meta.dot("slot"), n("slot")),
-            Assign(meta.dot("ppc"), hdr.dot("sv").dot("dpf_ptr")),
+            Assign(meta.dot("ppc"), pointer(plan)),
             Assign(meta.dot("perm"), n("perm")),
         ],
     )
@@ -100,12 +92,17 @@ def permissions_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch)
     # that is no tenant's (not Geneve over UDP over IPv4) is dropped
     nothing = [Assign(meta.dot("ppc"), Lit(NO_PC, 16))]
     tenant = If(hdr.dot("geneve").dot("isValid").call(), nothing, [arch.drop()])
-    part.apply.append(If(hdr.dot("sv").dot("isValid").call(), table.apply, [tenant]))
+    # a default DPF, unauthorized packets that pass (a program with them: :mod:`.grants`)
+    grants = grant_tables(plan, profile.permission_entries)
+    if grants is not None:
+        part.decls += grants.decls
+    applied = table.apply if grants is None else grants.apply
+    part.apply.append(If(hdr.dot("sv").dot("isValid").call(), applied, [tenant]))
     for q in (0, 1):
         decls, draw = arch.random(f"rng{q}", meta.dot(f"rnd{q}"))
         part.decls += decls
         part.always(f"draw{q}", stage, draw)
-    for index, source in metadata_sources(arch).items():
+    for index, source in metadata_sources(plan, arch).items():
         decls, body = arch.identity(f"md{index}_unit", meta.dot(f"md{index}"), source)
         part.decls += decls
         part.always(f"load_md{index}", stage, body)
@@ -119,7 +116,7 @@ def prolog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> P
         acts = [part.action(f"{name}_zero", [], [Assign(target, lit(0))])]
         for j in range(2 * plan.lanes):
             acts.append(part.action(f"{name}_pop{j}", [], [Assign(target, meta.dot(f"pop{j}"))]))
-        for index in METADATA_SOURCES:
+        for index in loaded_sources(plan):
             source = meta.dot(f"md{index}")
             if index == PACKET_LENGTH:
                 source = source + ETHERNET_BYTES
@@ -229,7 +226,10 @@ def epilog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> P
         cuts.table("epilog_cut", stage, keys_cut, [cut, "NoAction"], "NoAction()", size)
         part.decls += cuts.decls
         part.apply += cuts.apply
+    # the egress pass's NEXT_PC writes the egress pointer (:mod:`.egress`)
+    part.apply += pointer_in(plan)
     part.table("epilog_code", stage, keys, acts, "epilog_none()", size)
+    part.apply += pointer_out(plan)
     # The steering value: an immediate (action data or the packet's), or a register's low
     # 16 bits through that register's identity hash. The tables write one field, so they
     # are alternatives of one if-chain on meta.nsrc (the successor hint the last EU's
@@ -354,6 +354,7 @@ def steering_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) ->
     part.apply += chain(
         [
             (any_fault, faulted.apply),
+            *egress_steering(plan, arch, STEER_PASS),
             (steer.eq(STEER_FORWARD), forwarding.apply),
             (steer.eq(STEER_MULTICAST), multicast.apply),
             (steer.eq(STEER_PASS), routes.apply),

@@ -22,7 +22,7 @@ from dpfc.encoding import encode_pc
 from dpfc.isa import AluOp, Bundle, Imm, MemOp, Register, SelectorKind
 from dpfc.target import TargetProfile
 
-from .ends import METADATA_LOADED, METADATA_VALUES, PERM_METADATA, SWITCH_ID
+from .ends import PERM_METADATA
 from .entry import ANY as ANY
 from .entry import IN_PACKET_PC as IN_PACKET_PC
 from .entry import PC_MASK as PC_MASK
@@ -38,6 +38,8 @@ from .epilog import epilog_entries as epilog_entries
 from .epilog import hint as hint
 from .externs import REGISTER_ACTIONS
 from .faults import AMOUNT_BITS, fault_cubes, shift_op_keys
+from .grants import PERM_PASS
+from .loads import SWITCH_ID, held_values, metadata_loaded
 from .plan import StagePlan
 from .translation import direct_entry as direct_entry
 from .translation import fold16 as fold16
@@ -168,14 +170,15 @@ def prolog_entries(
                 raise EntryError(f"prolog slot {slot}: more than {RANDOM_WORDS} RAND selectors")
             action, rands = f"{table}_rnd{rands}", rands + 1
         elif sel.kind is SelectorKind.LOAD_MD:
-            if sel.value not in METADATA_LOADED:
-                known = ", ".join(map(str, METADATA_LOADED))
+            if sel.value not in metadata_loaded(plan):
+                known = ", ".join(map(str, metadata_loaded(plan)))
                 raise EntryError(
                     f"prolog slot {slot}: LOAD_MD {sel.value} (this program loads {known})"
                 )
             metadata = True
-            if sel.value in METADATA_VALUES:
-                value = switch_id if sel.value == SWITCH_ID else METADATA_VALUES[sel.value]
+            values = held_values(plan)
+            if sel.value in values:
+                value = switch_id if sel.value == SWITCH_ID else values[sel.value]
                 out.append(Entry(table, keys, f"{table}_value", (("value", value),)))
                 continue
             action = f"{table}_md{sel.value}"
@@ -194,14 +197,19 @@ def prolog_entries(
     return out
 
 
-def prolog_refusal(plan: StagePlan) -> Entry:
+def prolog_refusal(plan: StagePlan) -> list[Entry]:
     """The in-switch prolog of a tenant without the metadata bit that no entry ran: one
-    that reads metadata (R5), or an empty slot (nothing would run either)."""
+    that reads metadata (R5), or an empty slot (nothing would run either); with
+    :mod:`.grants`, a tenant whose unauthorized packets pass runs nothing instead."""
     selectors = tuple(
         (f"pro_sel_{r}_{f}", ANY) for r in plan.registers for f in ("valid", "kind", "operand")
     )
-    keys = (("ppc", Ternary(0, IN_PACKET_PC)), ("perm", Ternary(0, PERM_METADATA)), *selectors)
-    return Entry("prolog_code", keys, "prolog_refused", (), REFUSAL_PRIORITY)
+    bits = PERM_METADATA | (PERM_PASS if plan.grants else 0)
+    out = []
+    for perm, action in ((0, "prolog_refused"), (PERM_PASS, "prolog_none")):
+        keys = (("ppc", Ternary(0, IN_PACKET_PC)), ("perm", Ternary(perm, bits)), *selectors)
+        out.append(Entry("prolog_code", keys, action, (), REFUSAL_PRIORITY))
+    return out if plan.grants else out[:1]
 
 
 def fixed_entries(profile: TargetProfile, plan: StagePlan) -> list[Entry]:

@@ -31,6 +31,7 @@ from dpfc.target import TargetProfile
 
 from . import externs
 from .arch import StagedArch
+from .egress import PHASE_KEY
 from .faults import AMOUNT_BITS, alu_table_size, memory_table_size
 from .plan import StagePlan
 from .units import Part, guarded
@@ -144,10 +145,12 @@ def _translation(part: Part, profile: TargetProfile, plan: StagePlan, k: int) ->
             [Assign(meta.dot(f"saddr{i}"), Lit(0, 16)), Assign(meta.dot(f"sok{i}"), lit(0))],
         )
         size_d, size_s = profile.direct_entries_per_lane, profile.segments_per_lane
+        # with an egress pass its mappings are the egress pipeline's (:mod:`.egress`)
+        phase = [(meta.dot(PHASE_KEY), "exact")] if plan.egress_pass else []
         part.table(
             d,
             plan.select(k),
-            [(slot, "exact"), (a, "exact")],
+            [(slot, "exact"), *phase, (a, "exact")],
             [hit_d, miss_d],
             f"{d}_miss()",
             size_d,
@@ -155,7 +158,7 @@ def _translation(part: Part, profile: TargetProfile, plan: StagePlan, k: int) ->
         part.table(
             s,
             plan.select(k),
-            [(slot, "exact"), (a, "ternary")],
+            [(slot, "exact"), *phase, (a, "ternary")],
             [hit_s, miss_s],
             f"{s}_miss()",
             size_s,

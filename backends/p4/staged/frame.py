@@ -24,7 +24,7 @@ VALUE_BITS = 16  # meta.sval: the steering value's low 16 bits
 
 
 def fixed_frame_entries(profile: TargetProfile, plan: StagePlan) -> list[Entry]:
-    out = fixed_entries(profile, plan) + packet_frame_entries(plan) + [prolog_refusal(plan)]
+    out = fixed_entries(profile, plan) + packet_frame_entries(plan) + prolog_refusal(plan)
     for action in ("drop", "return_to_sender"):
         steering = profile.steering_by_name(action)
         if steering is not None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dpfc.backends.p4.lang import Header, struct
 
+from .inner import INNER_HEADERS, inner_meta, inner_types
 from .plan import StagePlan
 
 BIT = "bit<{}>"
@@ -123,6 +124,7 @@ def header_types(plan: StagePlan) -> list[Header]:
         _h("reg_byte_t", [("r", 8)], "A register code byte (a push)."),
         _h("tag16_t", [("tag", 8), ("v", 16)]),
         _h("tag8_t", [("tag", 8), ("v", 8)]),
+        *(inner_types() if plan.header_fields else []),
     ]
 
 
@@ -135,9 +137,11 @@ CODE_END = (
 
 
 def header_bytes(plan: StagePlan) -> dict[str, int]:
-    """The size of each header type, in bytes."""
+    """The size of each fixed-size header type, in bytes."""
     out = {}
     for header in header_types(plan):
+        if any(kind.startswith("varbit") for _, kind in header.fields):
+            continue
         bits = sum(int(kind[4:-1]) for _, kind in header.fields)
         out[header.name] = bits // 8
     return out
@@ -199,6 +203,8 @@ def headers_struct(plan: StagePlan, stack_depth: int) -> Header:
             fields += bundle_fields(plan, slot, instance)
     if plan.cut_code:  # the code's end byte and padding (1..3 bytes), cut with the code
         fields += [(name, kind) for name, kind in CODE_END]
+    if plan.header_fields:  # the tenant's frame, emitted as it came (:mod:`.inner`)
+        fields += list(INNER_HEADERS)
     if plan.packet_bundles > 1:  # the copies the units read (never emitted)
         for slot in [*slots(plan), "ep"]:
             fields += bundle_fields(plan, slot)
@@ -216,6 +222,8 @@ def metadata(plan: StagePlan, sources: int) -> list[tuple[str, str]]:
     out += [("npush", "bit<8>"), ("perm", "bit<8>")]
     if plan.cut_code:  # HDR_MOD, and the code's bytes the parser counts to reach its padding
         out += [("cut", "bit<8>"), ("code_bytes", "bit<16>")]
+    if plan.header_fields:
+        out += inner_meta()
     for i in range(plan.lanes):
         out += [(f"daddr{i}", "bit<16>"), (f"saddr{i}", "bit<16>")]
         out += [(f"dok{i}", "bit<8>"), (f"sok{i}", "bit<8>")]

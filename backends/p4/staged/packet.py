@@ -8,7 +8,7 @@ read the packet's fields (:mod:`.headers`) instead of action data:
   ``run_prolog``): POP and PEEK read the stack word numbered by the POPs before it
   (``meta.pop<j>``), the k-th RAND reads ``meta.rnd<k>`` (a third or fourth RAND reads
   ``rnd1``: the program draws two words), LOAD_MD ``i`` reads ``meta.md<i>`` for the
-  indices the program loads (:data:`.ends.METADATA_SOURCES`; any other reads 0). The
+  indices the program loads (:func:`.ends.loaded_sources`; any other reads 0). The
   table of register ``r`` also keys on the validity and kind of each earlier register's
   selector; one entry per set ``S`` of earlier selectors that are POPs (RANDs) requires
   exactly those to be valid POPs and leaves the others unmasked, and the larger set
@@ -35,14 +35,10 @@ from itertools import combinations
 
 from dpfc.isa import SelectorKind
 
-from .ends import (
-    METADATA_LOADED,
-    METADATA_SOURCES,
-    METADATA_VALUES,
-    PERM_METADATA,
-    SWITCH_ID,
-)
+from .ends import PERM_METADATA
 from .entries import ANY, RANDOM_WORDS, Entry, Key, Ternary, packet_pc
+from .grants import PERM_PASS
+from .loads import SWITCH_ID, held_values, loaded_sources, metadata_loaded
 from .plan import StagePlan
 
 KIND_MASK = 0x7
@@ -98,9 +94,9 @@ def _prolog_selector(plan: StagePlan, at: int, register: str) -> list[Entry]:
         add(POP_OR_PEEK, ANY, chosen, f"pop{len(chosen)}")
     for chosen in _sets(before, RANDOM_WORDS - 1):
         add(RAND, ANY, chosen, f"rnd{len(chosen)}")
-    for index in METADATA_SOURCES:
+    for index in loaded_sources(plan):
         add(LOAD_MD, Ternary(index, 0xFF), (), f"md{index}")
-    for index, value in METADATA_VALUES.items():
+    for index, value in held_values(plan).items():
         if index != SWITCH_ID:  # the operator's: switch_id_entries
             add(LOAD_MD, Ternary(index, 0xFF), (), "value")
             out[-1] = replace(out[-1], params=(("value", value),))
@@ -139,10 +135,15 @@ def _prolog_code(plan: StagePlan) -> list[Entry]:
         return tuple(out)
 
     out = []
-    no_metadata = Ternary(0, PERM_METADATA)
+    # a tenant whose unauthorized packets pass (:mod:`.grants`) runs nothing instead
+    bits = PERM_METADATA | (PERM_PASS if plan.grants else 0)
+    no_metadata = Ternary(0, bits)
     for r in registers:
-        out.append(Entry("prolog_code", keys(no_metadata, {r: (VALID, LOAD_MD, ANY)}), REFUSED))
-        for operand in outside(METADATA_LOADED, 8):
+        load = {r: (VALID, LOAD_MD, ANY)}
+        out.append(Entry("prolog_code", keys(no_metadata, load), REFUSED))
+        if plan.grants:
+            out.append(Entry("prolog_code", keys(Ternary(PERM_PASS, bits), load), "prolog_none"))
+        for operand in outside(metadata_loaded(plan), 8):
             selector = {r: (VALID, LOAD_MD, operand)}
             out.append(Entry("prolog_code", keys(ANY, selector), REFUSED))
     for chosen in _sets(registers, len(registers)):

@@ -24,6 +24,7 @@ from dpfc.backends.p4.lang import Assign, Do, Expr, Select, State, Stmt, n
 
 from .arch import StagedArch
 from .headers import header_bytes, headers_struct, instances, slots
+from .inner import INNER, inner_states
 from .plan import StagePlan
 
 hdr, meta, pkt = n("hdr"), n("meta"), n("pkt")
@@ -78,11 +79,13 @@ def parser_states(plan: StagePlan, stack_depth: int, arch: StagedArch) -> list[S
         _go("stack_opt", "stack0"),
     ]
     states += _stack(plan, stack_depth)
+    # after the options: the tenant's frame, where the program reads it (:mod:`.inner`)
+    after = INNER if plan.header_fields else "accept"
     states.append(
         State(
             "code_start",
             [],
-            Select([look(24)], [(hex(CODE_OPTION), "parse_code_opt"), ("default", "accept")]),
+            Select([look(24)], [(hex(CODE_OPTION), "parse_code_opt"), ("default", after)]),
         )
     )
     states.append(_go("code_opt", "code"))
@@ -100,7 +103,9 @@ def parser_states(plan: StagePlan, stack_depth: int, arch: StagedArch) -> list[S
         for instance in instances(plan, slot):
             code += _epilog(plan, instance) if slot == "ep" else _bundle(plan, slot, instance)
     if plan.cut_code:
-        code = _counted(plan, code) + _code_end()
+        code = _counted(plan, code) + _code_end(after)
+    if plan.header_fields:
+        code += inner_states()
     return states + code
 
 
@@ -120,16 +125,16 @@ def _counted(plan: StagePlan, states: list[State]) -> list[State]:
     return out
 
 
-def _code_end() -> list[State]:
-    """The end byte, then the padding to the option's multiple of 4 bytes."""
+def _code_end(after: str) -> list[State]:
+    """The end byte, then the padding to the option's multiple of 4 bytes, then ``after``."""
     count = meta.dot("code_bytes")
-    pads = [("0", "accept"), ("1", "parse_code_pad3"), ("2", "parse_code_pad2")]
+    pads = [("0", after), ("1", "parse_code_pad3"), ("2", "parse_code_pad2")]
     pads.append(("3", "parse_code_pad1"))
     extra = [Assign(count, count + 1)]
     out = [
         State("parse_code_end", [extract("code_end"), *extra], Select([count.slice(1, 0)], pads))
     ]
-    out += [_go(f"code_pad{n}", "accept") for n in (1, 2, 3)]
+    out += [_go(f"code_pad{n}", after) for n in (1, 2, 3)]
     return out
 
 

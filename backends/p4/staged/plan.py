@@ -40,6 +40,15 @@ class StagePlan:
     # HDR_MOD cuts the in-packet code out of the packet: a v1model program only (its parser
     # counts the code's bytes to reach the padding; the Tofino parsers stop at the end byte)
     cut_code: bool = False
+    # egress DPFs run in a second pass of the same stages (v1model: :mod:`.egress`); a TNA
+    # program runs none (Tofino-1's egress parser; on Tofino-2 the ingress's EUs leave too
+    # little of each stage for a second copy)
+    egress_pass: bool = False
+    # a tenant's default DPF and `unauthorized = "pass"` (v1model: :mod:`.grants`)
+    grants: bool = False
+    # LOAD_MD of the inner frame's header fields (v1model: its parser reaches the frame
+    # past the code's padding, :mod:`.inner`)
+    header_fields: bool = False
 
     @classmethod
     def for_profile(cls, profile: TargetProfile, arch: str = "tna") -> StagePlan:
@@ -64,6 +73,9 @@ class StagePlan:
             profile.lanes,
             profile.packet_bundles_per_stage,
             profile.const_table_entries > 0,
+            arch == "v1model",
+            arch == "v1model",
+            arch == "v1model",
             arch == "v1model",
         )
 

@@ -41,6 +41,7 @@ from dpfc.switch import (
 )
 from dpfc.target import TargetProfile
 
+from .egress import EGRESS_SUFFIX
 from .ends import PERM_METADATA, PERM_PRIVILEGED, PERM_RECIRCULATE
 from .entries import (
     Entry,
@@ -54,6 +55,7 @@ from .entries import (
     segment_entry,
 )
 from .frame import fixed_frame_entries, set_port_entries
+from .grants import DEFAULTS, PERM_PASS, UNAUTHORIZED
 from .packet import switch_id_entries
 from .plan import StagePlan
 from .writer import StagedWriter
@@ -80,7 +82,7 @@ class StagedDataPlane:
         self.code: dict[tuple[int, int], list[tuple[str, int]]] = {}  # (stage, slot) -> handles
         self.hints: dict[tuple[int, int], tuple[int, int]] = {}  # EU (stage, slot) -> hints
         self.tenant_entries: dict[int, dict[tuple[str, tuple[int, ...]], int]] = {}
-        self.mapped: dict[tuple[int, int, int, int, str], int] = {}  # -> handle
+        self.mapped: dict[tuple[int, int, int, int, str, str], int] = {}  # -> handle
         self.groups: dict[tuple[int, int], tuple[int, list[int]]] = {}
         self.next_group = 1
         self.switch_id = 0
@@ -227,10 +229,10 @@ class StagedDataPlane:
                 )
             case MulticastSet(tenant, group, destinations):
                 self.multicast(tenant, group, destinations)
-            case WordsWritten(_pipeline, eu, lane, physical, values):
+            case WordsWritten(pipeline, eu, lane, physical, values):
                 _, addresses = physical[0]
                 for address, value in zip(addresses, values, strict=True):
-                    self.writer.write_register(lane_register(eu, lane), address, value)
+                    self.writer.write_register(lane_register(eu, lane, pipeline), address, value)
 
     def put(self, tenant: int, entry: Entry) -> None:
         """Add or replace a tenant's entry of an exact table."""
@@ -250,10 +252,24 @@ class StagedDataPlane:
         perm |= (PERM_PRIVILEGED if grant.privileged else 0) | (
             PERM_RECIRCULATE if grant.recirculate else 0
         )
+        perm |= PERM_PASS if grant.unauthorized == "pass" else 0
         for app_id in grant.app_ids:
             keys = (("geneve_vni", tenant), ("sv_app_id", app_id))
             params = (("slot", slot), ("perm", perm))
             self.put(tenant, Entry("permissions", keys, "grant", params))
+        if self.plan.grants:  # the default DPF, and what passes (:mod:`.grants`)
+            self.grant_rules(tenant, slot, grant)
+
+    def grant_rules(self, tenant: int, slot: int, grant: Grant) -> None:
+        mine = self.tenant_entries.setdefault(tenant, {})
+        for key in [k for k in mine if k[0] in (DEFAULTS, UNAUTHORIZED)]:
+            self.writer.delete(key[0], mine.pop(key))
+        if grant.default_dpf is not None:
+            params = (("pc", grant.default_dpf),)
+            self.put(tenant, Entry(DEFAULTS, (("slot", slot),), "default_dpf", params))
+        if grant.unauthorized == "pass":
+            keys = (("geneve_vni", tenant),)
+            self.put(tenant, Entry(UNAUTHORIZED, keys, "pass_unauthorized"))
 
     def port(self, destination: Destination) -> int:
         """The port of a destination: its own, or its address's route (or the default)."""
@@ -265,29 +281,34 @@ class StagedDataPlane:
         return port
 
     def map(self, tenant: int, mappings: LaneMappings) -> None:
-        eu, lane, slot = mappings.eu, mappings.lane, self.slot(tenant)
+        eu, lane, slot, plan = mappings.eu, mappings.lane, self.slot(tenant), self.plan
+        pipeline = mappings.pipeline
         entries: list[tuple[int, str, Entry]] = []
         for vaddr, physical in mappings.directs:
-            entries.append((vaddr, "d", direct_entry(self.plan, eu, lane, slot, vaddr, physical)))
+            entry = direct_entry(plan, eu, lane, slot, vaddr, physical, pipeline)
+            entries.append((vaddr, "d", entry))
         for seg in mappings.segments:
             if seg.null:
                 raise refuse("a null segment (every address onto one word) is not on it")
-            entry = segment_entry(self.plan, eu, lane, slot, seg.vbase, seg.size, seg.pbase)
+            entry = segment_entry(
+                plan, eu, lane, slot, seg.vbase, seg.size, seg.pbase, pipeline=pipeline
+            )
             entries.append((seg.vbase, "s", entry))
         for vaddr, kind, entry in entries:  # all checked: now written
-            self.mapped[eu, lane, tenant, vaddr, kind] = self.writer.add(entry)
+            self.mapped[eu, lane, tenant, vaddr, kind, pipeline] = self.writer.add(entry)
 
     def unmap(self, tenant: int, mappings: LaneMappings) -> None:
-        eu, lane = mappings.eu, mappings.lane
+        eu, lane, pipeline = mappings.eu, mappings.lane, mappings.pipeline
+        register = lane_register(eu, lane, pipeline)
         for vaddr, physical in mappings.directs:
-            handle = self.mapped.pop((eu, lane, tenant, vaddr, "d"))
+            handle = self.mapped.pop((eu, lane, tenant, vaddr, "d", pipeline))
             self.writer.delete(self.plan.direct(eu, lane), handle)
-            self.writer.write_register(lane_register(eu, lane), physical, 0)
+            self.writer.write_register(register, physical, 0)
         for seg in mappings.segments:
-            handle = self.mapped.pop((eu, lane, tenant, seg.vbase, "s"))
+            handle = self.mapped.pop((eu, lane, tenant, seg.vbase, "s", pipeline))
             self.writer.delete(self.plan.segment(eu, lane), handle)
             for address in range(seg.pbase, seg.pbase + seg.words):
-                self.writer.write_register(lane_register(eu, lane), address, 0)
+                self.writer.write_register(register, address, 0)
 
     def multicast(self, tenant: int, group: int, destinations: Sequence[Destination]) -> None:
         ports = []
@@ -327,12 +348,13 @@ class StagedDataPlane:
     def read_words(
         self, pipe: int, pipeline: str, eu: int, lane: int, physical: Sequence[int]
     ) -> list[int]:
-        del pipe, pipeline  # one pipe; the ingress's registers only (map refuses egress)
-        return self.writer.read_register(lane_register(eu, lane), physical)
+        del pipe  # one pipe
+        return self.writer.read_register(lane_register(eu, lane, pipeline), physical)
 
 
-def lane_register(eu: int, lane: int) -> str:
-    return f"eu{eu}_lane{lane}"
+def lane_register(eu: int, lane: int, pipeline: str = "ingress") -> str:
+    """The register of (EU, lane) of ``pipeline`` (the egress pass's own: :mod:`.egress`)."""
+    return f"eu{eu}_lane{lane}" + (EGRESS_SUFFIX if pipeline == "egress" else "")
 
 
 def forwarding_entry(slot: int, index: int, port: int, destination: Destination) -> Entry:

@@ -16,9 +16,10 @@ from dpfc.target import TargetProfile
 
 from .arch import StagedArch
 from .bundles import cut_code, drop_copies, select_bundle
-from .ends import METADATA_SOURCES, epilog_stage, permissions_stage, prolog_stage, steering_stage
+from .ends import epilog_stage, permissions_stage, prolog_stage, steering_stage
 from .eu import eu_stages
 from .headers import header_types, headers_struct, metadata
+from .loads import loaded_sources
 from .parser import parser_states
 from .plan import PlanError, StagePlan
 from .stack import restack_stage
@@ -65,7 +66,7 @@ def program(profile: TargetProfile, arch: str = "tna", chip: int = 1) -> Program
     ingress.add(steering_stage(profile, plan, target))
     ingress.add(restack_stage(profile, plan, target))
     ingress.apply += cut_code(plan) + drop_copies(plan)
-    fields = metadata(plan, 0) + [(f"md{i}", "bit<32>") for i in METADATA_SOURCES]
+    fields = metadata(plan, 0) + [(f"md{i}", "bit<32>") for i in loaded_sources(plan)]
     fields += [(f"fault{i}", "bit<8>") for i in range(plan.lanes)]
     fields += target.extra_metadata()
     out = Program()

@@ -11,7 +11,7 @@ pushes gets one. One exact table keyed by the old depth, the pops and the pushes
 its fixed entries (:func:`restack_entries`) holding each change as action data (a field
 plus a constant: one stage on Tofino); a combination without an entry leaves more words
 than the stack holds, a fault (R13) that drops the packet. The UDP checksum becomes 0 (none), as the
-simulator writes it; the frame's deparser computes the IPv4 checksum again (:mod:`.v1model`).
+simulator writes it, unless no DPF ran (the packet leaves as it came); the frame's deparser computes the IPv4 checksum again (:mod:`.v1model`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from .units import Part
 
 meta, hdr = n("meta"), n("hdr")
 STACK_OPTION_CLASS, STACK_OPTION_TYPE = 0xFFF0, 0x03
+NO_DPF = 0xFFFF  # meta.ppc of a packet that runs no DPF
 # the steering stage's tables that may drop the packet (:func:`.ends.steering_stage`)
 STEERING_TABLES = ("forwarding", "multicast", "routes", "special", "fault_drop_t")
 
@@ -85,9 +86,11 @@ def restack_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> 
     acts = [keep, gone, new, overflow]
     table.table("restack", stage, keys, acts, "restack_overflow()", size, annotations=droppers)
     part.decls += table.decls
-    # the UDP checksum would cover the changed options: none, as the simulator writes it
+    # the UDP checksum would cover the changed options: none, as the simulator writes it;
+    # a packet that ran no DPF (none named, or unauthorized and passed) leaves as it came
     no_checksum = Assign(hdr.dot("udp").dot("checksum"), Lit(0, 16))
-    part.apply.append(If(sv.dot("isValid").call(), [no_checksum, *table.apply]))
+    ran = meta.dot("ppc").ne(Lit(NO_DPF, 16))
+    part.apply.append(If(sv.dot("isValid").call(), [If(ran, [no_checksum]), *table.apply]))
     return part
 
 

@@ -35,8 +35,8 @@ from dpfc.backends.p4.lang import (
 from dpfc.target import HashFunction
 
 from .arch import StagedArch, Unit
-from .ends import METADATA_SOURCES
 from .externs import INDEX, REGISTER_ACTIONS, WORD, register_writes
+from .loads import METADATA_SOURCES
 from .plan import StagePlan
 
 ig_intr_md, ig_tm_md, ig_dprsr_md = n("ig_intr_md"), n("ig_tm_md"), n("ig_dprsr_md")

@@ -58,32 +58,32 @@ from dpfc.backends.p4.layout import INGRESS
 from dpfc.target import HashFunction
 
 from .arch import StagedArch, Unit
+from .egress import EGRESS_CONTROL, EGRESS_METADATA, EGRESS_SUFFIX, in_egress
 from .externs import WORD, register_writes
 
 meta, sm = n("meta"), n("sm")
 RECIRCULATED = 4  # simple_switch's instance type of a recirculated packet
-FRAME = """\
-control SwitchVMVerify(inout headers_t hdr, inout metadata_t meta) {
-    apply { }
-}
-control SwitchVMEgress(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {
-    apply {
-        if (meta.recirculate == 1) {
-            recirculate_preserving_field_list(0);
-        }
-    }
-}
-control SwitchVMComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
-    apply {
+# the egress control runs the recirculations: the ingress's, and the egress pass's
+FRAME = f"""\
+control SwitchVMVerify(inout headers_t hdr, inout metadata_t meta) {{
+    apply {{ }}
+}}
+control SwitchVMEgress(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t sm) {{
+    apply {{
+{EGRESS_CONTROL}
+    }}
+}}
+control SwitchVMComputeChecksum(inout headers_t hdr, inout metadata_t meta) {{
+    apply {{
         update_checksum(hdr.sv.isValid(),
-            { hdr.ipv4.version_ihl, hdr.ipv4.tos, hdr.ipv4.total_len, hdr.ipv4.id,
-              hdr.ipv4.frag, hdr.ipv4.ttl, hdr.ipv4.protocol, hdr.ipv4.src, hdr.ipv4.dst },
+            {{ hdr.ipv4.version_ihl, hdr.ipv4.tos, hdr.ipv4.total_len, hdr.ipv4.id,
+              hdr.ipv4.frag, hdr.ipv4.ttl, hdr.ipv4.protocol, hdr.ipv4.src, hdr.ipv4.dst }},
             hdr.ipv4.checksum, HashAlgorithm.csum16);
-    }
-}
-control IngressDeparser(packet_out pkt, in headers_t hdr) {
-    apply { pkt.emit(hdr); }
-}
+    }}
+}}
+control IngressDeparser(packet_out pkt, in headers_t hdr) {{
+    apply {{ pkt.emit(hdr); }}
+}}
 V1Switch(IngressParser(), SwitchVMVerify(), SwitchVMIngress(), SwitchVMEgress(),
          SwitchVMComputeChecksum(), IngressDeparser()) main;"""
 
@@ -119,7 +119,12 @@ class StagedV1Model(StagedArch):
 
     def extra_metadata(self) -> list[tuple[str, str]]:
         # the port the packet first came in on, kept by recirculate_preserving_field_list(0)
-        return [("drop", "bit<1>"), ("recirculate", "bit<1>"), ("in_port", "@field_list(0) bit<9>")]
+        return [
+            ("drop", "bit<1>"),
+            ("recirculate", "bit<1>"),
+            ("in_port", "@field_list(0) bit<9>"),
+            *EGRESS_METADATA,
+        ]
 
     def ingress_start(self) -> list[Stmt]:
         first = sm.dot("instance_type").ne(Lit(RECIRCULATED, 32))
@@ -171,7 +176,11 @@ class StagedV1Model(StagedArch):
         self, unit: str, index_unit: str, size: int, op: Expr, data: Expr
     ) -> list[Decl]:
         del index_unit, op, data  # each access computes its index and its word
-        return [Instance(f"register<{WORD}>", [Lit(size)], unit)]
+        # the egress pass's words are the egress pipeline's own (:mod:`.egress`)
+        return [
+            Instance(f"register<{WORD}>", [Lit(size)], unit),
+            Instance(f"register<{WORD}>", [Lit(size)], f"{unit}{EGRESS_SUFFIX}"),
+        ]
 
     def memory_access(
         self,
@@ -187,12 +196,21 @@ class StagedV1Model(StagedArch):
         value, at = n("value"), n("index")
         writes = register_writes(action, op, value, data, self.maximum, self.minimum)
         read = [Assign(target, value)]  # STORE: the word written (B keeps its copy)
+        egress = f"{unit}{EGRESS_SUFFIX}"
         return [
             Var("bit<32>", "index", _xor16(index).cast(32)),
             Var(WORD, "value"),
-            Do(n(f"{unit}.read").call(value, at)),
+            If(
+                in_egress(),
+                [Do(n(f"{egress}.read").call(value, at))],
+                [Do(n(f"{unit}.read").call(value, at))],
+            ),
             *([*writes, *read] if action == "store" else [*read, *writes]),
-            Do(n(f"{unit}.write").call(at, value)),
+            If(
+                in_egress(),
+                [Do(n(f"{egress}.write").call(at, value))],
+                [Do(n(f"{unit}.write").call(at, value))],
+            ),
         ]
 
     def minimum(self, a: Expr, b: Expr) -> Expr:
