@@ -220,8 +220,8 @@ def test_both_architectures_have_one_control_plane(profile: TargetProfile) -> No
     cuts the in-packet code (HDR_MOD: ``epilog_cut``, which the Tofino parsers cannot
     reach the end of the code for), what its egress pass needs (the translation
     tables' ``eg_phase`` key, LOAD_MD egress_port as a loaded field: ``_md6``), the
-    inner frame's fields (``_md7`` .. ``_md13``) and the default DPF and unauthorized
-    packets that pass (``defaults``, ``unauthorized``)."""
+    inner frame's fields (``_md7`` .. ``_md13``), the default DPF and unauthorized
+    packets that pass (``defaults``, ``unauthorized``) and NEXT_PC from a register."""
     v1_only_md = {f"md{index}" for index in range(6, 14)}
     v1_only_tables = {"epilog_cut", "defaults", "unauthorized"}
     v1_only_tables |= {f"load_{md}_t" for md in v1_only_md}
@@ -229,6 +229,7 @@ def test_both_architectures_have_one_control_plane(profile: TargetProfile) -> No
 
     def v1_only_action(name: str) -> bool:
         v1_only = {"epilog_cut_on", "default_dpf", "pass_unauthorized"}
+        v1_only |= {"epilog_switch_reg", "epilog_packet_reg"}  # NEXT_PC from a register
         return name in v1_only or name.rsplit("_", 1)[-1] in v1_only_md
 
     def placed(arch: str) -> list[Table]:  # the stage: TNA's other notes only order tables

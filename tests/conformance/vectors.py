@@ -258,6 +258,16 @@ def epilog() -> list[Vector]:
         "eu0 e:\n    HALT out\n"
         "epilog out:\n    PUSH A0\n    NEXT_PC @switch:9\n    HDR_MOD\n"
     )
+    next_reg = (
+        "prolog p:\n    POP A0\n    POP B1\n    JMP e\n"
+        "eu0 e:\n    HALT out\n"
+        "epilog out:\n    PUSH A0\n    NEXT_PC B1\n"
+    )
+    # NEXT_PC from a register: its low 16 bits (0xFFFF: none), in-packet code naming its own
+    # prolog; in-switch code naming in-packet code it lacks is dropped by the simulator
+    # only (docs/p4.md, "Differences between bmv2 and the simulator")
+    switch_packets = (Packet((4, 9)), Packet((4, 0xFFFF)))
+    packet_packets = (*switch_packets, Packet((4, 0x1_8000)))
     loop = asm(
         # recirculates while the counter on the stack is below 3: gas 8 runs it to the end,
         # gas 2 is exhausted first
@@ -314,6 +324,8 @@ def epilog() -> list[Vector]:
             "epilog_halt", halt, packets=(Packet((0, 5)), Packet((1, 5)), Packet((0xFFFF_FFFF, 1)))
         ),
         Vector("epilog_next_pc_hdr_mod", next_pc, packets=(Packet((4,)),)),
+        Vector("epilog_next_pc_register", asm(next_reg), packets=packet_packets),
+        Vector("epilog_next_pc_register_switch", asm(next_reg, "switch"), packets=switch_packets),
         Vector(
             "recirculated_metadata",
             recirculated_md,

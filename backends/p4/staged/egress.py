@@ -108,14 +108,13 @@ def egress_steering(
 
 def cleared_when(plan: StagePlan) -> tuple[Expr, Expr | None]:
     """When HDR_MOD clears an in-packet pointer (:func:`.bundles.cut_code`), besides naming
-    in-packet code: the pointer of the pass's pipeline unless its NEXT_PC set it (it still
-    equals ``meta.ppc``, the pointer the pass started from); the other pipeline's pointer
-    always (None: no further condition). Returns the ingress's and the egress's."""
-    sv, ppc = hdr.dot("sv"), meta.dot("ppc")
-    ingress = sv.dot("dpf_ptr").eq(ppc)
+    in-packet code: the pointer of the pass's pipeline unless its epilog set it (NEXT_PC:
+    ``meta.next_set``); the other pipeline's pointer always (None: no further condition).
+    Returns the ingress's and the egress's."""
+    not_set = meta.dot("next_set").eq(Lit(0, 1))
     if not plan.egress_pass:
-        return ingress, None
-    return in_egress().lor(ingress), in_egress().lnot().lor(sv.dot("egress_ptr").eq(ppc))
+        return not_set, None
+    return in_egress().lor(not_set), in_egress().lnot().lor(not_set)
 
 
 __all__ = [

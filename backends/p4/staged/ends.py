@@ -41,6 +41,7 @@ from .loads import (
     metadata_loaded,
     metadata_sources,
 )
+from .next_register import next_from_register, next_register_actions
 from .plan import StagePlan
 from .units import Part
 
@@ -191,10 +192,16 @@ def epilog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> P
         pops.append(part.action(f"epilog_pops{count}", [], gone))
     keys = [(meta.dot("npops"), "exact")]
     part.table("epilog_pops", stage, keys, pops, "epilog_pops0()", 2 * plan.lanes + 1)
+    # HDR_MOD keeps a pointer the epilog set (v1model: :func:`.egress.cleared_when`)
+    was_set = [Assign(meta.dot("next_set"), lit(1))] if plan.cut_code else []
     code = part.action(
         "epilog_switch",
         ["bit<8> steer", "bit<16> next"],
-        [Assign(meta.dot("steer"), n("steer")), Assign(hdr.dot("sv").dot("dpf_ptr"), n("next"))],
+        [
+            Assign(meta.dot("steer"), n("steer")),
+            Assign(hdr.dot("sv").dot("dpf_ptr"), n("next")),
+            *was_set,
+        ],
     )
     # without NEXT_PC the DPF pointer stays (docs/simulator.md, the epilog)
     stay = part.action(
@@ -204,7 +211,11 @@ def epilog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> P
     packet = part.action(
         "epilog_packet",
         [],
-        [packet_steer, Assign(hdr.dot("sv").dot("dpf_ptr"), hdr.dot("ep_next_pc").dot("v"))],
+        [
+            packet_steer,
+            Assign(hdr.dot("sv").dot("dpf_ptr"), hdr.dot("ep_next_pc").dot("v")),
+            *was_set,
+        ],
     )
     packet_stay = part.action("epilog_packet_stay", [], [packet_steer])
     epc = [(meta.dot("epc"), "ternary")]
@@ -219,6 +230,7 @@ def epilog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> P
     # the packet's epilog left from an earlier pass must not steer it
     none = part.action("epilog_none", [], [Assign(meta.dot("steer"), Lit(STEER_PASS, 8))])
     acts = [code, stay, packet, packet_stay, refused, none]
+    acts += next_register_actions(part, plan, packet_steer)
     if plan.cut_code:  # HDR_MOD: the end of the ingress cuts the code (:mod:`.bundles`)
         cut = part.action("epilog_cut_on", [], [Assign(meta.dot("cut"), lit(1))])
         cuts = Part()
@@ -229,6 +241,7 @@ def epilog_stage(profile: TargetProfile, plan: StagePlan, arch: StagedArch) -> P
     # the egress pass's NEXT_PC writes the egress pointer (:mod:`.egress`)
     part.apply += pointer_in(plan)
     part.table("epilog_code", stage, keys, acts, "epilog_none()", size)
+    part.apply += next_from_register(plan)
     part.apply += pointer_out(plan)
     # The steering value: an immediate (action data or the packet's), or a register's low
     # 16 bits through that register's identity hash. The tables write one field, so they

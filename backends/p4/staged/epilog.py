@@ -3,7 +3,8 @@
 Contract: :func:`epilog_entries` turns an epilog bundle installed in epilog code slot
 ``slot`` into the epilog stage's entries (pushes, their count, steering action and value,
 NEXT_PC); :func:`hint` is the successor hint an EU code entry carries for the epilog its
-PC leads to. HDR_MOD and NEXT_PC from a register are refused (:class:`~.entry.EntryError`).
+PC leads to. HDR_MOD and NEXT_PC from a register are refused where the plan lacks them
+(:class:`~.entry.EntryError`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def epilog_entries(
     where = f"epilog slot {slot}"
     if bundle.hdr_mod and not plan.cut_code:
         raise EntryError(f"{where}: HDR_MOD is not on this program")
-    if isinstance(bundle.next_pc, Register):
+    if isinstance(bundle.next_pc, Register) and not plan.next_from_register:
         raise EntryError(f"{where}: NEXT_PC from a register is not on this program")
     epc = pc_key("epc", slot)
     out = []
@@ -44,6 +45,9 @@ def epilog_entries(
     keys = (epc, ("ep_next_pc_valid", ANY), ("ep_head_hdr_mod", ANY), ("ep_next_reg_valid", ANY))
     if bundle.next_pc is None:
         out.append(Entry("epilog_code", keys, "epilog_switch_stay", (("steer", steer),)))
+    elif isinstance(bundle.next_pc, Register):  # :mod:`.next_register`
+        params = (("steer", steer), ("reg", bundle.next_pc.code))
+        out.append(Entry("epilog_code", keys, "epilog_switch_reg", params))
     else:
         params = (("steer", steer), ("next", encode_pc(bundle.next_pc)))
         out.append(Entry("epilog_code", keys, "epilog_switch", params))

@@ -224,6 +224,10 @@ def metadata(plan: StagePlan, sources: int) -> list[tuple[str, str]]:
         out += [("cut", "bit<8>"), ("code_bytes", "bit<16>")]
     if plan.header_fields:
         out += inner_meta()
+    if plan.next_from_register:  # the register NEXT_PC reads, its code + 1 (0: none)
+        out += [("nreg", "bit<8>")]
+    if plan.cut_code:  # the epilog set the pass's pointer (HDR_MOD keeps it)
+        out += [("next_set", "bit<1>")]
     for i in range(plan.lanes):
         out += [(f"daddr{i}", "bit<16>"), (f"saddr{i}", "bit<16>")]
         out += [(f"dok{i}", "bit<8>"), (f"sok{i}", "bit<8>")]

@@ -193,9 +193,14 @@ def _epilog(plan: StagePlan) -> list[Entry]:
     # first (priority 0) what the program does not run: NEXT_PC from a register, and
     # HDR_MOD where the program cannot cut the code (a Tofino program)
     refused = [(VALID, ANY)] if not plan.cut_code else []
-    for hdr_mod, next_reg in [*refused, (ANY, VALID)]:
+    if not plan.next_from_register:
+        refused.append((ANY, VALID))
+    for hdr_mod, next_reg in refused:
         keys = (epc, ("ep_next_pc_valid", ANY), ("ep_head_hdr_mod", hdr_mod))
         out.append(Entry("epilog_code", (*keys, ("ep_next_reg_valid", next_reg)), "epilog_refused"))
+    if plan.next_from_register:  # :mod:`.next_register`
+        keys = (epc, ("ep_next_pc_valid", ANY), ("ep_head_hdr_mod", ANY))
+        out.append(Entry("epilog_code", (*keys, ("ep_next_reg_valid", VALID)), "epilog_packet_reg"))
     if plan.cut_code:
         out.append(Entry("epilog_cut", (epc, ("ep_head_hdr_mod", VALID)), "epilog_cut_on"))
     for valid, action in ((1, "epilog_packet"), (0, "epilog_packet_stay")):

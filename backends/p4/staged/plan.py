@@ -49,6 +49,9 @@ class StagePlan:
     # LOAD_MD of the inner frame's header fields (v1model: its parser reaches the frame
     # past the code's padding, :mod:`.inner`)
     header_fields: bool = False
+    # NEXT_PC from a register (v1model: the epilog moves the register's low 16 bits, a move
+    # a Tofino epilog would need an identity hash unit per register for)
+    next_from_register: bool = False
 
     @classmethod
     def for_profile(cls, profile: TargetProfile, arch: str = "tna") -> StagePlan:
@@ -73,6 +76,7 @@ class StagePlan:
             profile.lanes,
             profile.packet_bundles_per_stage,
             profile.const_table_entries > 0,
+            arch == "v1model",
             arch == "v1model",
             arch == "v1model",
             arch == "v1model",
