@@ -16,20 +16,13 @@ the permissions stage loads into ``meta.md<index>`` (:func:`.ends.loaded_sources
 
 from __future__ import annotations
 
-from dpfc.backends.p4.lang import Assign, Do, Expr, Header, If, Lit, Select, State, mux, n
+from dpfc.backends.p4.inner import GENEVE_AND_UDP, INNER_HEADERS, inner_meta
+from dpfc.backends.p4.inner import header_field_values as field_words
+from dpfc.backends.p4.lang import Assign, Do, Expr, Header, If, Lit, Select, State, n
 from dpfc.target import HEADER_METADATA
 
 hdr, meta, pkt = n("hdr"), n("meta"), n("pkt")
 INNER = "inner"  # the parser state that enters the inner frame
-GENEVE_AND_UDP = 16  # the UDP header and the Geneve header before the options
-# (struct field, header type) in the packet's order, after the Geneve options
-INNER_HEADERS: tuple[tuple[str, str], ...] = (
-    ("inner_eth", "ethernet_t"),
-    ("inner_vlan", "vlan_t"),
-    ("inner_ipv4", "ipv4_t"),
-    ("inner_ipv4_opts", "ipv4_opts_t"),
-    ("inner_l4", "l4_ports_t"),
-)
 HEADER_FIELDS = tuple(field.index for field in HEADER_METADATA)  # LOAD_MD 7..13
 
 
@@ -39,14 +32,6 @@ def inner_types() -> list[Header]:
         Header("vlan_t", [("tci", "bit<16>"), ("ether_type", "bit<16>")]),
         Header("ipv4_opts_t", [("options", "varbit<320>")]),
         Header("l4_ports_t", [("src", "bit<16>"), ("dst", "bit<16>")]),
-    ]
-
-
-def inner_meta() -> list[tuple[str, str]]:
-    return [
-        ("inner_left", "bit<16>"),  # bytes of the inner frame not yet parsed
-        ("inner_short", "bit<1>"),  # the IPv4 options run past the frame
-        ("inner_ip", "bit<1>"),  # a whole IPv4 header: the IPv4 fields are its
     ]
 
 
@@ -130,20 +115,9 @@ def inner_states() -> list[State]:
 
 
 def header_field_values() -> dict[int, Expr]:
-    """LOAD_MD index -> the word of that header field (dpfc.target.HEADER_METADATA)."""
-    ipv4, l4 = hdr.dot("inner_ipv4"), hdr.dot("inner_l4")
-    is_ip = meta.dot("inner_ip").eq(Lit(1, 1))
-    has_ports = l4.dot("isValid").call()
-    zero = Lit(0, 32)
-    words = {
-        "ipv4_src": mux(is_ip, ipv4.dot("src"), zero),
-        "ipv4_dst": mux(is_ip, ipv4.dot("dst"), zero),
-        "ip_proto": mux(is_ip, ipv4.dot("protocol").cast(32), zero),
-        "dscp": mux(is_ip, (ipv4.dot("tos") >> 2).cast(32), zero),
-        "ttl": mux(is_ip, ipv4.dot("ttl").cast(32), zero),
-        "l4_src": mux(has_ports, l4.dot("src").cast(32), zero),
-        "l4_dst": mux(has_ports, l4.dot("dst").cast(32), zero),
-    }
+    """LOAD_MD index -> the word of that header field (dpfc.target.HEADER_METADATA): the
+    old program's words (the inner headers' types and fields are the same)."""
+    words = field_words()
     return {field.index: words[field.name] for field in HEADER_METADATA}
 
 
