@@ -41,8 +41,8 @@ class StagePlan:
     # counts the code's bytes to reach the padding; the Tofino parsers stop at the end byte)
     cut_code: bool = False
     # egress DPFs run in a second pass of the same stages (v1model: :mod:`.egress`); a TNA
-    # program runs none (Tofino-1's egress parser; on Tofino-2 the ingress's EUs leave too
-    # little of each stage for a second copy)
+    # program runs none (Tofino-1's egress parser; on Tofino-2 the ingress's EUs use 28-32
+    # of each stage's 32 action instruction rows, which an egress copy would share)
     egress_pass: bool = False
     # a tenant's default DPF and `unauthorized = "pass"` (v1model: :mod:`.grants`)
     grants: bool = False
