@@ -34,7 +34,7 @@ LAYERS: list[set[str]] = [
     {"schedule"},
     {"codegen"},
     {"link"},
-    {"deploy", "driver"},
+    {"deploy", "driver", "verify"},
     {"backends", "stdlib"},
     {"cli", "bench"},
 ]
@@ -54,7 +54,8 @@ BACK_END_INTERFACES = {
 }
 ADAPTERS = {
     "lark": {"dpfc/parsing.py"},
-    "z3": {"dpfc/schedule/z3/adapter.py"},
+    # the scheduler's (Boolean: SAT) and the verifier's (bit-vectors and arrays)
+    "z3": {"dpfc/schedule/z3/adapter.py", "dpfc/verify/bitvec.py"},
     "scapy": {"dpfc/packet/layers.py"},
     "networkx": {"dpfc/ir/cfg.py"},
     "llvmlite": {"backends/jit/llvm.py"},  # the JIT's adapter

@@ -1,0 +1,24 @@
+"""Verification of placed machine code: what a DPF's code may do, and whether it is its program.
+
+Contract: one symbolic semantics of SwitchVM machine code as SMT bit-vector formulas
+(:mod:`.semantics`: every ALU, memory, compare and branch kind, the FA-ops and the lanes'
+CRCs), kept apart from the concrete interpreter, the simulator and the JIT so that a bug in
+one cannot hide in another. Terms are built and decided through :mod:`.bitvec`, the
+package's adapter of Z3's bit-vector theory, under deterministic resource limits.
+"""
+
+from __future__ import annotations
+
+from dpfc.verify.bitvec import Answer, Term, Words
+from dpfc.verify.semantics import alu, branch_taken, compare_vector, hash_word, memory
+
+__all__ = [
+    "Answer",
+    "Term",
+    "Words",
+    "alu",
+    "branch_taken",
+    "compare_vector",
+    "hash_word",
+    "memory",
+]
