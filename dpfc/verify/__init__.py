@@ -2,7 +2,7 @@
 
 Contract: one symbolic semantics of SwitchVM machine code as SMT bit-vector formulas
 (:mod:`.semantics`: every ALU, memory, compare and branch kind, the FA-ops and the lanes'
-CRCs), kept apart from the concrete interpreter, the simulator and the JIT so that a bug in
+CRCs; :mod:`.machine`: a placed DPF's paths, each with its condition and decision), kept apart from the concrete interpreter, the simulator and the JIT so that a bug in
 one cannot hide in another. Terms are built and decided through :mod:`.bitvec`, the
 package's adapter of Z3's bit-vector theory, under deterministic resource limits.
 """

@@ -133,6 +133,7 @@ class Words:
         self.context = z3.Context()
         self.rlimit = rlimit
         self.variables: dict[str, Term] = {}
+        self.memories: dict[str, Term] = {}
 
     # -- terms ---------------------------------------------------------------------------
     def const(self, value: int, width: int = 32) -> Term:
@@ -161,14 +162,48 @@ class Words:
     def all_of(self, terms: Sequence[Term]) -> Term:
         return Term(z3.And(*(t.ast for t in terms))) if terms else self.true()
 
+    def any_of(self, terms: Sequence[Term]) -> Term:
+        return Term(z3.Or(*(t.ast for t in terms))) if terms else self.true().lnot()
+
+    # -- memories: arrays from 32-bit addresses to 32-bit words ---------------------------
+    def memory(self, name: str) -> Term:
+        """The memory ``name`` as it was before the DPF ran (a variable of its own)."""
+        if name not in self.memories:
+            sort = z3.BitVecSort(32, ctx=self.context)
+            self.memories[name] = Term(z3.Array(name, sort, sort))
+        return self.memories[name]
+
+    @staticmethod
+    def select(memory: Term, address: Term) -> Term:
+        return Term(z3.Select(memory.ast, address.ast))
+
+    @staticmethod
+    def store(memory: Term, address: Term, value: Term) -> Term:
+        return Term(z3.Store(memory.ast, address.ast, value.ast))
+
     # -- questions -----------------------------------------------------------------------
-    def value(self, term: Term, given: Mapping[str, int]) -> int:
-        """``term`` with each variable named in ``given`` replaced by its value (a Boolean
-        gives 1 or 0); every variable of ``term`` must be given."""
+    def value(
+        self,
+        term: Term,
+        given: Mapping[str, int],
+        memories: Mapping[str, Mapping[int, int]] | None = None,
+    ) -> int:
+        """``term`` with each variable named in ``given`` replaced by its value and each
+        memory named in ``memories`` by its words (0 where none is given); a Boolean gives
+        1 or 0. Every variable and memory of ``term`` must be given."""
         pairs = [
-            (self.variables[n].ast, self.const(v, self.variables[n].width).ast)
-            for n, v in given.items()
+            (self.variables[name].ast, self.const(v, self.variables[name].width).ast)
+            for name, v in given.items()
+            if name in self.variables
         ]
+        sort = z3.BitVecSort(32, ctx=self.context)
+        for name, words in (memories or {}).items():
+            if name not in self.memories:
+                continue
+            array = z3.K(sort, z3.BitVecVal(0, 32, ctx=self.context))
+            for address, word in sorted(words.items()):
+                array = z3.Store(array, self.const(address).ast, self.const(word).ast)
+            pairs.append((self.memories[name].ast, array))
         result = z3.simplify(z3.substitute(term.ast, *pairs)) if pairs else z3.simplify(term.ast)
         if z3.is_true(result):
             return 1
