@@ -29,6 +29,7 @@ from dpfc.isa.bundle import PC
 from dpfc.machine import MachineProgram
 from dpfc.schedule import Budget, Exit, ScheduleOptions
 from dpfc.verify import Words
+from dpfc.verify.bitvec import Valuation
 from dpfc.verify.machine import Path, symbolic_paths
 from tests.dpf_programs import GeneratedProgram, inputs_for, programs
 from tests.sim_harness import (
@@ -72,9 +73,10 @@ def check_symbolic(
     for j, k in enumerate(order):
         given_words[f"rand{j}"] = words[k % len(words)] if words else 0
     memories = {f"mem{a.eu}_{a.lane}": _initial(inputs, a) for a in arrays}
-    taken = [p for p in paths if w.value(p.condition, given_words, memories)]
+    at = w.valuation(given_words, memories)
+    taken = [p for p in paths if at.of(p.condition)]
     assert len(taken) == 1, [p.stages for p in taken]
-    assert_same(w, taken[0], sim, arrays, given_words, memories)
+    assert_same(w, at, taken[0], sim, arrays, memories)
     return len(paths)
 
 
@@ -87,10 +89,10 @@ def _initial(inputs: Inputs, array: ArraySpec) -> dict[int, int]:
 
 def assert_same(
     w: Words,
+    at: Valuation,
     path: Path,
     sim: SimOutcome,
     arrays: Sequence[ArraySpec],
-    given_words: dict[str, int],
     memories: dict[str, dict[int, int]],
 ) -> None:
     if path.fault is not None:
@@ -107,19 +109,17 @@ def assert_same(
         touched = set(before)
         for access in path.accesses:
             if (access.eu, access.lane) == (a.eu, a.lane):
-                touched.add(w.value(access.address, given_words, memories))
+                touched.add(at.of(access.address))
         final[a.name] = {
-            i: w.value(w.select(array, w.const(i)), given_words, memories)
-            for i in sorted(touched)
-            if i < a.size
+            i: at.of(w.select(array, w.const(i))) for i in sorted(touched) if i < a.size
         }
     assert canonical_memory(final) == sim.memory
     decision = path.decision
     assert decision is not None
     if sim.stack is not None:
-        stack = tuple(w.value(t, given_words, memories) for t in decision.stack)
+        stack = tuple(at.of(t) for t in decision.stack)
         assert stack == sim.stack
-    value = w.value(decision.value, given_words, memories)
+    value = at.of(decision.value)
     if decision.steering == "drop":
         assert sim.verdict == "drop", sim.reason
     elif decision.steering in ("forward", "multicast") and sim.stack is not None:

@@ -126,6 +126,25 @@ class Answer:
         return self.verdict == "proved"
 
 
+class Valuation:
+    """Terms evaluated under fixed inputs (:meth:`Words.valuation`)."""
+
+    def __init__(self, pairs: list[tuple[z3.ExprRef, z3.ExprRef]]) -> None:
+        self.pairs = pairs
+
+    def of(self, term: Term) -> int:
+        """The term's value (a Boolean: 1 or 0); every variable must have been given."""
+        ast = z3.substitute(term.ast, *self.pairs) if self.pairs else term.ast
+        result = z3.simplify(ast)
+        if z3.is_true(result):
+            return 1
+        if z3.is_false(result):
+            return 0
+        if not z3.is_bv_value(result):
+            raise ValueError(f"the term still has variables: {result}")
+        return int(result.as_long())
+
+
 class Words:
     """One formula context: terms, and the claims decided about them (module docstring)."""
 
@@ -191,6 +210,13 @@ class Words:
         """``term`` with each variable named in ``given`` replaced by its value and each
         memory named in ``memories`` by its words (0 where none is given); a Boolean gives
         1 or 0. Every variable and memory of ``term`` must be given."""
+        return self.valuation(given, memories).of(term)
+
+    def valuation(
+        self, given: Mapping[str, int], memories: Mapping[str, Mapping[int, int]] | None = None
+    ) -> Valuation:
+        """The values of :meth:`value`, for many terms under the same inputs (the inputs'
+        terms are built once)."""
         pairs = [
             (self.variables[name].ast, self.const(v, self.variables[name].width).ast)
             for name, v in given.items()
@@ -204,14 +230,7 @@ class Words:
             for address, word in sorted(words.items()):
                 array = z3.Store(array, self.const(address).ast, self.const(word).ast)
             pairs.append((self.memories[name].ast, array))
-        result = z3.simplify(z3.substitute(term.ast, *pairs)) if pairs else z3.simplify(term.ast)
-        if z3.is_true(result):
-            return 1
-        if z3.is_false(result):
-            return 0
-        if not z3.is_bv_value(result):
-            raise ValueError(f"the term still has variables: {result}")
-        return int(result.as_long())
+        return Valuation(pairs)
 
     def prove(self, claim: Term) -> Answer:
         """Whether ``claim`` (a Boolean term) holds for every value of its variables."""
@@ -231,4 +250,4 @@ class Words:
         return Answer("unknown", reason=str(solver.reason_unknown()))
 
 
-__all__ = ["PROVE_RLIMIT", "Answer", "Term", "Words"]
+__all__ = ["PROVE_RLIMIT", "Answer", "Term", "Valuation", "Words"]
