@@ -18,6 +18,7 @@ in the wheel as package data):
 ``lints.toml``     DPF54xx: the DPF language's warnings (lints)
 ``schedule.toml``  DPF6xxx: scheduling, code generation, object files
 ``link.toml``      DPF7xxx: the linker, deployment and install images
+``verify.toml``    DPF8xxx: ``dpfc verify``: policy files, and what code may not do
 =================  ===================================================================
 
 An entry is a TOML table named by its code::
@@ -93,6 +94,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("lints.toml", "DPF54xx: DPF-language warnings (lints)"),
     ("schedule.toml", "DPF6xxx: scheduling, code generation, object files"),
     ("link.toml", "DPF7xxx: linking, deployment, install images"),
+    ("verify.toml", "DPF8xxx: verification of machine code against a policy"),
 )
 
 

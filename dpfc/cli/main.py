@@ -103,6 +103,12 @@ COMMANDS = (
         "Run test files of DPFs on the simulator, its JIT or a switch; diff what differs.",
     ),
     LazyCommand(
+        "verify",
+        "dpfc.cli.verify:verify_command",
+        "Decide on every path whether a tenant's code (an object or a pcap) keeps a policy: "
+        "instructions, metadata, steering, chains, stack, memory, code slots.",
+    ),
+    LazyCommand(
         "target",
         "dpfc.cli.target:target_command",
         "Show a target profile (limits, slot widths, metadata, steering, hashes).",

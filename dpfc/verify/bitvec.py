@@ -86,6 +86,9 @@ class Term:
     def ult(self, other: Term) -> Term:
         return Term(z3.ULT(self.ast, other.ast))
 
+    def ule(self, other: Term) -> Term:
+        return Term(z3.ULE(self.ast, other.ast))
+
     def ugt(self, other: Term) -> Term:
         return Term(z3.UGT(self.ast, other.ast))
 
@@ -115,7 +118,8 @@ class Term:
 @dataclass(frozen=True)
 class Answer:
     """What a claim came to: ``proved``, ``refuted`` (``counterexample``: each variable's
-    value, by name) or ``unknown`` (``reason``: why Z3 gave up, e.g. its resource limit)."""
+    value, by name) or ``unknown`` (``reason``: why Z3 gave up, e.g. its resource limit);
+    for :meth:`Words.example`, ``found`` (the values) or ``none``."""
 
     verdict: str
     counterexample: Mapping[str, int] = field(default_factory=dict)
@@ -231,6 +235,16 @@ class Words:
                 array = z3.Store(array, self.const(address).ast, self.const(word).ast)
             pairs.append((self.memories[name].ast, array))
         return Valuation(pairs)
+
+    def example(self, condition: Term) -> Answer:
+        """Inputs under which ``condition`` holds: ``found`` with each variable's value
+        (``counterexample``), ``none`` when no input does, or ``unknown`` with the reason."""
+        answer = self.prove(condition.lnot())
+        if answer.verdict == "proved":
+            return Answer("none")
+        if answer.verdict == "refuted":
+            return Answer("found", answer.counterexample)
+        return answer
 
     def prove(self, claim: Term) -> Answer:
         """Whether ``claim`` (a Boolean term) holds for every value of its variables."""
