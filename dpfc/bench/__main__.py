@@ -8,7 +8,8 @@ N] [--tenants T] [--runs R]``: linking many DPFs; ``p4 [--packets N] [--runs R] 
 FILE]``: the SwitchVM program on bmv2 next to the simulator (needs p4c-bm2-ss and
 simple_switch, docs/p4.md); ``p4 --tofino [--tna FILE --chip C]``: the TNA programs (or
 FILE) compiled by p4c-barefoot, with its stage count and Table 3 figures; ``startup [--runs
-R]``: how long ``dpfc --help``, ``--version`` and a command's help take to start; ``all``: every one of them that can run here. Each prints a
+R]``: how long ``dpfc --help``, ``--version`` and a command's help take to start; ``verify
+[--runs R]``: ``dpfc verify``'s time per DPF of the examples and the corpus; ``all``: every one of them that can run here. Each prints a
 table and writes its rows to ``--results`` (default ``bench/results.json``)."""
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .commands import (
     run_sim,
     run_startup,
     run_tofino,
+    run_verify,
 )
 from .engines import ENGINES
 from .paths import RESULTS, SCALING_PLOT
@@ -96,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     startup = commands.add_parser("startup", help="how long dpfc --help and --version take")
     startup.add_argument("--runs", type=int, default=10, help="starts per row (median)")
+    verifying = commands.add_parser("verify", help="time of dpfc verify per DPF")
+    verifying.add_argument("--runs", type=int, default=5, help="verifications per DPF (median)")
     every = commands.add_parser("all", help="every benchmark that can run here")
     _sizes(every, 2000, 5)
     _sim_options(every)
@@ -140,6 +144,8 @@ def _outcome(args: argparse.Namespace, progress: Progress) -> Outcome:
         return run_p4(args.packets, args.runs, args.json, progress)
     if command == "startup":
         return run_startup(args.runs, progress)
+    if command == "verify":
+        return run_verify(args.runs, progress)
     # all: the simulator first (the headline figures), then scaling, compile, link, start-up
     outcome = run_sim(args, progress)
     outcome += run_scaling(args, progress, packets=max(args.packets // 2, 1), runs=args.runs)

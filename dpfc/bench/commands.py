@@ -23,6 +23,7 @@ from .scaling import format_scaling_table, scaling_points, scaling_row_count
 from .sim import engines, sim_results, sim_row_count
 from .startup import startup_results, startup_title
 from .tofino import format_tofino_table, tofino_results, tofino_rows
+from .verify import verify_results, verify_rows, verify_title
 
 
 @dataclass
@@ -58,7 +59,7 @@ def planned_steps(args: argparse.Namespace) -> int:
         steps += scaling_row_count(args.max_tenants, args.max_dpfs, args.runs)
     if command in ("compile", "all"):
         steps += sum(len(list(SETS[name].glob("*.dpf"))) for name in compile_sets(args))
-    if command in ("link", "p4", "startup", "all"):
+    if command in ("link", "p4", "startup", "verify", "all"):
         steps += 1
     if command == "all":
         steps += 1  # startup
@@ -165,3 +166,10 @@ def run_startup(runs: int, progress: Progress) -> Outcome:
     results = startup_results(runs)
     progress.advance()
     return Outcome(format_results(startup_title(runs), results, []), results)
+
+
+def run_verify(runs: int, progress: Progress) -> Outcome:
+    progress.start("dpfc verify")
+    results = verify_results(verify_rows(runs))
+    progress.advance()
+    return Outcome(format_results(verify_title(runs), results, []), results)
