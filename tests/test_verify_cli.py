@@ -82,7 +82,7 @@ def test_a_masked_port_keeps_the_range_and_an_unmasked_one_is_refuted(tmp_path: 
         ('metadata = ["ingress_port"]', "metadata: LOAD_MD timestamp"),
         ('steering = ["drop"]', "steering: FWD pass"),
         ("chains = false", "chains: NEXT_PC"),
-        ("max_stack_growth = 1", "stack: the pass leaves 2 more words"),
+        ("max_stack_growth = 1", "stack: the pass leaves 2 more word(s)"),
     ],
 )
 def test_each_rule_names_what_breaks_it(tmp_path: Path, policy: str, rule: str) -> None:

@@ -25,7 +25,7 @@ from dpfc.cli.files import read_bytes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note
 from dpfc.encoding import DecodeError, EncodingError, encode_options
 from dpfc.isa import stage_name
-from dpfc.machine import MachineProgram, program_from_image
+from dpfc.machine import MachineProgram, program_from_image, program_lines
 from dpfc.objfile import ObjectDPF, read_object
 from dpfc.packet import build_frame, build_inner, parse_packet, read_pcap, write_pcap
 from dpfc.target import DEFAULT_PROFILE, TargetProfile, load_profile
@@ -71,6 +71,15 @@ def _packet(program: MachineProgram, stack: tuple[int, ...]) -> bytes | None:
     return build_frame(tenant_id=TENANT, options=options, inner=build_inner(b"verify"))
 
 
+def _source(obj: ObjectDPF, violation: Violation) -> tuple[str, int, int] | None:
+    """Where the violating instruction is in the source (an object compiled with one)."""
+    lines = program_lines(obj.program).get(violation.label, [])
+    for line, location in zip(lines, obj.source.get(violation.label, ()), strict=False):
+        if line == violation.line:
+            return location
+    return None
+
+
 def _diagnostic(
     violation: Violation, obj: ObjectDPF | None, depth: int, written: str
 ) -> Diagnostic:
@@ -78,11 +87,9 @@ def _diagnostic(
     if violation.stage is not None and violation.pc is not None:
         where = f"{stage_name(violation.stage)} {violation.pc} ({violation.label})"
         notes.append(Note(f"at {where}: {violation.line}"))
-        if obj is not None:
-            mnemonic = violation.line.split(" ", 1)[0]
-            location = obj.line_location(violation.label, mnemonic)
-            if location is not None:
-                notes.append(Note(f"source: {location[0]}:{location[1]}:{location[2]}"))
+        location = _source(obj, violation) if obj is not None else None
+        if location is not None:
+            notes.append(Note(f"source: {location[0]}:{location[1]}:{location[2]}"))
     if violation.condition:
         shown = violation.condition
         if len(shown) > CONDITION_SHOWN:

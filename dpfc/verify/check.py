@@ -174,7 +174,7 @@ class _Checker:
             self.add(self.violation(path, "chains", message, inputs, epilog, "NEXT_PC"))
         growth = len(decision.stack) - stack_depth_read(self.program)
         if policy.max_stack_growth is not None and growth > policy.max_stack_growth:
-            message = f"the pass leaves {growth} more words on the stack (the policy allows {policy.max_stack_growth})"
+            message = f"the pass leaves {growth} more word(s) on the stack (the policy allows {policy.max_stack_growth})"
             self.add(self.violation(path, "stack", message, inputs, epilog, "PUSH"))
         return True
 
