@@ -135,3 +135,48 @@ def test_a_pcaps_code_and_the_json_report(tmp_path: Path) -> None:
 def test_a_malformed_policy_names_what_is_wrong(tmp_path: Path, policy: str, says: str) -> None:
     code, _, err = run(tmp_path, DEAD_STORE, policy + "\n")
     assert code == 1 and "[DPF8001]" in err and says in err, err
+
+
+def _link(tmp_path: Path, sources: dict[str, str], argv: list[str]) -> Path:
+    for name, source in sources.items():
+        (tmp_path / f"{name}.dpfasm").write_text(source)
+        made = CliRunner().invoke(
+            main,
+            [
+                "asm",
+                "--emit",
+                "obj",
+                str(tmp_path / f"{name}.dpfasm"),
+                "-o",
+                str(tmp_path / f"{name}.dpfo"),
+            ],
+        )
+        assert made.exit_code == 0, made.stderr
+    image = tmp_path / "switch.dpfimg"
+    done = CliRunner().invoke(main, ["link", *argv, "-o", str(image)])
+    assert done.exit_code == 0, done.stderr
+    return image
+
+
+CHAINED = HEAD + (
+    ".placement switch\nprolog p:\n    POP A0\n    JMP e\neu0 e:\n    HALT out\n"
+    "epilog out:\n    PUSH A0\n    FWD recirculate\n    NEXT_PC @switch:{slot}\n"
+)
+
+
+def test_an_images_dpfs_are_verified_and_its_chain_loops_found(tmp_path: Path) -> None:
+    """Two DPFs of one tenant whose NEXT_PC names a prolog slot: `a` the slot the linker
+    gives `b`, and `b` its own (a local PC): `b` loops on itself, `a` does not."""
+    sources = {
+        name: CHAINED.format(slot=slot).replace(".dpf f", f".dpf {name}")
+        for name, slot in (("a", 1), ("b", 0))
+    }
+    image = _link(tmp_path, sources, [str(tmp_path / "a.dpfo@5"), str(tmp_path / "b.dpfo@5")])
+    (tmp_path / "p.toml").write_text("chain_loops = false\n")
+    done = CliRunner().invoke(main, ["verify", str(image), "--policy", str(tmp_path / "p.toml")])
+    assert done.exit_code == 1
+    assert "5:a: 1 path(s), keeps policy" in done.stderr
+    assert "error[DPF8002]: 5:b: chain_loops: the image's chains loop: 5:b -> 5:b" in done.stderr
+    (tmp_path / "p.toml").write_text('steering = ["pass"]\n')  # loops allowed, recirculation not
+    done = CliRunner().invoke(main, ["verify", str(image), "--policy", str(tmp_path / "p.toml")])
+    assert done.exit_code == 1 and done.stderr.count("steering: FWD recirculate") == 2

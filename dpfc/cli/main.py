@@ -105,7 +105,7 @@ COMMANDS = (
     LazyCommand(
         "verify",
         "dpfc.cli.verify:verify_command",
-        "Decide on every path whether a tenant's code (an object or a pcap) keeps a policy: "
+        "Decide on every path whether a tenant's code (an object, image or pcap) keeps a policy: "
         "instructions, metadata, steering, chains, stack, memory, code slots.",
     ),
     LazyCommand(

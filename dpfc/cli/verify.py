@@ -1,8 +1,10 @@
 """``dpfc verify CODE --policy POLICY.toml``: what a tenant's code may do, decided on every path.
 
-CODE is an object file (``dpfc compile`` / ``dpfc asm --emit obj``: every DPF in it) or a
-pcap of SwitchVM packets (the in-packet code each one carries, under the name
-``packet<i>``). Each DPF runs symbolically (:mod:`dpfc.verify.check`); every rule the
+CODE is an object file (``dpfc compile`` / ``dpfc asm --emit obj``: every DPF in it), an
+install image (``dpfc link``: every DPF instance, as a packet runs it from the image's code
+memory or its in-packet options; with ``chain_loops = false``, each loop of its chains is
+an error too) or a pcap of SwitchVM packets (the in-packet code each one carries, under the
+name ``packet<i>``). Each DPF runs symbolically (:mod:`dpfc.verify.check`); every rule the
 policy (:mod:`dpfc.verify.policy`, docs/verify.md) forbids and some input does is an error
 (DPF8002) naming the stage, PC and assembly line, the source line when the object has one,
 the path's condition and an input that does it; with ``--packets DIR`` each violation's
@@ -25,22 +27,29 @@ from dpfc.cli.files import read_bytes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note
 from dpfc.encoding import DecodeError, EncodingError, encode_options
 from dpfc.isa import stage_name
+from dpfc.link import Image, read_image
 from dpfc.machine import MachineProgram, program_from_image, program_lines
 from dpfc.objfile import ObjectDPF, read_object
 from dpfc.packet import build_frame, build_inner, parse_packet, read_pcap, write_pcap
 from dpfc.target import DEFAULT_PROFILE, TargetProfile, load_profile
-from dpfc.verify import Report, Violation, read_policy, verify_program
+from dpfc.verify import Report, Violation, chain_loops, image_programs, read_policy, verify_program
 
 CONDITION_SHOWN = 240  # characters of a path condition in the text report
 TENANT = 1  # the VNI of a written packet (any tenant the policy is about)
 
 
+PCAP_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x0a\x0d\x0d\x0a")
+
+
 def _programs(
     data: bytes, path: str, profile: TargetProfile | None
-) -> tuple[TargetProfile, list[tuple[MachineProgram, ObjectDPF | None]]]:
+) -> tuple[TargetProfile, list[tuple[MachineProgram, ObjectDPF | None]], Image | None]:
     if data[:1] == b"{":
         obj = read_object(data, path, profile)
-        return obj.profile, [(d.program, d) for d in obj.dpfs]
+        return obj.profile, [(d.program, d) for d in obj.dpfs], None
+    if data[:4] not in PCAP_MAGICS:  # an install image (its reader names what is wrong)
+        image = read_image(data, path, profile)
+        return image.profile, [(p, None) for _, p in image_programs(image)], image
     target = profile or DEFAULT_PROFILE
     try:
         frames = read_pcap(path)
@@ -59,7 +68,7 @@ def _programs(
             continue
         name = f"packet{index}"
         out.append((program_from_image(header.code, target, name=name, entry=header.dpf_ptr), None))
-    return target, out
+    return target, out, None
 
 
 def _packet(program: MachineProgram, stack: tuple[int, ...]) -> bytes | None:
@@ -154,10 +163,10 @@ def _json(report: Report, policy_name: str) -> dict[str, Any]:
 def verify_command(
     code: str, policy_path: str, target: str | None, packets: str | None, as_json: bool
 ) -> None:
-    """Decide on every path whether a tenant's code (an object or a pcap) keeps a policy:
+    """Decide on every path whether a tenant's code (an object, image or pcap) keeps a policy:
     instructions, metadata, steering, chains, stack, memory, code slots."""
     profile = load_profile(target) if target is not None else None
-    profile, programs = _programs(read_bytes(code), code, profile)
+    profile, programs, image = _programs(read_bytes(code), code, profile)
     try:
         text = Path(policy_path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -179,6 +188,11 @@ def verify_command(
                     write_pcap(out, [frame])
                     written = f" (written to {out})"
             problems.append(_diagnostic(violation, obj, report.stack_depth, written))
+    if image is not None and not policy.chain_loops:
+        for loop in chain_loops(image, image_programs(image)):
+            cycle = " -> ".join([*loop, loop[0]])
+            message = f"{loop[0]}: chain_loops: the image's chains loop: {cycle}"
+            problems.append(Diagnostic(codes.POLICY_VIOLATION, message))
     if as_json:
         click.echo(json.dumps([_json(r, policy.name) for r in reports], indent=2))
     elif not quiet():

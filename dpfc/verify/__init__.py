@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dpfc.verify.bitvec import Answer, Term, Valuation, Words
 from dpfc.verify.check import Report, Violation, verify_program
+from dpfc.verify.image import chain_loops, image_programs
 from dpfc.verify.policy import Policy, read_policy
 from dpfc.verify.semantics import alu, branch_taken, compare_vector, hash_word, memory
 
@@ -26,8 +27,10 @@ __all__ = [
     "Words",
     "alu",
     "branch_taken",
+    "chain_loops",
     "compare_vector",
     "hash_word",
+    "image_programs",
     "memory",
     "read_policy",
     "verify_program",

@@ -14,7 +14,7 @@ carries, metadata, RAND words). Decided per path, not by syntax:
   beyond those the prolog read (the packet carries exactly those: ``stack_depth``).
 
 Static rules: lane memory words per (EU, lane) (the arrays bound there) and code-memory
-slots (in-switch bundles). A path that faults drops the packet and breaks no steering rule.
+slots (the in-switch bundles a packet can reach from the DPF's prolog). A path that faults drops the packet and breaks no steering rule.
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ class _Checker:
         elif answer.verdict == "unknown":
             self.unknown.append(f"FWD {action} value at {where}: {answer.reason}")
 
-    def static(self) -> None:
+    def static(self, paths: list[Path]) -> None:
         policy, program = self.policy, self.program
         if policy.memory_words is not None:
             used: dict[tuple[int, int], int] = {}
@@ -212,8 +212,8 @@ class _Checker:
                 if words > policy.memory_words:
                     message = f"EU{eu} lane {lane}: {words} words of memory (the policy allows {policy.memory_words})"
                     self.add(Violation(program.name, "memory", message))
-        if policy.code_slots is not None:
-            slots = sum(not b.pc.in_packet for b in program.bundles)
+        if policy.code_slots is not None:  # the in-switch bundles a packet can reach
+            slots = len({(st, pc) for p in paths for st, pc in p.stages if not pc.in_packet})
             if slots > policy.code_slots:
                 message = f"{slots} code-memory slots (the policy allows {policy.code_slots})"
                 self.add(Violation(program.name, "code_slots", message))
@@ -227,8 +227,9 @@ def verify_program(program: MachineProgram, policy: Policy) -> Report:
     """Every violation of ``policy`` by ``program`` (module docstring)."""
     checker = _Checker(program, policy)
     depth = stack_depth_read(program)
-    paths = sum(checker.check_path(p) for p in symbolic_paths(checker.words, program, depth))
-    checker.static()
+    every = symbolic_paths(checker.words, program, depth)
+    paths = sum(checker.check_path(p) for p in every)
+    checker.static(every)
     return Report(program.name, paths, depth, tuple(checker.found.values()), tuple(checker.unknown))
 
 

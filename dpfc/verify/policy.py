@@ -10,7 +10,8 @@ optional; a policy without a rule allows what the rule would limit.
 * ``metadata``: the LOAD_MD fields it may read (the profile's names);
 * ``steering``: the steering actions it may take; ``[steering_values]``: for an action, the
   ranges (inclusive pairs) its value must lie in (``set_port = [[1, 8]]``);
-* ``chains``: whether its epilogs may set the DPF pointer (NEXT_PC);
+* ``chains``: whether its epilogs may set the DPF pointer (NEXT_PC); ``chain_loops``
+  (images): whether the chains of an image may form a loop;
 * ``max_stack_growth``: the most words a pass may leave on the stack beyond those it read;
 * ``memory_words``: the most words of lane memory per (EU, lane);
 * ``code_slots``: the most code-memory slots its in-switch bundles take.
@@ -44,6 +45,7 @@ KEYS = frozenset(
         "steering",
         "steering_values",
         "chains",
+        "chain_loops",
         "max_stack_growth",
         "memory_words",
         "code_slots",
@@ -61,6 +63,7 @@ class Policy:
     steering: frozenset[str] | None = None
     steering_values: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     chains: bool = True
+    chain_loops: bool = True
     max_stack_growth: int | None = None
     memory_words: int | None = None
     code_slots: int | None = None
@@ -117,9 +120,10 @@ def read_policy(text: str, filename: str, profile: TargetProfile) -> Policy:
         if any(not 0 <= low <= high <= 0xFFFF_FFFF for low, high in pairs):
             raise _fail(filename, f"`steering_values.{action}`: each range is 0 <= low <= high")
         ranges[action] = tuple((low, high) for low, high in pairs)
-    chains = data.get("chains", True)
-    if not isinstance(chains, bool):
-        raise _fail(filename, "`chains` must be true or false")
+    chains, loops = data.get("chains", True), data.get("chain_loops", True)
+    for key, flag in (("chains", chains), ("chain_loops", loops)):
+        if not isinstance(flag, bool):
+            raise _fail(filename, f"`{key}` must be true or false")
     name = data.get("name", filename)
     if not isinstance(name, str):
         raise _fail(filename, "`name` must be a string")
@@ -130,6 +134,7 @@ def read_policy(text: str, filename: str, profile: TargetProfile) -> Policy:
         steering=names("steering", actions),
         steering_values=ranges,
         chains=chains,
+        chain_loops=loops,
         max_stack_growth=count("max_stack_growth"),
         memory_words=count("memory_words"),
         code_slots=count("code_slots"),
