@@ -360,3 +360,4 @@ IMAGE_CORRUPT = "DPF7104"
 # -- verification of machine code against a policy (DPF80xx; verify.toml)
 POLICY_MALFORMED = "DPF8001"
 POLICY_VIOLATION = "DPF8002"
+VALIDATION_REFUTED = "DPF8003"

@@ -45,6 +45,7 @@ from dpfc.cli.numbers import number as _number
 from dpfc.cli.numbers import parse_stack_text
 from dpfc.cli.options import cache_option
 from dpfc.cli.progress import Progress, wanted
+from dpfc.cli.validation import validate_units
 from dpfc.cli.warning_flags import warning_option
 from dpfc.codegen import format_report
 from dpfc.diagnostics import SourceFile
@@ -127,6 +128,7 @@ class CompileRequest:
     schedule_svg: str | None
     report: bool
     schedule_png: str | None = None
+    validate: bool = False
 
 
 def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tuple[ObjectFile, ...]:
@@ -201,6 +203,11 @@ def _read_objects(paths: tuple[str, ...], profile: TargetProfile | None) -> tupl
 @click.option("--stack", default=None, help="input stack of emitted packets, top first: 7,0x10")
 @click.option("--tenant", default="1", show_default=True, help="tenant id of emitted packets")
 @click.option("--report/--no-report", default=True, help="print the resource report (Table 4)")
+@click.option(
+    "--validate",
+    is_flag=True,
+    help="prove each DPF's machine code equal to its unoptimised IR for all inputs (Z3)",
+)
 @cache_option()
 @click.option("--print-after-all", is_flag=True, help="print the IR after every pass on stderr")
 @click.option(
@@ -233,6 +240,7 @@ def compile_command(
     stack: str | None,
     tenant: str,
     report: bool,
+    validate: bool,
     use_cache: bool,
     print_after_all: bool,
     time_passes: bool,
@@ -283,6 +291,7 @@ def compile_command(
         schedule_svg,
         report and not quiet(),
         schedule_png=schedule_png,
+        validate=validate,
     )
     run_compile(request)
 
@@ -330,6 +339,8 @@ def run_compile(request: CompileRequest) -> None:
     if request.report:
         for unit in units:
             say(_summary(unit) + format_report(unit.compiled) + "\n")
+    if request.validate:
+        validate_units(compiled, say)
     if request.explain:
         for unit in units:
             say(format_grid(unit.result.schedule, result=unit.result) + "\n")

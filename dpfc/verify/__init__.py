@@ -16,12 +16,14 @@ from dpfc.verify.check import Report, Violation, verify_program
 from dpfc.verify.image import chain_loops, image_programs
 from dpfc.verify.policy import Policy, read_policy
 from dpfc.verify.semantics import alu, branch_taken, compare_vector, hash_word, memory
+from dpfc.verify.validate import Validation, draw_order, validate
 
 __all__ = [
     "Answer",
     "Policy",
     "Report",
     "Term",
+    "Validation",
     "Valuation",
     "Violation",
     "Words",
@@ -29,9 +31,11 @@ __all__ = [
     "branch_taken",
     "chain_loops",
     "compare_vector",
+    "draw_order",
     "hash_word",
     "image_programs",
     "memory",
     "read_policy",
+    "validate",
     "verify_program",
 ]

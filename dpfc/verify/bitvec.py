@@ -49,6 +49,9 @@ class Term:
     def __sub__(self, other: Term) -> Term:
         return Term(self.ast - other.ast)
 
+    def __mul__(self, other: Term) -> Term:
+        return Term(self.ast * other.ast)
+
     def __and__(self, other: Term) -> Term:
         return Term(self.ast & other.ast)
 
