@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from hypothesis import given, settings
@@ -40,6 +41,7 @@ from tests.dpf_programs import GeneratedProgram, programs
 from tests.sim_harness import rand_order
 from tests.test_compile_e2e import CORPUS, EXAMPLES, TOFINO1, chain_targets, compiled
 
+T = TypeVar("T")
 OPTIONS = ScheduleOptions(budget=Budget(feasibility=5_000_000), secondary=False, needed_eus=False)
 RUN = {"proved": 0, "unknown": 0, "refuted": 0}
 
@@ -83,6 +85,11 @@ def test_random_programs_are_proved_equal_to_their_ir() -> None:
     assert RUN["unknown"] * 100 < RUN["proved"] + RUN["unknown"]
 
 
+def _put(items: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
+    """``items`` with ``value`` at ``index``."""
+    return (*items[:index], value, *items[index + 1 :])
+
+
 # -- mutations: each a broken code generation of one bundle ---------------------------------
 def _mutants(bundle: Bundle | EpilogBundle) -> Iterator[tuple[str, Bundle | EpilogBundle]]:
     if isinstance(bundle, EpilogBundle):
@@ -99,45 +106,19 @@ def _mutants(bundle: Bundle | EpilogBundle) -> Iterator[tuple[str, Bundle | Epil
     for lane, op in enumerate(bundle.alu):
         if op is not AluOp.NOP:
             alu_op = AluOp.SUB if op is not AluOp.SUB else AluOp.ADD
-            yield (
-                "ALU op",
-                replace(
-                    bundle, alu=tuple(alu_op if i == lane else o for i, o in enumerate(bundle.alu))
-                ),
-            )
+            yield "ALU op", replace(bundle, alu=_put(bundle.alu, lane, alu_op))
     for lane, mop in enumerate(bundle.mem):
         if mop is not MemOp.NOP:
-            yield (
-                "memory op dropped",
-                replace(
-                    bundle,
-                    mem=tuple(MemOp.NOP if i == lane else o for i, o in enumerate(bundle.mem)),
-                ),
-            )
+            yield "memory op dropped", replace(bundle, mem=_put(bundle.mem, lane, MemOp.NOP))
             mem_op = MemOp.FAOR if mop is not MemOp.FAOR else MemOp.FAADD
-            yield (
-                "memory op",
-                replace(
-                    bundle, mem=tuple(mem_op if i == lane else o for i, o in enumerate(bundle.mem))
-                ),
-            )
+            yield "memory op", replace(bundle, mem=_put(bundle.mem, lane, mem_op))
     for k, sel in enumerate(bundle.selectors):
         if sel.kind is SelectorKind.LOAD_IMM:
             wrong = replace(sel, value=(sel.value + 1) & 0xFFFF_FFFF)
-            yield (
-                "immediate",
-                replace(
-                    bundle, selectors=(*bundle.selectors[:k], wrong, *bundle.selectors[k + 1 :])
-                ),
-            )
+            yield "immediate", replace(bundle, selectors=_put(bundle.selectors, k, wrong))
         if sel.kind is SelectorKind.MOV and sel.source is not None and sel.source != sel.dest:
             wrong = replace(sel, source=sel.dest)
-            yield (
-                "MOV source",
-                replace(
-                    bundle, selectors=(*bundle.selectors[:k], wrong, *bundle.selectors[k + 1 :])
-                ),
-            )
+            yield "MOV source", replace(bundle, selectors=_put(bundle.selectors, k, wrong))
     control = bundle.control
     if (
         control.op.conditional
