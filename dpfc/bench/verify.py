@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from functools import partial
 
 from dpfc.driver import CompileOptions, compile_source, lower
-from dpfc.machine import PLACEHOLDER, MachineProgram
+from dpfc.machine import MachineProgram
 from dpfc.target import BUILTIN_PROFILES
-from dpfc.verify import Policy, Validation, draw_order, validate, verify_program
+from dpfc.verify import Policy, Validation, validate_unlinked, verify_program
 
 from .paths import CORPUS, DPF_EXAMPLES
 from .results import Result, time_result
@@ -49,12 +49,9 @@ def verify_rows(runs: int) -> list[VerifyRow]:
         module = compile_source(path, CompileOptions(target=profile))
         plain = lower(module.checked)
         for unit in module.units:
-            program, schedule = unit.compiled.program, unit.result.schedule
-            chains = {r.target: PLACEHOLDER for r in program.relocations}
-            prefix = unit.problem.module + "."
-            chains |= {t.removeprefix(prefix): PLACEHOLDER for t in list(chains)}
-            order = draw_order(schedule)
-            job = partial(validate, plain, unit.name, program, schedule.bindings, order, chains)
+            program, module_name = unit.compiled.program, unit.problem.module
+            schedule = unit.result.schedule
+            job = partial(validate_unlinked, plain, unit.name, module_name, program, schedule)
             programs.append((f"{path.stem}.{unit.name}", program, job))
     verify_program(programs[0][1], POLICY)  # Z3's start-up, untimed
     rows = []

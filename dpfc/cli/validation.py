@@ -14,23 +14,15 @@ from collections.abc import Callable
 from dpfc.catalog import codes
 from dpfc.diagnostics import Diagnostic, DiagnosticError, Note
 from dpfc.driver import CompiledModule, lower
-from dpfc.machine import PLACEHOLDER
-from dpfc.verify import draw_order, validate
+from dpfc.verify import validate_unlinked
 
 
 def validate_units(compiled: CompiledModule, say: Callable[[str], None]) -> None:
     plain = lower(compiled.checked)
     problems = []
     for unit in compiled.units:
-        program = unit.compiled.program
-        # the IR names a chain within its module unqualified, a relocation qualified
-        module = unit.problem.module
-        chains = {r.target: PLACEHOLDER for r in program.relocations}
-        chains |= {t.removeprefix(module + "."): PLACEHOLDER for t in list(chains)}
-        schedule = unit.result.schedule
-        result = validate(
-            plain, unit.name, program, schedule.bindings, draw_order(schedule), chains
-        )
+        program, module = unit.compiled.program, unit.problem.module
+        result = validate_unlinked(plain, unit.name, module, program, unit.result.schedule)
         name = f"{unit.problem.module}.{unit.name}"
         if result.verdict == "proved":
             say(

@@ -16,7 +16,7 @@ from dpfc.verify.check import Report, Violation, verify_program
 from dpfc.verify.image import chain_loops, image_programs
 from dpfc.verify.policy import Policy, read_policy
 from dpfc.verify.semantics import alu, branch_taken, compare_vector, hash_word, memory
-from dpfc.verify.validate import Validation, draw_order, validate
+from dpfc.verify.validate import Validation, draw_order, validate, validate_unlinked
 
 __all__ = [
     "Answer",
@@ -37,5 +37,6 @@ __all__ = [
     "memory",
     "read_policy",
     "validate",
+    "validate_unlinked",
     "verify_program",
 ]

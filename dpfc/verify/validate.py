@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from dpfc.ir import Module, Op
 from dpfc.isa import PC, SelectorKind
-from dpfc.machine import MachineProgram
+from dpfc.machine import PLACEHOLDER, MachineProgram
 from dpfc.schedule import Schedule
 
 from .bitvec import Term, Words
@@ -105,4 +105,15 @@ def validate(
     return Validation(name, "proved", pairs)
 
 
-__all__ = ["Validation", "draw_order", "validate"]
+def validate_unlinked(
+    module: Module, name: str, module_name: str, program: MachineProgram, schedule: Schedule
+) -> Validation:
+    """:func:`validate` for ``program`` as code generation wrote it, before a linker: each
+    chain's NEXT_PC is the placeholder of its relocation (the IR names a chain within its
+    module unqualified, a relocation qualified)."""
+    chains = {r.target: PLACEHOLDER for r in program.relocations}
+    chains |= {t.removeprefix(module_name + "."): PLACEHOLDER for t in list(chains)}
+    return validate(module, name, program, schedule.bindings, draw_order(schedule), chains)
+
+
+__all__ = ["Validation", "draw_order", "validate", "validate_unlinked"]
